@@ -1,0 +1,33 @@
+#pragma once
+// The reference's only matrix product: C[m, n] = dot(A[m, :], B[n, :]) in f64 with one fixed
+// summation order, whatever the machine, vector width or thread count:
+//   lane j (j = 0..7) accumulates a[k] * b[k] for k = j, j + 8, j + 16, ... starting from +0,
+//   then ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)).
+// Rows are padded with zeros to a multiple of 8 (kLanes); the padding adds +0 * +0 = +0 to a lane,
+// which never changes it.
+#include <cstddef>
+#include <vector>
+
+namespace moe::reference {
+
+inline constexpr std::size_t kLanes = 8;
+inline std::size_t padded(std::size_t k) { return (k + kLanes - 1) / kLanes * kLanes; }
+
+// Row-major matrix of `rows` x `cols` doubles, each row padded with zeros to `stride`.
+struct PaddedMatrix {
+    std::size_t rows = 0, cols = 0, stride = 0;
+    std::vector<double> data;
+    PaddedMatrix() = default;
+    PaddedMatrix(std::size_t r, std::size_t c) : rows(r), cols(c), stride(padded(c)), data(r * padded(c), 0.0) {}
+    double* row(std::size_t r) { return data.data() + r * stride; }
+    const double* row(std::size_t r) const { return data.data() + r * stride; }
+};
+
+// C (M x N, leading dimension ldc) = A (M x K) times B^T (B is N x K); A.cols == B.cols.
+// Parallel over output tiles when `threads` > 1; the result does not depend on it.
+void gemm_abt(const PaddedMatrix& a, const PaddedMatrix& b, double* c, std::size_t ldc, int threads);
+
+// The fixed-order dot product of two padded rows of length `stride` (a multiple of kLanes).
+double dot_fixed_order(const double* a, const double* b, std::size_t stride);
+
+}  // namespace moe::reference

@@ -1,0 +1,30 @@
+#pragma once
+// The op's inputs widened to f64 in the shapes the computation wants. Shared by both modes.
+#include <cstddef>
+#include <vector>
+
+#include "moe/reference/gemm.hpp"
+#include "moe/spec/problem.hpp"
+
+namespace moe::reference {
+
+// hidden_states as T rows of H.
+PaddedMatrix hidden_rows(const Problem& p, const Dims& d);
+
+// Expert e of a weight as N rows of K (the layout [E, N, K] read directly, [E, K, N] transposed).
+PaddedMatrix weight_rows(const Tensor& w, std::size_t e, WeightLayout layout);
+
+// Expert e of an optional bias ([E, 1, N] or [E, N]) as N values; zeros when the input is absent.
+std::vector<double> bias_row(const Problem& p, const char* name, std::size_t e, std::size_t n);
+
+// Routing weights as a dense [E, T] table, whichever layout the problem uses.
+std::vector<double> dense_routing(const Problem& p, const Dims& d, RoutingLayout layout);
+
+// One (token, top-k slot) pair routed to an expert.
+struct RoutedPair {
+    std::size_t token, slot;
+};
+// Per expert, its pairs in ascending token order.
+std::vector<std::vector<RoutedPair>> pairs_by_expert(const Problem& p, const Dims& d);
+
+}  // namespace moe::reference

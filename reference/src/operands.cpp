@@ -1,0 +1,58 @@
+#include "moe/reference/operands.hpp"
+
+namespace moe::reference {
+
+PaddedMatrix hidden_rows(const Problem& p, const Dims& d) {
+    const Tensor& x = p.input(kHiddenStates);
+    PaddedMatrix m(d.T, d.H);
+    for (std::size_t t = 0; t < d.T; ++t) x.to_f64(t * d.H, d.H, m.row(t));
+    return m;
+}
+
+PaddedMatrix weight_rows(const Tensor& w, std::size_t e, WeightLayout layout) {
+    const Shape& s = w.shape();
+    const std::size_t n = layout == WeightLayout::NK ? s[1] : s[2];
+    const std::size_t k = layout == WeightLayout::NK ? s[2] : s[1];
+    PaddedMatrix m(n, k);
+    const std::size_t base = e * n * k;
+    if (layout == WeightLayout::NK) {
+        // Widening model-sized weights is a large share of a sparse run: rows in parallel.
+#pragma omp parallel for schedule(static) if (n * k > (1u << 20))
+        for (long long r = 0; r < static_cast<long long>(n); ++r)
+            w.to_f64(base + static_cast<std::size_t>(r) * k, k, m.row(static_cast<std::size_t>(r)));
+    } else {
+        std::vector<double> src(k * n);
+        w.to_f64(base, k * n, src.data());
+        for (std::size_t kk = 0; kk < k; ++kk)
+            for (std::size_t r = 0; r < n; ++r) m.row(r)[kk] = src[kk * n + r];
+    }
+    return m;
+}
+
+std::vector<double> bias_row(const Problem& p, const char* name, std::size_t e, std::size_t n) {
+    std::vector<double> b(n, 0.0);
+    if (p.has(name)) p.input(name).to_f64(e * n, n, b.data());
+    return b;
+}
+
+std::vector<double> dense_routing(const Problem& p, const Dims& d, RoutingLayout layout) {
+    const Tensor& rw = p.input(kRoutingWeights);
+    if (layout == RoutingLayout::dense) return rw.to_f64();  // [E, B, S, 1] == [E, T] row-major
+    const Tensor& idx = p.input(kTopkIndices);
+    std::vector<double> dense(d.E * d.T, 0.0);
+    for (std::size_t t = 0; t < d.T; ++t)
+        for (std::size_t k = 0; k < d.K; ++k)
+            dense[static_cast<std::size_t>(idx.get_index(t * d.K + k)) * d.T + t] = rw.get(t * d.K + k);
+    return dense;
+}
+
+std::vector<std::vector<RoutedPair>> pairs_by_expert(const Problem& p, const Dims& d) {
+    const Tensor& idx = p.input(kTopkIndices);
+    std::vector<std::vector<RoutedPair>> by_expert(d.E);
+    for (std::size_t t = 0; t < d.T; ++t)
+        for (std::size_t k = 0; k < d.K; ++k)
+            by_expert[static_cast<std::size_t>(idx.get_index(t * d.K + k))].push_back({t, k});
+    return by_expert;
+}
+
+}  // namespace moe::reference

@@ -1,0 +1,16 @@
+#pragma once
+// Errors that cross module boundaries. Each maps to one exit code in the CLIs, so a CI can
+// tell "your input is wrong" (2) from "the implementation is wrong" (1).
+#include <stdexcept>
+#include <string>
+
+namespace moe {
+
+// The problem given to the operation is malformed: a shape, a rank, an index, an attribute.
+// The message names the input and the offending shape or element.
+class InputError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+}  // namespace moe

@@ -1,0 +1,61 @@
+#pragma once
+// A dense row-major tensor that keeps the element type it was given in. The operation's inputs
+// live in this form so that a backend sees exactly the bits a golden file stores.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "moe/spec/dtype.hpp"
+
+namespace moe {
+
+using Shape = std::vector<std::size_t>;
+
+std::string shape_to_string(const Shape& s);  // "[2, 3, 4]"
+
+// Number of elements; throws InputError naming `what` if the product overflows size_t.
+std::size_t element_count(const Shape& s, const std::string& what = "tensor");
+
+class Tensor {
+public:
+    Tensor() = default;
+    Tensor(DType dtype, Shape shape);  // zero-filled
+
+    DType dtype() const { return dtype_; }
+    const Shape& shape() const { return shape_; }
+    std::size_t rank() const { return shape_.size(); }
+    std::size_t size() const { return count_; }
+    std::size_t nbytes() const { return bytes_.size(); }
+    const unsigned char* data() const { return bytes_.data(); }
+    unsigned char* data() { return bytes_.data(); }
+
+    // Element `flat` (row-major) widened exactly to f64 (integers too).
+    double get(std::size_t flat) const;
+    // Stores v rounded to the element type (ties to even); integer types require an integral v.
+    void set(std::size_t flat, double v);
+    // Integer element, for index tensors (i32 or i64 only).
+    std::int64_t get_index(std::size_t flat) const;
+    void set_index(std::size_t flat, std::int64_t v);
+
+    // All elements widened to f64, row-major.
+    std::vector<double> to_f64() const;
+    // Elements [begin, begin + count) widened to f64 into out (one type dispatch per call).
+    void to_f64(std::size_t begin, std::size_t count, double* out) const;
+    // Stores values[0, count) at [begin, begin + count), rounded (one type dispatch per call).
+    void set_range(std::size_t begin, std::size_t count, const double* values);
+    // A tensor of type `dtype` holding `values` rounded to it.
+    static Tensor from_f64(DType dtype, Shape shape, const std::vector<double>& values);
+
+    bool operator==(const Tensor& o) const {
+        return dtype_ == o.dtype_ && shape_ == o.shape_ && bytes_ == o.bytes_;
+    }
+
+private:
+    DType dtype_ = DType::f64;
+    Shape shape_;
+    std::size_t count_ = 0;
+    std::vector<unsigned char> bytes_;
+};
+
+}  // namespace moe

@@ -1,0 +1,29 @@
+#pragma once
+// Runs a shell command for CLI tests: its exit status and everything it printed (stdout+stderr).
+#include <array>
+#include <cstdio>
+#include <string>
+#include <sys/wait.h>
+
+namespace moe::test {
+
+struct CommandResult {
+    int exit_code = -1;  // -1: did not exit normally (a crash shows here)
+    std::string output;
+};
+
+inline CommandResult run_command(const std::string& command) {
+    CommandResult r;
+    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+    if (!pipe) return r;
+    std::array<char, 4096> buf;
+    std::size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+    const int status = pclose(pipe);
+    if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+    return r;
+}
+
+inline std::string moe_golden() { return std::string(MOE_BINARY_DIR) + "/bin/moe-golden"; }
+
+}  // namespace moe::test

@@ -1,0 +1,149 @@
+// The bundled golden suite (data/golden): what it covers, and that the reference's two modes
+// agree on every file of it.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "moe/conformance/golden_file.hpp"
+#include "moe/generator/case_spec.hpp"
+#include "moe/reference/interpreter.hpp"
+
+using namespace moe;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kSuite = fs::path(MOE_SOURCE_DIR) / "data" / "golden";
+
+std::vector<golden::GoldenCase> load_suite() {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(kSuite))
+        if (e.path().extension() == ".h5") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    std::vector<golden::GoldenCase> cases;
+    for (const auto& f : files) cases.push_back(golden::read_golden(f));
+    return cases;
+}
+
+bool all_finite(const Problem& p) {
+    for (const auto& [n, t] : p.inputs)
+        for (double v : t.to_f64())
+            if (!std::isfinite(v)) return false;
+    return true;
+}
+
+// Equal, or both NaN (NaN payloads are not part of the semantics).
+bool same_class_and_value(const Tensor& a, const Tensor& b) {
+    if (a.shape() != b.shape()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const double x = a.get(i), y = b.get(i);
+        if (!(x == y || (std::isnan(x) && std::isnan(y)))) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE("dense and sparse modes agree bit for bit on every bundled case with finite data") {
+    const auto suite = load_suite();
+    REQUIRE(suite.size() >= 40);
+    std::size_t finite_cases = 0, nonfinite_cases = 0;
+    for (const auto& c : suite) {
+        CAPTURE(c.problem.name);
+        const auto sparse = reference::run(c.problem, {reference::Mode::sparse, false, 2}).output;
+        const auto dense = reference::run(c.problem, {reference::Mode::dense, false, 2}).output;
+        if (all_finite(c.problem)) {
+            ++finite_cases;
+            CHECK(sparse == dense);
+            CHECK(sparse == c.outputs.at("output"));
+        } else {
+            ++nonfinite_cases;
+            CHECK(same_class_and_value(sparse, c.outputs.at("output")));
+            const auto it = c.outputs.find("output_dense");
+            CHECK(same_class_and_value(dense, it != c.outputs.end() ? it->second : c.outputs.at("output")));
+        }
+    }
+    CHECK(finite_cases >= 40);
+    CHECK(nonfinite_cases >= 2);
+}
+
+TEST_CASE("the bundled suite covers what spec/README.md promises") {
+    const auto suite = load_suite();
+    std::set<std::string> seen;
+    auto mark = [&](bool cond, const std::string& what) {
+        if (cond) seen.insert(what);
+    };
+    for (const auto& c : suite) {
+        const Problem& p = c.problem;
+        const Dims d = validate(p);
+        const ResolvedParams r = resolve(p.attributes);
+        const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
+        CHECK_MESSAGE(c.stages.size() == reference::stage_names(p.attributes.expert_type).size(), p.name);
+        mark(true, std::string(expert_type_name(p.attributes.expert_type)) + "/" +
+                       std::string(convention_name(p.attributes.convention)));
+        mark(true, "data " + std::string(dtype_name(p.input(kHiddenStates).dtype())));
+        mark(true, "index " + std::string(dtype_name(p.input(kTopkIndices).dtype())));
+        mark(true, "hidden rank " + std::to_string(p.input(kHiddenStates).rank()));
+        mark(p.input(kTopkIndices).rank() == 3, "indices [B, S, K]");
+        mark(gemm2 && p.has(kBias0) && p.has(kBias1), "gemm2 with biases");
+        mark(gemm2 && !p.has(kBias0) && !p.has(kBias1), "gemm2 without biases");
+        mark(gemm2 && p.has(kBias0) && p.input(kBias0).rank() == 2, "bias [E, N]");
+        mark(gemm2 && p.has(kBias0) && p.input(kBias0).rank() == 3, "bias [E, 1, N]");
+        mark(gemm2 && r.gate_lane == 0, "gate lane 0");
+        mark(gemm2 && r.gate_lane == 1 && p.attributes.convention == Convention::openvino, "gate_idx 1");
+        mark(d.T == 0, "T = 0");
+        mark(d.T == 1, "T = 1");
+        mark(d.T % 2 == 1 && d.T > 1, "odd T");
+        mark(d.T > 32 && d.T % 4 != 0 && d.H % 8 != 0 && d.I % 8 != 0, "sizes off every tile");
+        mark(d.K == 1, "K = 1");
+        mark(d.K == d.E, "K = E");
+        mark(!all_finite(p), "NaN/Inf");
+        mark(c.outputs.count("output_dense") != 0, "dense reading differs");
+        mark(c.exact && gemm2, "exact GEMM2");
+        mark(c.exact && !gemm2, "exact GEMM3");
+        mark(gemm2 && r.swish_beta == 1.702 && r.clamp_limit == 7.0, "GPT-OSS attributes");
+        // Expert usage extremes.
+        std::vector<std::size_t> count(d.E, 0);
+        for (std::size_t i = 0; i < d.T * d.K; ++i) ++count[static_cast<std::size_t>(p.input(kTopkIndices).get_index(i))];
+        mark(d.T > 0 && std::count(count.begin(), count.end(), 0) > 0, "an expert with no token");
+        mark(d.T > 1 && d.K < d.E && std::count(count.begin(), count.end(), d.T) > 0, "an expert with every token");
+        // GEMM2: the minimum (gate > L) and both clamp edges (lin > L, lin < -L) are reached.
+        if (gemm2 && d.T > 0 && all_finite(p) && r.clamp_limit > 0) {
+            const Tensor& gu = c.stages.at("gate_up");
+            bool min_active = false, clamp_hi = false, clamp_lo = false;
+            for (std::size_t i = 0; i < gu.size(); i += 2) {
+                const double gate = gu.get(i + r.gate_lane), lin = gu.get(i + 1 - r.gate_lane);
+                min_active |= gate > r.clamp_limit;
+                clamp_hi |= lin > r.clamp_limit;
+                clamp_lo |= lin < -r.clamp_limit;
+            }
+            mark(min_active && clamp_hi && clamp_lo, "minimum and clamp active");
+            if (r.swish_beta == 1.702) CHECK_MESSAGE(min_active, p.name);
+        }
+    }
+    for (const char* want :
+         {"GEMM2_BIAS_SWIGLU_CLAMP/spec", "GEMM2_BIAS_SWIGLU_CLAMP/openvino", "GEMM3_SWIGLU/spec", "GEMM3_SWIGLU/openvino",
+          "data f32", "data f16", "data bf16", "data f64", "index i32", "index i64", "hidden rank 2", "hidden rank 3",
+          "indices [B, S, K]", "gemm2 with biases", "gemm2 without biases", "bias [E, N]", "bias [E, 1, N]", "gate lane 0",
+          "gate_idx 1", "T = 0", "T = 1", "odd T", "sizes off every tile", "K = 1", "K = E", "NaN/Inf",
+          "dense reading differs", "exact GEMM2", "exact GEMM3", "GPT-OSS attributes", "an expert with no token",
+          "an expert with every token", "minimum and clamp active"}) {
+        CHECK_MESSAGE(seen.count(want), "the bundled suite has no case with: ", want);
+    }
+}
+
+TEST_CASE("the catalogue's full tier holds the model-shaped cases") {
+    const auto cases = generator::load_catalog(fs::path(MOE_SOURCE_DIR) / "conformance/catalog/bundled.json");
+    bool gptoss = false, qwen = false;
+    for (const auto& c : cases) {
+        gptoss |= c.tier == "full" && c.hidden == 2880 && c.inter == 2880 && c.experts == 32 && c.topk == 4;
+        qwen |= c.tier == "full" && c.hidden == 2048 && c.inter == 768 && c.experts == 128 && c.topk == 8;
+        // Every case of the quick and ci tiers is bundled.
+        if (c.tier != "full") CHECK_MESSAGE(fs::exists(kSuite / (c.name + ".h5")), c.name);
+    }
+    CHECK(gptoss);
+    CHECK(qwen);
+}

@@ -1,0 +1,72 @@
+#pragma once
+// A catalogue case: everything needed to synthesise one golden file, declared as data
+// (conformance/catalog/*.json; the format is in spec/catalog-format.md).
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "moe/spec/problem.hpp"
+
+namespace moe::generator {
+
+// How one input's values are drawn. Values are drawn in f64 and rounded once to the case type.
+struct Fill {
+    enum class Kind { uniform, normal, dyadic, constant };
+    Kind kind = Kind::uniform;
+    double scale = 1.0;     // uniform: [-scale, scale); normal: standard deviation
+    std::int64_t range = 0; // dyadic: integers in [-range, range] ...
+    int bits = 0;           // ... times 2^-bits
+    double value = 0.0;     // constant
+};
+
+struct RoutingSpec {
+    enum class Weights { softmax, random, dyadic };
+    std::vector<std::size_t> exclude;  // experts no token selects
+    std::vector<std::size_t> always;   // experts every token selects
+    Weights weights = Weights::softmax;
+};
+
+// A value written into one element of an input after filling (NaN/Inf propagation cases).
+struct Override {
+    std::string input;
+    std::vector<std::size_t> index;
+    double value = 0.0;
+};
+
+struct CaseSpec {
+    std::string name;
+    std::string tier = "ci";  // quick | ci | full
+    std::string description;
+    OpAttributes attributes;
+    // Shape. rank3: hidden [batch, seq, hidden]; otherwise [tokens, hidden].
+    bool rank3 = false;
+    std::size_t batch = 1, seq = 0, hidden = 0, inter = 0, experts = 0, topk = 0;
+    bool indices_bsk = false;  // indices (and compact routing) as [B, S, K] instead of [T, K]
+    DType dtype = DType::f32;
+    DType index_dtype = DType::i32;
+    bool bias_0 = true, bias_1 = true;  // GEMM2 only
+    bool bias_rank2 = false;            // biases as [E, N] instead of [E, 1, N]
+    std::uint64_t seed = 0;
+    std::map<std::string, Fill> fills;  // by input name; absent -> default_fill()
+    RoutingSpec routing;
+    std::vector<Override> overrides;
+    bool exact = false;       // exact by construction: the generator certifies it
+    bool kink_guard = true;   // GEMM2: redraw tokens whose pre-activations sit on a clamp edge
+
+    std::size_t tokens() const { return batch * seq; }
+};
+
+// The fill an input gets when the case does not give one: O(1) activations whatever the sizes.
+Fill default_fill(const CaseSpec& c, const std::string& input);
+
+// Reads a catalogue file and expands it into cases. Throws InputError naming the file, the case
+// and the key at fault.
+std::vector<CaseSpec> load_catalog(const std::filesystem::path& file);
+
+// Shell-style match (* and ?) of a case name.
+bool glob_match(const std::string& pattern, const std::string& name);
+
+}  // namespace moe::generator

@@ -1,0 +1,25 @@
+#pragma once
+// Certifies an exact-by-construction case: every value at every step of the computation is an
+// integer multiple of a power-of-two quantum and small enough that all sums of products, in any
+// order, fit in an f32 significand. Then any backend that accumulates in f32 (or wider) must
+// produce the reference's output bit for bit, and the comparison tolerance can be zero.
+#include <string>
+
+#include "moe/spec/problem.hpp"
+
+namespace moe::generator {
+
+// Values on a grid: all multiples of `quantum` (a power of two) with |v| <= max_abs.
+struct Grid {
+    double quantum = 1.0;
+    double max_abs = 0.0;
+    double bits() const;  // log2(max_abs / quantum): significand bits any value on the grid needs
+};
+
+Grid grid_of(const Tensor& t);  // throws InputError for NaN or Inf
+
+// Throws InputError naming the step that needs more than `significand_bits` bits (24 for f32);
+// returns the largest number of bits any step needs.
+double certify_exact(const Problem& p, int significand_bits = 24);
+
+}  // namespace moe::generator

@@ -1,0 +1,288 @@
+// Catalogue files: JSON, read with nlohmann::json (ordered, so expansions keep their order).
+#include "moe/generator/case_spec.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "moe/spec/error.hpp"
+
+namespace moe::generator {
+
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+// Error context: "catalog FILE, case NAME, key KEY: ...".
+struct Where {
+    std::string file, name;
+    [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+        std::string m = "catalog " + file;
+        if (!name.empty()) m += ", case " + name;
+        if (!key.empty()) m += ", key " + key;
+        throw InputError(m + ": " + what);
+    }
+};
+
+void check_keys(const Json& j, const std::set<std::string>& allowed, const Where& w, const std::string& where) {
+    if (!j.is_object()) w.fail(where, "expected an object");
+    for (const auto& [k, v] : j.items()) {
+        (void)v;
+        if (!allowed.count(k)) {
+            std::string list;
+            for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+            w.fail(where.empty() ? k : where + "." + k, "unknown key (allowed: " + list + ")");
+        }
+    }
+}
+
+template <class T>
+T get(const Json& j, const std::string& key, const Where& w) {
+    try {
+        return j.at(key).get<T>();
+    } catch (const nlohmann::json::exception& e) {
+        w.fail(key, j.contains(key) ? std::string("wrong type: ") + e.what() : "missing");
+    }
+}
+
+double number_or_special(const Json& v, const Where& w, const std::string& key) {
+    if (v.is_number()) return v.get<double>();
+    if (v.is_string()) {
+        const auto s = v.get<std::string>();
+        if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+        if (s == "inf") return std::numeric_limits<double>::infinity();
+        if (s == "-inf") return -std::numeric_limits<double>::infinity();
+    }
+    w.fail(key, "expected a number or \"nan\", \"inf\", \"-inf\"");
+}
+
+Fill parse_fill(const Json& j, const Where& w, const std::string& key) {
+    check_keys(j, {"kind", "scale", "range", "bits", "value"}, w, key);
+    Fill f;
+    const auto kind = get<std::string>(j, "kind", w);
+    if (kind == "uniform") f.kind = Fill::Kind::uniform;
+    else if (kind == "normal") f.kind = Fill::Kind::normal;
+    else if (kind == "dyadic") f.kind = Fill::Kind::dyadic;
+    else if (kind == "constant") f.kind = Fill::Kind::constant;
+    else w.fail(key + ".kind", "unknown fill '" + kind + "' (uniform, normal, dyadic, constant)");
+    if (j.contains("scale")) f.scale = get<double>(j, "scale", w);
+    if (j.contains("range")) f.range = get<std::int64_t>(j, "range", w);
+    if (j.contains("bits")) f.bits = get<int>(j, "bits", w);
+    if (j.contains("value")) f.value = number_or_special(j.at("value"), w, key + ".value");
+    if (f.kind == Fill::Kind::dyadic && (f.range < 1 || f.bits < 0 || f.bits > 60))
+        w.fail(key, "a dyadic fill needs range >= 1 and 0 <= bits <= 60");
+    return f;
+}
+
+CaseSpec parse_case(const Json& j, const Where& w) {
+    check_keys(j, {"name", "tier", "description", "expert_type", "convention", "attributes", "params", "shape", "dtype",
+                   "index_dtype", "biases", "bias_layout", "seed", "fill", "routing", "overrides", "exact", "kink_guard"},
+               w, "");
+    CaseSpec c;
+    c.name = get<std::string>(j, "name", w);
+    if (j.contains("tier")) c.tier = get<std::string>(j, "tier", w);
+    if (c.tier != "quick" && c.tier != "ci" && c.tier != "full") w.fail("tier", "expected quick, ci or full");
+    if (j.contains("description")) c.description = get<std::string>(j, "description", w);
+    ExpertType type;
+    Convention conv;
+    try {
+        type = parse_expert_type(get<std::string>(j, "expert_type", w));
+        conv = parse_convention(get<std::string>(j, "convention", w));
+    } catch (const InputError& e) {
+        w.fail("", e.what());
+    }
+    if (j.contains("attributes") && j.contains("params")) w.fail("params", "give attributes or params, not both");
+    c.attributes = default_attributes(type, conv);
+    if (j.contains("attributes")) {
+        const Json& a = j.at("attributes");
+        check_keys(a, {"expert_alpha", "expert_beta", "gate_idx"}, w, "attributes");
+        if (a.contains("expert_alpha")) c.attributes.expert_alpha = get<double>(a, "expert_alpha", w);
+        if (a.contains("expert_beta")) c.attributes.expert_beta = get<double>(a, "expert_beta", w);
+        if (a.contains("gate_idx")) c.attributes.gate_idx = get<std::int64_t>(a, "gate_idx", w);
+    } else if (j.contains("params")) {
+        const Json& p = j.at("params");
+        check_keys(p, {"swish_beta", "clamp_limit", "gate_lane"}, w, "params");
+        std::optional<int> lane;
+        if (p.contains("gate_lane")) lane = get<int>(p, "gate_lane", w);
+        try {
+            c.attributes = attributes_for(type, conv, p.value("swish_beta", 1.0), p.value("clamp_limit", 0.0), lane);
+        } catch (const InputError& e) {
+            w.fail("params", e.what());
+        }
+    }
+    try {
+        resolve(c.attributes);
+    } catch (const InputError& e) {
+        w.fail("attributes", e.what());
+    }
+
+    const Json& s = j.contains("shape") ? j.at("shape") : Json::object();
+    check_keys(s, {"tokens", "batch", "seq", "hidden", "inter", "experts", "topk", "indices"}, w, "shape");
+    if (s.contains("tokens") == (s.contains("batch") || s.contains("seq")))
+        w.fail("shape", "give either tokens (rank-2 hidden) or batch and seq (rank-3 hidden)");
+    if (s.contains("tokens")) {
+        c.seq = get<std::size_t>(s, "tokens", w);
+    } else {
+        c.rank3 = true;
+        c.batch = get<std::size_t>(s, "batch", w);
+        c.seq = get<std::size_t>(s, "seq", w);
+    }
+    c.hidden = get<std::size_t>(s, "hidden", w);
+    c.inter = get<std::size_t>(s, "inter", w);
+    c.experts = get<std::size_t>(s, "experts", w);
+    c.topk = get<std::size_t>(s, "topk", w);
+    if (s.contains("indices")) {
+        const auto layout = get<std::string>(s, "indices", w);
+        if (layout != "TK" && layout != "BSK") w.fail("shape.indices", "expected TK or BSK");
+        c.indices_bsk = layout == "BSK";
+        if (c.indices_bsk && !c.rank3) w.fail("shape.indices", "BSK indices need a rank-3 hidden (batch, seq)");
+    }
+
+    auto dtype = [&](const char* key, DType def) {
+        if (!j.contains(key)) return def;
+        const auto name = get<std::string>(j, key, w);
+        const auto t = parse_dtype(name);
+        if (!t) w.fail(key, "unknown element type '" + name + "'");
+        return *t;
+    };
+    c.dtype = dtype("dtype", DType::f32);
+    c.index_dtype = dtype("index_dtype", DType::i32);
+    if (!is_floating(c.dtype)) w.fail("dtype", "data type must be f64, f32, f16 or bf16");
+    if (is_floating(c.index_dtype)) w.fail("index_dtype", "index type must be i32 or i64");
+    if (j.contains("biases")) c.bias_0 = c.bias_1 = get<bool>(j, "biases", w);
+    if (j.contains("bias_layout")) {
+        const auto layout = get<std::string>(j, "bias_layout", w);
+        if (layout != "E1N" && layout != "EN") w.fail("bias_layout", "expected E1N or EN");
+        c.bias_rank2 = layout == "EN";
+    }
+    c.seed = get<std::uint64_t>(j, "seed", w);
+    if (j.contains("fill")) {
+        check_keys(j.at("fill"),
+                   {kHiddenStates, kWeight0, kBias0, kWeight1, kBias1, kWeight2}, w, "fill");
+        for (const auto& [input, f] : j.at("fill").items()) c.fills[input] = parse_fill(f, w, "fill." + input);
+    }
+    if (j.contains("routing")) {
+        const Json& r = j.at("routing");
+        check_keys(r, {"exclude", "always", "weights"}, w, "routing");
+        if (r.contains("exclude")) c.routing.exclude = get<std::vector<std::size_t>>(r, "exclude", w);
+        if (r.contains("always")) c.routing.always = get<std::vector<std::size_t>>(r, "always", w);
+        const auto weights = r.value("weights", std::string("softmax"));
+        if (weights == "softmax") c.routing.weights = RoutingSpec::Weights::softmax;
+        else if (weights == "random") c.routing.weights = RoutingSpec::Weights::random;
+        else if (weights == "dyadic") c.routing.weights = RoutingSpec::Weights::dyadic;
+        else w.fail("routing.weights", "expected softmax, random or dyadic");
+    }
+    if (j.contains("overrides")) {
+        for (const auto& o : j.at("overrides")) {
+            check_keys(o, {"input", "index", "value"}, w, "overrides");
+            c.overrides.push_back({get<std::string>(o, "input", w), get<std::vector<std::size_t>>(o, "index", w),
+                                   number_or_special(o.at("value"), w, "overrides.value")});
+        }
+    }
+    if (j.contains("exact")) c.exact = get<bool>(j, "exact", w);
+    if (j.contains("kink_guard")) c.kink_guard = get<bool>(j, "kink_guard", w);
+    return c;
+}
+
+std::string suffix_of(const std::string& key, const Json& v) {
+    if (v.is_object() && v.contains("suffix")) return v.at("suffix").get<std::string>();
+    if (v.is_boolean()) return v.get<bool>() ? key : "no_" + key;
+    if (v.is_string()) return v.get<std::string>();
+    return key + v.dump();
+}
+
+// The cartesian product of the case's "expand" lists, each combination a case of its own.
+std::vector<Json> expand(const Json& j, const Where& w) {
+    std::vector<Json> out{j};
+    if (!j.contains("expand")) return out;
+    const Json& ex = j.at("expand");
+    if (!ex.is_object()) w.fail("expand", "expected an object of lists");
+    for (const auto& [key, values] : ex.items()) {
+        if (!values.is_array() || values.empty()) w.fail("expand." + key, "expected a non-empty list");
+        std::vector<Json> next;
+        for (const auto& base : out) {
+            for (const auto& v : values) {
+                Json c = base;
+                c[key] = v.is_object() && v.contains("value") ? v.at("value") : v;
+                c["name"] = c.at("name").get<std::string>() + "_" + suffix_of(key, v);
+                next.push_back(std::move(c));
+            }
+        }
+        out = std::move(next);
+    }
+    for (auto& c : out) c.erase("expand");
+    return out;
+}
+
+}  // namespace
+
+Fill default_fill(const CaseSpec& c, const std::string& input) {
+    Fill f;
+    f.kind = Fill::Kind::uniform;
+    // Uniform weights with scale sqrt(3 / fan_in) give unit-variance pre-activations for
+    // unit-variance inputs.
+    if (input == kHiddenStates) f.scale = 1.0;
+    else if (input == kBias0 || input == kBias1) f.scale = 0.5;
+    else {
+        const bool down = input == kWeight2 || (input == kWeight1 && c.attributes.expert_type ==
+                                                                         ExpertType::gemm2_bias_swiglu_clamp);
+        f.scale = std::sqrt(3.0 / static_cast<double>(down ? c.inter : c.hidden));
+    }
+    return f;
+}
+
+std::vector<CaseSpec> load_catalog(const std::filesystem::path& file) {
+    Where w{file.string(), ""};
+    std::ifstream in(file);
+    if (!in) w.fail("", "cannot open the file");
+    Json root;
+    try {
+        root = Json::parse(in);
+    } catch (const nlohmann::json::parse_error& e) {
+        w.fail("", std::string("not valid JSON: ") + e.what());
+    }
+    check_keys(root, {"format", "format_version", "description", "defaults", "cases"}, w, "");
+    if (root.value("format", std::string()) != "moe-catalog") w.fail("format", "expected \"moe-catalog\"");
+    if (root.value("format_version", 0) != 1) w.fail("format_version", "expected 1");
+    const Json defaults = root.value("defaults", Json::object());
+    std::vector<CaseSpec> cases;
+    std::set<std::string> names;
+    for (const auto& entry : root.at("cases")) {
+        Json merged = defaults;
+        for (const auto& [k, v] : entry.items()) merged[k] = v;
+        Where cw = w;
+        cw.name = merged.value("name", std::string("(unnamed)"));
+        for (const auto& j : expand(merged, cw)) {
+            Where ew = w;
+            ew.name = j.value("name", std::string("(unnamed)"));
+            CaseSpec c = parse_case(j, ew);
+            if (!names.insert(c.name).second) ew.fail("name", "duplicate case name");
+            cases.push_back(std::move(c));
+        }
+    }
+    return cases;
+}
+
+bool glob_match(const std::string& pattern, const std::string& name) {
+    std::size_t p = 0, n = 0, star = std::string::npos, mark = 0;
+    while (n < name.size()) {
+        if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
+            ++p;
+            ++n;
+        } else if (p < pattern.size() && pattern[p] == '*') {
+            star = p++;
+            mark = n;
+        } else if (star != std::string::npos) {
+            p = star + 1;
+            n = ++mark;
+        } else {
+            return false;
+        }
+    }
+    while (p < pattern.size() && pattern[p] == '*') ++p;
+    return p == pattern.size();
+}
+
+}  // namespace moe::generator

@@ -1,0 +1,108 @@
+#include "moe/generator/exactness.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "moe/spec/error.hpp"
+
+namespace moe::generator {
+
+namespace {
+
+// The power of two of a value's lowest set significand bit.
+double quantum_of(double v) {
+    int e;
+    const double f = std::frexp(std::fabs(v), &e);  // |v| = f 2^e, f in [0.5, 1)
+    auto m = static_cast<std::uint64_t>(std::ldexp(f, 53));
+    int tz = 0;
+    while ((m & 1u) == 0) {
+        m >>= 1;
+        ++tz;
+    }
+    return std::ldexp(1.0, e - 53 + tz);
+}
+
+Grid scalar(double v) {
+    if (v == 0.0) return {1.0, 0.0};
+    return {quantum_of(v), std::fabs(v)};
+}
+
+Grid sum_of_products(const Grid& a, const Grid& b, std::size_t terms) {
+    return {a.quantum * b.quantum, static_cast<double>(terms) * a.max_abs * b.max_abs};
+}
+Grid add(const Grid& a, const Grid& b) {
+    return {std::min(a.quantum, b.quantum), a.max_abs + b.max_abs};
+}
+
+class Certifier {
+public:
+    explicit Certifier(int bits) : bits_(bits) {}
+    Grid check(const std::string& step, Grid g) {
+        worst_ = std::max(worst_, g.bits());
+        if (g.bits() > bits_)
+            throw InputError("not exact: " + step + " needs " + std::to_string(g.bits()) + " significand bits (values up to " +
+                             std::to_string(g.max_abs) + " on a grid of " + std::to_string(g.quantum) + "), more than " +
+                             std::to_string(bits_));
+        return g;
+    }
+    double worst() const { return worst_; }
+
+private:
+    int bits_;
+    double worst_ = 0.0;
+};
+
+}  // namespace
+
+double Grid::bits() const { return max_abs == 0.0 ? 0.0 : std::log2(max_abs / quantum); }
+
+Grid grid_of(const Tensor& t) {
+    Grid g{0.0, 0.0};
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        const double v = t.get(i);
+        if (!std::isfinite(v)) throw InputError("not exact: a tensor holds NaN or Inf");
+        if (v == 0.0) continue;
+        const double q = quantum_of(v);
+        g.quantum = g.quantum == 0.0 ? q : std::min(g.quantum, q);
+        g.max_abs = std::max(g.max_abs, std::fabs(v));
+    }
+    if (g.quantum == 0.0) g.quantum = 1.0;
+    return g;
+}
+
+double certify_exact(const Problem& p, int significand_bits) {
+    const Dims d = validate(p);
+    const ResolvedParams rp = resolve(p.attributes);
+    const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
+    if (rp.swish_beta != 0.0)
+        throw InputError("not exact: swish_beta is " + std::to_string(rp.swish_beta) +
+                         "; only swish_beta 0 (swish(x) = x / 2) keeps the activation exact");
+    Certifier c(significand_bits);
+    const Grid x = c.check("hidden_states", grid_of(p.input(kHiddenStates)));
+    auto input = [&](const char* name) { return c.check(name, grid_of(p.input(name))); };
+    auto bias = [&](const char* name) { return p.has(name) ? input(name) : Grid{1.0, 0.0}; };
+    const Grid half{0.5, 0.5};
+
+    Grid act;
+    if (gemm2) {
+        Grid gate_up = c.check("gate_up = x W0", sum_of_products(x, input(kWeight0), d.H));
+        gate_up = c.check("gate_up + bias_0", add(gate_up, bias(kBias0)));
+        const Grid limit = scalar(rp.clamp_limit);
+        // min(g, L) and clamp(l, -L, L) stay on the union of both grids, bounded by |g| or L.
+        const Grid gate{std::min(gate_up.quantum, limit.quantum), gate_up.max_abs};
+        const Grid lin{std::min(gate_up.quantum, limit.quantum), std::min(gate_up.max_abs, limit.max_abs)};
+        const Grid lin_plus_1 = c.check("clamp(lin) + 1", add(lin, scalar(1.0)));
+        const Grid swish = sum_of_products(gate, half, 1);  // beta 0: x * sigmoid(0) = x / 2
+        act = c.check("act = (clamp(lin) + 1) * swish(min(gate))", sum_of_products(lin_plus_1, swish, 1));
+    } else {
+        const Grid gate = c.check("gate = x W0", sum_of_products(x, input(kWeight0), d.H));
+        const Grid up = c.check("up = x W1", sum_of_products(x, input(kWeight1), d.H));
+        act = c.check("act = swish(gate) * up", sum_of_products(sum_of_products(gate, half, 1), up, 1));
+    }
+    Grid down = c.check("down = act W", sum_of_products(act, input(gemm2 ? kWeight1 : kWeight2), d.I));
+    if (gemm2) down = c.check("down + bias_1", add(down, bias(kBias1)));
+    c.check("output = sum_k w_k down_k", sum_of_products(input(kRoutingWeights), down, d.K));
+    return c.worst();
+}
+
+}  // namespace moe::generator

@@ -1,0 +1,81 @@
+#include "moe/generator/golden_builder.hpp"
+
+#include <chrono>
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "moe/generator/exactness.hpp"
+#include "moe/generator/synthesize.hpp"
+#include "moe/reference/interpreter.hpp"
+
+namespace moe::generator {
+
+namespace {
+
+bool has_non_finite(const Problem& p) {
+    std::vector<double> block(1 << 16);
+    for (const auto& [name, t] : p.inputs) {
+        for (std::size_t begin = 0; begin < t.size(); begin += block.size()) {
+            const std::size_t n = std::min(block.size(), t.size() - begin);
+            t.to_f64(begin, n, block.data());
+            for (std::size_t i = 0; i < n; ++i)
+                if (!std::isfinite(block[i])) return true;
+        }
+    }
+    return false;
+}
+
+// Equal element by element, NaN matching NaN whatever its payload or sign.
+bool same_values(const Tensor& a, const Tensor& b) {
+    if (a.shape() != b.shape()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const double x = a.get(i), y = b.get(i);
+        if (!(x == y || (std::isnan(x) && std::isnan(y)))) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+void compute_outputs(golden::GoldenCase& c, const BuildOptions& o, BuildReport* report) {
+    const auto start = std::chrono::steady_clock::now();
+    reference::Result sparse = reference::run(c.problem, {reference::Mode::sparse, o.stages, o.threads});
+    const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    c.outputs.clear();
+    c.stages.clear();
+    // With NaN or Inf in the data, the dense formula also multiplies the non-finite outputs of
+    // unselected experts by 0; keep its result too when it differs.
+    if (has_non_finite(c.problem)) {
+        reference::Result dense = reference::run(c.problem, {reference::Mode::dense, false, o.threads});
+        if (!same_values(dense.output, sparse.output)) {
+            c.outputs.emplace("output_dense", std::move(dense.output));
+            if (report) report->dense_differs = true;
+        }
+    }
+    c.outputs.emplace("output", std::move(sparse.output));
+    c.stages = std::move(sparse.stages);
+    if (report) report->reference_seconds = seconds;
+}
+
+golden::GoldenCase build_golden(const CaseSpec& spec, const BuildOptions& o, BuildReport* report) {
+    BuildReport local;
+    BuildReport& r = report ? *report : local;
+    golden::GoldenCase c;
+    c.problem = synthesize(spec);
+    validate(c.problem);
+    if (spec.exact) {
+        r.exact_bits = certify_exact(c.problem);
+    } else if (spec.kink_guard) {
+        r.kinks = keep_off_kinks(c.problem, spec, o.threads);
+    }
+    c.seed = spec.seed;
+    c.generator = kGeneratorName;
+    c.tier = spec.tier;
+    c.description = spec.description;
+    c.exact = spec.exact;
+    compute_outputs(c, o, &r);
+    return c;
+}
+
+}  // namespace moe::generator

@@ -1,0 +1,35 @@
+#pragma once
+// The subcommands of moe-golden. Each returns the process exit code:
+//   0 success, 1 verification found a difference, 2 bad input (usage, file, catalogue, problem).
+#include <string>
+#include <vector>
+
+namespace moe::golden_cli {
+
+struct GenerateOptions {
+    std::string catalog, out_dir, tier = "ci";
+    std::vector<std::string> filters;
+    bool stages = false, manifest = false;
+    int threads = 1;
+};
+int generate(const GenerateOptions& o);
+
+struct VerifyOptions {
+    std::string catalog, dir, tier = "ci";
+    int threads = 1;
+};
+int verify(const VerifyOptions& o);
+
+struct CompleteOptions {
+    std::string input, output;
+    bool stages = false;
+    int threads = 1;
+};
+int complete(const CompleteOptions& o);
+
+int inspect(const std::string& file);
+
+// Whether a case of `case_tier` belongs to a run of `run_tier` (quick < ci < full).
+bool tier_includes(const std::string& run_tier, const std::string& case_tier);
+
+}  // namespace moe::golden_cli

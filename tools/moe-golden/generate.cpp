@@ -1,0 +1,57 @@
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+
+#include "commands.hpp"
+#include "moe/generator/case_spec.hpp"
+#include "moe/generator/golden_builder.hpp"
+#include "moe/generator/manifest.hpp"
+
+namespace moe::golden_cli {
+
+namespace fs = std::filesystem;
+
+bool tier_includes(const std::string& run_tier, const std::string& case_tier) {
+    auto rank = [](const std::string& t) { return t == "quick" ? 0 : t == "ci" ? 1 : 2; };
+    return rank(case_tier) <= rank(run_tier);
+}
+
+int generate(const GenerateOptions& o) {
+    std::vector<generator::CaseSpec> cases;
+    for (auto& c : generator::load_catalog(o.catalog)) {
+        if (!tier_includes(o.tier, c.tier)) continue;
+        bool keep = o.filters.empty();
+        for (const auto& f : o.filters) keep = keep || generator::glob_match(f, c.name);
+        if (keep) cases.push_back(std::move(c));
+    }
+    if (cases.empty()) {
+        std::cerr << "moe-golden: error: no case of " << o.catalog << " matches the tier and filters\n";
+        return 2;
+    }
+    fs::create_directories(o.out_dir);
+    const auto start = std::chrono::steady_clock::now();
+    std::size_t n = 0;
+    for (const auto& spec : cases) {
+        ++n;
+        std::cerr << "[" << n << "/" << cases.size() << "] " << spec.name << " ... " << std::flush;
+        const auto t0 = std::chrono::steady_clock::now();
+        generator::BuildReport report;
+        const auto golden = generator::build_golden(spec, {o.stages, o.threads}, &report);
+        golden::write_golden(fs::path(o.out_dir) / (spec.name + ".h5"), golden);
+        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::cerr << std::fixed << std::setprecision(2) << secs << " s (reference " << report.reference_seconds << " s)";
+        if (report.kinks.redraws) std::cerr << ", " << report.kinks.redraws << " token rows redrawn off clamp edges";
+        if (report.kinks.near_lanes) std::cerr << ", " << report.kinks.near_lanes << " lanes still near an edge";
+        if (spec.exact) std::cerr << ", exact (" << std::setprecision(1) << report.exact_bits << " bits at most)";
+        if (report.dense_differs) std::cerr << ", dense reading differs (output_dense stored)";
+        std::cerr << "\n";
+    }
+    if (o.manifest) generator::write_manifest(o.out_dir);
+    const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cerr << "moe-golden: wrote " << cases.size() << " case(s) to " << o.out_dir << " in " << std::fixed
+              << std::setprecision(1) << total << " s" << (o.manifest ? " and its manifest" : "") << "\n";
+    return 0;
+}
+
+}  // namespace moe::golden_cli

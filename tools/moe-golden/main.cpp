@@ -1,0 +1,85 @@
+// moe-golden: makes and checks golden files (spec/golden-format.md) from the catalogue.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <thread>
+
+#include "commands.hpp"
+#include "moe/conformance/golden_file.hpp"
+#include "moe/spec/error.hpp"
+
+using namespace moe::golden_cli;
+
+int main(int argc, char** argv) {
+    CLI::App app{
+        "moe-golden: makes golden HDF5 files for MOE conformance testing, and checks them.\n"
+        "A golden file holds one case: the op's attributes, its inputs in their element type, and the\n"
+        "double-precision reference output (spec/golden-format.md).\n\n"
+        "Examples:\n"
+        "  moe-golden generate --catalog conformance/catalog/bundled.json --out data/golden --stages --manifest\n"
+        "  moe-golden verify --catalog conformance/catalog/bundled.json --dir data/golden\n"
+        "  moe-golden complete captured_inputs.h5 -o captured_case.h5\n"
+        "  moe-golden inspect data/golden/gemm2_gptoss_openvino_f32.h5\n\n"
+        "Exit codes: 0 success, 1 a regenerated file differs, 2 bad input (usage, file, catalogue)."};
+    app.require_subcommand(1);
+    const int default_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+
+    GenerateOptions gen;
+    gen.threads = default_threads;
+    auto* g = app.add_subcommand("generate", "Generate golden files for the catalogue's cases (progress on stderr).");
+    g->add_option("--catalog", gen.catalog, "Catalogue file (JSON, spec/catalog-format.md)")->required()->check(CLI::ExistingFile);
+    g->add_option("--out", gen.out_dir, "Output folder (created if missing)")->required();
+    g->add_option("--filter", gen.filters, "Only cases whose name matches this glob (* and ?); repeatable");
+    g->add_option("--tier", gen.tier, "Largest tier to include: quick < ci < full (default ci: the bundled suite)")
+        ->check(CLI::IsMember({"quick", "ci", "full"}));
+    g->add_flag("--stages", gen.stages, "Also store the intermediate stages (/stages)");
+    g->add_flag("--manifest", gen.manifest, "Rewrite MANIFEST.sha256 of the output folder afterwards");
+    g->add_option("--threads", gen.threads, "Threads for the reference (results do not depend on it)")
+        ->check(CLI::PositiveNumber);
+
+    VerifyOptions ver;
+    ver.threads = default_threads;
+    auto* v = app.add_subcommand("verify",
+                                 "Check a golden folder: every file matches MANIFEST.sha256 and regenerating each catalogue "
+                                 "case reproduces the file's data bit for bit.");
+    v->add_option("--catalog", ver.catalog, "Catalogue file")->required()->check(CLI::ExistingFile);
+    v->add_option("--dir", ver.dir, "Golden folder")->required()->check(CLI::ExistingDirectory);
+    v->add_option("--tier", ver.tier, "Largest tier to check (default ci)")->check(CLI::IsMember({"quick", "ci", "full"}));
+    v->add_option("--threads", ver.threads, "Threads for the reference")->check(CLI::PositiveNumber);
+
+    CompleteOptions com;
+    com.threads = default_threads;
+    auto* c = app.add_subcommand("complete",
+                                 "Compute /outputs (and /stages) of a file that holds root attributes and /inputs only: "
+                                 "how inputs captured from a real model join the suite.");
+    c->add_option("file", com.input, "Input HDF5 file")->required()->check(CLI::ExistingFile);
+    c->add_option("-o,--output", com.output, "Write here instead of replacing the input file (atomically)");
+    c->add_flag("--stages", com.stages, "Also store the intermediate stages");
+    c->add_option("--threads", com.threads, "Threads for the reference")->check(CLI::PositiveNumber);
+
+    std::string inspect_file;
+    auto* i = app.add_subcommand("inspect", "Print a golden file's attributes, datasets, value ranges and checksum status.");
+    i->add_option("file", inspect_file, "HDF5 file")->required()->check(CLI::ExistingFile);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int code = app.exit(e);
+        return code == 0 ? 0 : 2;
+    }
+    try {
+        if (*g) return generate(gen);
+        if (*v) return verify(ver);
+        if (*c) return complete(com);
+        if (*i) return inspect(inspect_file);
+    } catch (const moe::golden::FileError& e) {
+        std::cerr << "moe-golden: error: " << e.what() << "\n";
+        return 2;
+    } catch (const moe::InputError& e) {
+        std::cerr << "moe-golden: error: " << e.what() << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "moe-golden: internal error: " << e.what() << "\n";
+        return 3;
+    }
+    return 2;
+}
