@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "moe/conformance/golden_file.hpp"
+#include "temp_dir.hpp"
 #include "moe/spec/problem.hpp"
 
 namespace fs = std::filesystem;
@@ -28,28 +29,7 @@ namespace {
 
 constexpr const char* kPython = "/usr/bin/python3";  // the interpreter with h5py (see tests/CMakeLists.txt)
 
-// A fresh directory under the system temp dir, removed with everything in it.
-class TempDir {
-public:
-    TempDir() {
-        static int counter = 0;
-        path_ = fs::temp_directory_path() /
-                ("moe_golden_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-        fs::remove_all(path_);
-        fs::create_directories(path_);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-    const fs::path& path() const { return path_; }
-    fs::path operator/(const std::string& name) const { return path_ / name; }
-
-private:
-    fs::path path_;
-};
+using moe::test::TempDir;
 
 std::vector<std::string> dir_entries(const fs::path& dir) {
     std::vector<std::string> names;

@@ -7,6 +7,7 @@
 
 #include "moe/conformance/golden_file.hpp"
 #include "run_command.hpp"
+#include "temp_dir.hpp"
 #include "small_cases.hpp"
 
 using namespace moe;
@@ -14,17 +15,10 @@ using moe::test::moe_golden;
 using moe::test::run_command;
 using moe::test::small_problem;
 namespace fs = std::filesystem;
+using moe::test::TempDir;
 
 namespace {
 
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        path = fs::temp_directory_path() / ("moe_golden_cli_" + std::to_string(::getpid()));
-        fs::create_directories(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
-};
 
 const auto G2 = ExpertType::gemm2_bias_swiglu_clamp;
 const auto G3 = ExpertType::gemm3_swiglu;
@@ -34,7 +28,7 @@ test::CommandResult complete(const TempDir& dir, const Problem& p) {
     golden::GoldenCase c;
     c.problem = p;
     c.problem.name = "bad";
-    const fs::path in = dir.path / "in.h5", out = dir.path / "out.h5";
+    const fs::path in = dir.path() / "in.h5", out = dir.path() / "out.h5";
     fs::remove(out);
     golden::write_golden(in, c);
     auto r = run_command(moe_golden() + " complete " + in.string() + " -o " + out.string());
@@ -94,7 +88,7 @@ TEST_CASE("complete: every rejected-input rule exits 2 with its message") {
     // Attributes out of their domain cannot be written by our writer; a user's h5py can.
     golden::GoldenCase c;
     c.problem = small_problem(G2, Convention::openvino);
-    const fs::path in = dir.path / "attr.h5";
+    const fs::path in = dir.path() / "attr.h5";
     golden::write_golden(in, c);
     REQUIRE(run_command("/usr/bin/python3 -c \"import h5py; f = h5py.File('" + in.string() +
                         "', 'r+'); f.attrs['gate_idx'] = 5\"").exit_code == 0);
@@ -105,18 +99,18 @@ TEST_CASE("complete: every rejected-input rule exits 2 with its message") {
 
 TEST_CASE("complete: malformed files exit 2 naming the file and what is wrong") {
     TempDir dir;
-    const fs::path text = dir.path / "not_hdf5.h5";
+    const fs::path text = dir.path() / "not_hdf5.h5";
     std::ofstream(text) << "hello";
     auto r = run_command(moe_golden() + " complete " + text.string());
     CHECK(r.exit_code == 2);
     CHECK(r.output.find("not_hdf5.h5") != std::string::npos);
 
-    r = run_command(moe_golden() + " complete " + (dir.path / "missing.h5").string());
+    r = run_command(moe_golden() + " complete " + (dir.path() / "missing.h5").string());
     CHECK(r.exit_code == 2);
     CHECK(r.output.find("missing.h5") != std::string::npos);
 
     // Unknown expert_type and convention strings, written by h5py as a user would.
-    const fs::path odd = dir.path / "odd.h5";
+    const fs::path odd = dir.path() / "odd.h5";
     const std::string py = "/usr/bin/python3 -c \"import h5py, numpy as np\n"
                            "f = h5py.File('" + odd.string() + "', 'w')\n"
                            "f.attrs['format'] = 'moe-golden'; f.attrs['format_version'] = 1; f.attrs['case'] = 'odd'\n"
@@ -133,7 +127,7 @@ TEST_CASE("complete, inspect: a good inputs-only file gets its output") {
     golden::GoldenCase c;
     c.problem = small_problem(G3, Convention::spec);
     c.problem.name = "mine";
-    const fs::path in = dir.path / "mine.h5";
+    const fs::path in = dir.path() / "mine.h5";
     golden::write_golden(in, c);
     auto r = run_command(moe_golden() + " complete " + in.string() + " --stages");
     CAPTURE(r.output);
@@ -149,18 +143,18 @@ TEST_CASE("complete, inspect: a good inputs-only file gets its output") {
 
 TEST_CASE("generate: catalogue errors name the file, the case and the key") {
     TempDir dir;
-    const fs::path cat = dir.path / "cat.json";
+    const fs::path cat = dir.path() / "cat.json";
     std::ofstream(cat) << R"({"format": "moe-catalog", "format_version": 1, "cases": [
         {"name": "c1", "expert_type": "GEMM3_SWIGLU", "convention": "openvino", "seed": 1,
          "shape": {"tokens": 2, "hidden": 8, "inter": 4, "experts": 2, "topk": 1}, "dtpye": "f16"}]})";
-    auto r = run_command(moe_golden() + " generate --catalog " + cat.string() + " --out " + (dir.path / "out").string());
+    auto r = run_command(moe_golden() + " generate --catalog " + cat.string() + " --out " + (dir.path() / "out").string());
     CHECK(r.exit_code == 2);
     CHECK(r.output.find("case c1, key dtpye: unknown key") != std::string::npos);
 
     std::ofstream(cat) << R"({"format": "moe-catalog", "format_version": 1, "cases": [
         {"name": "c1", "expert_type": "GEMM3_SWIGLU", "convention": "openvino", "seed": 1,
          "shape": {"tokens": 2, "hidden": 8, "inter": 4, "experts": 2, "topk": 3}}]})";
-    r = run_command(moe_golden() + " generate --catalog " + cat.string() + " --out " + (dir.path / "out").string());
+    r = run_command(moe_golden() + " generate --catalog " + cat.string() + " --out " + (dir.path() / "out").string());
     CHECK(r.exit_code == 2);
     CHECK(r.output.find("c1") != std::string::npos);
 
@@ -172,7 +166,7 @@ TEST_CASE("generate: catalogue errors name the file, the case and the key") {
 TEST_CASE("generate then verify; verify notices a changed file") {
     TempDir dir;
     const std::string cat = std::string(MOE_SOURCE_DIR) + "/conformance/catalog/bundled.json";
-    const std::string out = (dir.path / "g").string();
+    const std::string out = (dir.path() / "g").string();
     auto r = run_command(moe_golden() + " generate --catalog " + cat + " --out " + out +
                          " --filter 'exact_gemm3*' --filter gemm2_nobias_spec --stages --manifest");
     CAPTURE(r.output);

@@ -1,5 +1,7 @@
 #include "moe/reference/operands.hpp"
 
+#include <algorithm>
+
 namespace moe::reference {
 
 PaddedMatrix hidden_rows(const Problem& p, const Dims& d) {
@@ -53,6 +55,13 @@ std::vector<std::vector<RoutedPair>> pairs_by_expert(const Problem& p, const Dim
         for (std::size_t k = 0; k < d.K; ++k)
             by_expert[static_cast<std::size_t>(idx.get_index(t * d.K + k))].push_back({t, k});
     return by_expert;
+}
+
+PaddedMatrix gather_rows(const PaddedMatrix& x, const std::vector<RoutedPair>& pairs) {
+    PaddedMatrix out(pairs.size(), x.cols);
+    for (std::size_t i = 0; i < pairs.size(); ++i)
+        std::copy(x.row(pairs[i].token), x.row(pairs[i].token) + x.stride, out.row(i));
+    return out;
 }
 
 }  // namespace moe::reference

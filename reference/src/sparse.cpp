@@ -33,8 +33,7 @@ Result run_sparse(const Problem& p, const Dims& d, const ResolvedParams& rp, con
         const auto& pairs = routed[e];
         const std::size_t n = pairs.size();
         if (n == 0) continue;
-        PaddedMatrix xe(n, d.H);
-        for (std::size_t i = 0; i < n; ++i) std::copy(x.row(pairs[i].token), x.row(pairs[i].token) + x.stride, xe.row(i));
+        const PaddedMatrix xe = gather_rows(x, pairs);
 
         std::vector<double> first(n * n0);
         gemm_abt(xe, weight_rows(p.input(kWeight0), e, rp.weight_layout), first.data(), n0, o.threads);

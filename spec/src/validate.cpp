@@ -74,7 +74,7 @@ Dims validate(const Problem& p) {
     for (const auto& n : required)
         if (!p.has(n))
             throw InputError("required input " + n + " is missing (" + std::string(expert_type_name(a.expert_type)) +
-                             " needs " + std::to_string(required.size()) + " inputs)");
+                             " needs " + std::to_string(required.size()) + " inputs" + (gemm2 ? ", 7 with both biases" : "") + ")");
     for (const auto& [n, t] : p.inputs) {
         (void)t;
         if (std::find(std::begin(kInputNames), std::end(kInputNames), n) == std::end(kInputNames))

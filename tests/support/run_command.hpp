@@ -27,3 +27,16 @@ inline CommandResult run_command(const std::string& command) {
 inline std::string moe_golden() { return std::string(MOE_BINARY_DIR) + "/bin/moe-golden"; }
 
 }  // namespace moe::test
+
+namespace moe::test {
+
+inline std::string moe_conform() { return std::string(MOE_BINARY_DIR) + "/bin/moe-conform"; }
+
+// Runs a Python snippet with Debian's interpreter (which has h5py and numpy).
+inline CommandResult run_python(const std::string& code) {
+    std::string quoted = "'";
+    for (char c : code) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return run_command("/usr/bin/python3 -c " + quoted + "'");
+}
+
+}  // namespace moe::test

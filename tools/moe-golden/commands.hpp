@@ -29,7 +29,4 @@ int complete(const CompleteOptions& o);
 
 int inspect(const std::string& file);
 
-// Whether a case of `case_tier` belongs to a run of `run_tier` (quick < ci < full).
-bool tier_includes(const std::string& run_tier, const std::string& case_tier);
-
 }  // namespace moe::golden_cli

@@ -4,6 +4,8 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "moe/conformance/expectations.hpp"
+#include "moe/conformance/runner.hpp"
 #include "moe/generator/case_spec.hpp"
 #include "moe/generator/golden_builder.hpp"
 #include "moe/generator/manifest.hpp"
@@ -12,17 +14,12 @@ namespace moe::golden_cli {
 
 namespace fs = std::filesystem;
 
-bool tier_includes(const std::string& run_tier, const std::string& case_tier) {
-    auto rank = [](const std::string& t) { return t == "quick" ? 0 : t == "ci" ? 1 : 2; };
-    return rank(case_tier) <= rank(run_tier);
-}
-
 int generate(const GenerateOptions& o) {
     std::vector<generator::CaseSpec> cases;
     for (auto& c : generator::load_catalog(o.catalog)) {
-        if (!tier_includes(o.tier, c.tier)) continue;
+        if (!conformance::tier_includes(o.tier, c.tier)) continue;
         bool keep = o.filters.empty();
-        for (const auto& f : o.filters) keep = keep || generator::glob_match(f, c.name);
+        for (const auto& f : o.filters) keep = keep || conformance::glob_match(f, c.name);
         if (keep) cases.push_back(std::move(c));
     }
     if (cases.empty()) {

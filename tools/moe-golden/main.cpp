@@ -4,8 +4,7 @@
 #include <thread>
 
 #include "commands.hpp"
-#include "moe/conformance/golden_file.hpp"
-#include "moe/spec/error.hpp"
+#include "cli_errors.hpp"
 
 using namespace moe::golden_cli;
 
@@ -66,20 +65,10 @@ int main(int argc, char** argv) {
         const int code = app.exit(e);
         return code == 0 ? 0 : 2;
     }
-    try {
+    return moe::cli::run_with_exit_codes("moe-golden", [&] {
         if (*g) return generate(gen);
         if (*v) return verify(ver);
         if (*c) return complete(com);
-        if (*i) return inspect(inspect_file);
-    } catch (const moe::golden::FileError& e) {
-        std::cerr << "moe-golden: error: " << e.what() << "\n";
-        return 2;
-    } catch (const moe::InputError& e) {
-        std::cerr << "moe-golden: error: " << e.what() << "\n";
-        return 2;
-    } catch (const std::exception& e) {
-        std::cerr << "moe-golden: internal error: " << e.what() << "\n";
-        return 3;
-    }
-    return 2;
+        return inspect(inspect_file);
+    });
 }

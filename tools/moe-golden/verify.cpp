@@ -5,6 +5,7 @@
 #include <set>
 
 #include "commands.hpp"
+#include "moe/conformance/runner.hpp"
 #include "moe/generator/case_spec.hpp"
 #include "moe/generator/golden_builder.hpp"
 #include "moe/generator/manifest.hpp"
@@ -74,7 +75,7 @@ int verify(const VerifyOptions& o) {
     std::size_t checked = 0;
     const auto cases = generator::load_catalog(o.catalog);
     for (const auto& spec : cases) {
-        if (!tier_includes(o.tier, spec.tier)) continue;
+        if (!conformance::tier_includes(o.tier, spec.tier)) continue;
         ++checked;
         const fs::path file = dir / (spec.name + ".h5");
         std::cerr << "[" << checked << "] " << spec.name << "\n";

@@ -115,7 +115,7 @@ CaseSpec parse_case(const Json& j, const Where& w) {
     try {
         resolve(c.attributes);
     } catch (const InputError& e) {
-        w.fail("attributes", e.what());
+        w.fail(j.contains("params") ? "params" : "attributes", e.what());
     }
 
     const Json& s = j.contains("shape") ? j.at("shape") : Json::object();
@@ -168,6 +168,14 @@ CaseSpec parse_case(const Json& j, const Where& w) {
         check_keys(r, {"exclude", "always", "weights"}, w, "routing");
         if (r.contains("exclude")) c.routing.exclude = get<std::vector<std::size_t>>(r, "exclude", w);
         if (r.contains("always")) c.routing.always = get<std::vector<std::size_t>>(r, "always", w);
+        for (const auto* list : {&c.routing.exclude, &c.routing.always}) {
+            const char* key = list == &c.routing.exclude ? "routing.exclude" : "routing.always";
+            std::set<std::size_t> seen;
+            for (std::size_t e : *list) {
+                if (e >= c.experts) w.fail(key, "expert " + std::to_string(e) + " is not below experts = " + std::to_string(c.experts));
+                if (!seen.insert(e).second) w.fail(key, "expert " + std::to_string(e) + " is listed twice");
+            }
+        }
         const auto weights = r.value("weights", std::string("softmax"));
         if (weights == "softmax") c.routing.weights = RoutingSpec::Weights::softmax;
         else if (weights == "random") c.routing.weights = RoutingSpec::Weights::random;
@@ -177,6 +185,7 @@ CaseSpec parse_case(const Json& j, const Where& w) {
     if (j.contains("overrides")) {
         for (const auto& o : j.at("overrides")) {
             check_keys(o, {"input", "index", "value"}, w, "overrides");
+            if (!o.contains("value")) w.fail("overrides.value", "missing");
             c.overrides.push_back({get<std::string>(o, "input", w), get<std::vector<std::size_t>>(o, "index", w),
                                    number_or_special(o.at("value"), w, "overrides.value")});
         }
@@ -186,8 +195,12 @@ CaseSpec parse_case(const Json& j, const Where& w) {
     return c;
 }
 
-std::string suffix_of(const std::string& key, const Json& v) {
-    if (v.is_object() && v.contains("suffix")) return v.at("suffix").get<std::string>();
+std::string suffix_of(const std::string& key, const Json& v, const Where& w) {
+    if (v.is_object() || v.is_array()) {
+        if (!v.is_object() || !v.contains("suffix") || !v.at("suffix").is_string())
+            w.fail("expand." + key, "a structured value needs the form {\"suffix\": \"...\", \"value\": ...}");
+        return v.at("suffix").get<std::string>();
+    }
     if (v.is_boolean()) return v.get<bool>() ? key : "no_" + key;
     if (v.is_string()) return v.get<std::string>();
     return key + v.dump();
@@ -206,7 +219,7 @@ std::vector<Json> expand(const Json& j, const Where& w) {
             for (const auto& v : values) {
                 Json c = base;
                 c[key] = v.is_object() && v.contains("value") ? v.at("value") : v;
-                c["name"] = c.at("name").get<std::string>() + "_" + suffix_of(key, v);
+                c["name"] = c.at("name").get<std::string>() + "_" + suffix_of(key, v, w);
                 next.push_back(std::move(c));
             }
         }
@@ -249,6 +262,7 @@ std::vector<CaseSpec> load_catalog(const std::filesystem::path& file) {
     const Json defaults = root.value("defaults", Json::object());
     std::vector<CaseSpec> cases;
     std::set<std::string> names;
+    if (!root.contains("cases") || !root.at("cases").is_array()) w.fail("cases", "expected a list of cases");
     for (const auto& entry : root.at("cases")) {
         Json merged = defaults;
         for (const auto& [k, v] : entry.items()) merged[k] = v;
@@ -257,7 +271,12 @@ std::vector<CaseSpec> load_catalog(const std::filesystem::path& file) {
         for (const auto& j : expand(merged, cw)) {
             Where ew = w;
             ew.name = j.value("name", std::string("(unnamed)"));
-            CaseSpec c = parse_case(j, ew);
+            CaseSpec c;
+            try {
+                c = parse_case(j, ew);
+            } catch (const nlohmann::json::exception& e) {
+                ew.fail("", std::string("wrong type: ") + e.what());
+            }
             if (!names.insert(c.name).second) ew.fail("name", "duplicate case name");
             cases.push_back(std::move(c));
         }
@@ -265,24 +284,5 @@ std::vector<CaseSpec> load_catalog(const std::filesystem::path& file) {
     return cases;
 }
 
-bool glob_match(const std::string& pattern, const std::string& name) {
-    std::size_t p = 0, n = 0, star = std::string::npos, mark = 0;
-    while (n < name.size()) {
-        if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
-            ++p;
-            ++n;
-        } else if (p < pattern.size() && pattern[p] == '*') {
-            star = p++;
-            mark = n;
-        } else if (star != std::string::npos) {
-            p = star + 1;
-            n = ++mark;
-        } else {
-            return false;
-        }
-    }
-    while (p < pattern.size() && pattern[p] == '*') ++p;
-    return p == pattern.size();
-}
 
 }  // namespace moe::generator

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "moe/generator/exactness.hpp"
+#include "moe/spec/error.hpp"
 #include "moe/generator/synthesize.hpp"
+#include "moe/reference/error_terms.hpp"
 #include "moe/reference/interpreter.hpp"
 
 namespace moe::generator {
@@ -55,6 +57,10 @@ void compute_outputs(golden::GoldenCase& c, const BuildOptions& o, BuildReport* 
     }
     c.outputs.emplace("output", std::move(sparse.output));
     c.stages = std::move(sparse.stages);
+    // The magnitudes a backend's tolerance is built from (spec/tolerance.md), so that tools
+    // outside the project need none of our code to compute bounds.
+    for (auto& [name, t] : reference::error_terms(c.problem, false, o.threads).output)
+        c.outputs.emplace("bound_" + name, std::move(t));
     if (report) report->reference_seconds = seconds;
 }
 
@@ -65,7 +71,11 @@ golden::GoldenCase build_golden(const CaseSpec& spec, const BuildOptions& o, Bui
     c.problem = synthesize(spec);
     validate(c.problem);
     if (spec.exact) {
-        r.exact_bits = certify_exact(c.problem);
+        try {
+            r.exact_bits = certify_exact(c.problem);
+        } catch (const InputError& e) {
+            throw InputError("case " + spec.name + " is declared exact but is " + e.what());
+        }
     } else if (spec.kink_guard) {
         r.kinks = keep_off_kinks(c.problem, spec, o.threads);
     }

@@ -145,6 +145,8 @@ Problem synthesize(const CaseSpec& c) {
                                  o.input + " of shape " + shape_to_string(s));
             flat = flat * s[d] + o.index[d];
         }
+        if (!is_floating(it->second.dtype()) && std::trunc(o.value) != o.value)
+            throw InputError("case " + c.name + ": override of " + o.input + " needs an integer value");
         it->second.set(flat, o.value);
     }
     return p;
@@ -155,6 +157,13 @@ void redraw_token(Problem& p, const CaseSpec& c, std::size_t token, int attempt)
     const Fill f = fill_for(c, kHiddenStates);
     RandomStream rs(c.seed, "hidden_states/redraw/" + std::to_string(token) + "/" + std::to_string(attempt));
     for (std::size_t h = 0; h < c.hidden; ++h) x.set(token * c.hidden + h, draw(f, rs));
+    // The case's own values for this row survive the redraw.
+    for (const auto& o : c.overrides) {
+        if (o.input != kHiddenStates) continue;
+        std::size_t flat = 0;
+        for (std::size_t d = 0; d < o.index.size(); ++d) flat = flat * x.shape()[d] + o.index[d];
+        if (flat / c.hidden == token) x.set(flat, o.value);
+    }
 }
 
 }  // namespace moe::generator

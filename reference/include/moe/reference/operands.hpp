@@ -27,4 +27,7 @@ struct RoutedPair {
 // Per expert, its pairs in ascending token order.
 std::vector<std::vector<RoutedPair>> pairs_by_expert(const Problem& p, const Dims& d);
 
+// The hidden rows of `pairs`' tokens, one row per pair, in pair order.
+PaddedMatrix gather_rows(const PaddedMatrix& x, const std::vector<RoutedPair>& pairs);
+
 }  // namespace moe::reference

@@ -66,7 +66,4 @@ Fill default_fill(const CaseSpec& c, const std::string& input);
 // and the key at fault.
 std::vector<CaseSpec> load_catalog(const std::filesystem::path& file);
 
-// Shell-style match (* and ?) of a case name.
-bool glob_match(const std::string& pattern, const std::string& name);
-
 }  // namespace moe::generator

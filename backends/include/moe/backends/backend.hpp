@@ -1,0 +1,52 @@
+#pragma once
+// The contract between moe-conform and an implementation under test. Deliberately narrow
+// (problem in, tensors out, a few declarations) so that it maps one-to-one onto a versioned C
+// ABI for backends built outside the project.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "moe/spec/problem.hpp"
+#include "moe/spec/tensor.hpp"
+
+namespace moe::backends {
+
+struct Availability {
+    bool available = true;
+    std::string reason;  // why not, when unavailable ("no OpenCL platform found")
+};
+
+struct Support {
+    bool supported = true;
+    std::string reason;  // why not ("bf16 inputs are not supported")
+};
+
+// The arithmetic a backend uses for one input element type; it sets the tolerance
+// (spec/tolerance.md). compute: accumulation and elementwise math. storage: the type of the
+// intermediates it keeps between stages (gate_up, act, down).
+struct Precision {
+    DType compute = DType::f32;
+    DType storage = DType::f32;
+};
+
+struct Output {
+    Tensor output;                         // the op's output: the shape of hidden_states, any floating type
+    std::map<std::string, Tensor> stages;  // optional, golden layout [T, K, features] (spec/golden-format.md)
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual std::string name() const = 0;
+    virtual std::string description() const = 0;
+    virtual Availability availability() const { return {}; }
+    // Called with a validated problem; an unsupported one is reported as SKIP with the reason.
+    virtual Support supports(const Problem& p) const = 0;
+    virtual Precision precision(DType data_type) const = 0;
+    virtual bool provides_stages() const { return false; }
+    // Computes the problem. Exceptions are reported as ERROR with their message.
+    virtual Output run(const Problem& p, bool want_stages) = 0;
+};
+
+}  // namespace moe::backends

@@ -1,0 +1,23 @@
+#pragma once
+#include <thread>
+
+#include "moe/backends/backend.hpp"
+
+namespace moe::backends {
+
+class ReferenceBackend : public Backend {
+public:
+    explicit ReferenceBackend(bool dense);
+    std::string name() const override;
+    std::string description() const override;
+    Support supports(const Problem& p) const override;
+    Precision precision(DType data_type) const override;
+    bool provides_stages() const override { return true; }
+    Output run(const Problem& p, bool want_stages) override;
+
+private:
+    bool dense_;
+    int threads_ = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+};
+
+}  // namespace moe::backends

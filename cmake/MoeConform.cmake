@@ -1,0 +1,45 @@
+# moe_conform_add_suite: registers a conformance run as a CTest test, so a project gates its CI
+# with `ctest`. Include this file (or copy it) and point MOE_CONFORM_EXECUTABLE at moe-conform.
+#
+#   moe_conform_add_suite(NAME <test name> BACKENDS <name>... (SUITE <dir> | CASES <file>...)
+#                         [FILTER <glob>...] [TIER quick|ci|full] [EXPECT <file>]
+#                         [JSON <file>] [JUNIT <file>])
+#
+# The test passes on exit 0, fails on 1 (a FAIL, ERROR or XPASS) and 2 (bad input), and is
+# reported as skipped ("Not Run") on 77, when every case was skipped (no device, unsupported).
+if(NOT DEFINED MOE_CONFORM_EXECUTABLE)
+  if(TARGET moe-conform)
+    set(MOE_CONFORM_EXECUTABLE $<TARGET_FILE:moe-conform>)
+  else()
+    find_program(MOE_CONFORM_EXECUTABLE moe-conform REQUIRED)
+  endif()
+endif()
+
+function(moe_conform_add_suite)
+  cmake_parse_arguments(ARG "" "NAME;SUITE;TIER;EXPECT;JSON;JUNIT" "BACKENDS;CASES;FILTER" ${ARGN})
+  if(NOT ARG_NAME OR NOT ARG_BACKENDS)
+    message(FATAL_ERROR "moe_conform_add_suite: NAME and BACKENDS are required")
+  endif()
+  if(NOT ARG_SUITE AND NOT ARG_CASES)
+    message(FATAL_ERROR "moe_conform_add_suite(${ARG_NAME}): give SUITE <dir> or CASES <file>...")
+  endif()
+  list(JOIN ARG_BACKENDS "," backends)
+  set(cmd ${MOE_CONFORM_EXECUTABLE} run --quiet --backend ${backends})
+  if(ARG_SUITE)
+    list(APPEND cmd --suite ${ARG_SUITE})
+  endif()
+  foreach(c IN LISTS ARG_CASES)
+    list(APPEND cmd --case ${c})
+  endforeach()
+  foreach(f IN LISTS ARG_FILTER)
+    list(APPEND cmd --filter ${f})
+  endforeach()
+  foreach(opt TIER EXPECT JSON JUNIT)
+    if(ARG_${opt})
+      string(TOLOWER ${opt} flag)
+      list(APPEND cmd --${flag} ${ARG_${opt}})
+    endif()
+  endforeach()
+  add_test(NAME ${ARG_NAME} COMMAND ${cmd})
+  set_tests_properties(${ARG_NAME} PROPERTIES SKIP_RETURN_CODE 77)
+endfunction()

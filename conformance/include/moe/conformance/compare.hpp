@@ -1,0 +1,43 @@
+#pragma once
+// The one comparison engine: a backend's output (and stages) against a golden case.
+#include <map>
+#include <optional>
+#include <string>
+
+#include "moe/backends/backend.hpp"
+#include "moe/conformance/golden_file.hpp"
+#include "moe/conformance/results.hpp"
+#include "moe/conformance/tolerance.hpp"
+
+namespace moe::conformance {
+
+struct Comparison {
+    Status status = Status::pass;  // pass, fail or mistrusted
+    std::string reason;
+    Metrics metrics;
+    bool exact = false;
+};
+
+// The magnitudes of the error terms at the output: the file's /outputs/bound_<term>, or, for a
+// file without them, computed by the reference's error analysis.
+std::map<std::string, Tensor> output_error_terms(const golden::GoldenCase& c, int threads);
+
+// Element by element against /outputs/output:
+//  - finite reference: |got - ref| <= bound (zero-tolerance cases: got == ref rounded to the
+//    output type);
+//  - non-finite reference, or an element where /outputs/output_dense differs: got must have the
+//    class (finite, NaN, +Inf, -Inf) of one of the readings, and be within bound when finite and
+//    the sparse reading is finite.
+Comparison compare_output(const golden::GoldenCase& c, const Tensor& got, const backends::Precision& precision,
+                          int threads);
+
+// Why a passing comparison says nothing (mostly-zero output, saturated activation), if it does not.
+std::optional<std::string> vacuous_case(const golden::GoldenCase& c);
+
+// The first stage, in pipeline order, whose values leave their bounds (stage bounds from the
+// reference's error analysis, spec/tolerance.md).
+std::optional<StageDivergence> first_divergent_stage(const golden::GoldenCase& c,
+                                                     const std::map<std::string, Tensor>& got_stages,
+                                                     const backends::Precision& precision, int threads);
+
+}  // namespace moe::conformance

@@ -1,0 +1,29 @@
+#pragma once
+// Expectation files: cases a backend is known to fail (XFAIL) or must not run (SKIP), each with a
+// reason and, where one exists, a ticket. spec/report-format.md documents the format.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "moe/conformance/results.hpp"
+
+namespace moe::conformance {
+
+struct Expectation {
+    std::string backend;  // glob over backend names
+    std::string case_glob;
+    Status status = Status::fail;  // fail (-> XFAIL / XPASS) or skip
+    std::string reason;
+    std::string ticket;
+};
+
+// Throws InputError naming the file and entry at fault. A reason is mandatory.
+std::vector<Expectation> load_expectations(const std::filesystem::path& file);
+
+// The first entry matching (backend, case), or nullptr.
+const Expectation* find_expectation(const std::vector<Expectation>& list, const std::string& backend,
+                                    const std::string& case_name);
+
+bool glob_match(const std::string& pattern, const std::string& text);
+
+}  // namespace moe::conformance

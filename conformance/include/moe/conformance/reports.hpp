@@ -1,0 +1,40 @@
+#pragma once
+// Three views of a run's results: a text table for people, JSON for tools and trend tracking,
+// JUnit XML for CI dashboards. spec/report-format.md documents all three; spec/report.schema.json
+// is the JSON schema.
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "moe/conformance/results.hpp"
+
+namespace moe::conformance {
+
+// What the run was: written at the top of every report.
+struct RunInfo {
+    std::string tool_version;           // "moe-conform 0.1.0"
+    std::string command_line;           // as invoked
+    std::vector<std::string> backends;  // names, in run order
+    std::string suite;                  // folder or "(files)"
+    std::string tier;                   // quick | ci | full
+    std::string started_utc;            // ISO 8601
+    double seconds = 0;                 // wall time of the whole run
+};
+
+// The table (one row per result), then the details of every FAIL/ERROR/XPASS (at most 10
+// violating elements each, the first divergent stage, the repro line), then the count line.
+void write_text_report(std::ostream& out, const RunInfo& info, const std::vector<CaseResult>& results);
+
+// The final plain line, e.g. "96 passed, 0 failed, 2 skipped" (always these three counts, then
+// the non-zero ones among xfail, xpass, mistrusted, errors).
+std::string count_line(const RunSummary& s);
+
+// JSON document (schema: spec/report.schema.json). Written atomically to `file`.
+void write_json_report(const std::string& file, const RunInfo& info, const std::vector<CaseResult>& results);
+
+// JUnit XML: <testsuites> root, one <testsuite> per backend, one <testcase> per case; skipped
+// and xfail as <skipped message=reason/>, fail/xpass as <failure>, error as <error>; metrics as
+// <properties>. Written atomically to `file`.
+void write_junit_report(const std::string& file, const RunInfo& info, const std::vector<CaseResult>& results);
+
+}  // namespace moe::conformance

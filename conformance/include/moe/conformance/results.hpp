@@ -1,0 +1,70 @@
+#pragma once
+// What a conformance run produces: one CaseResult per (case file, backend), in run order. The
+// text, JSON and JUnit reports are three views of this structure (spec/report-format.md).
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace moe::conformance {
+
+enum class Status {
+    pass,        // every element within its bound
+    fail,        // some element outside its bound (or wrong shape, or a non-finite class mismatch)
+    skip,        // not run: backend unavailable, case unsupported, or listed as SKIP; reason given
+    xfail,       // failed, and an expectation file lists it as failing (reason, ticket)
+    xpass,       // passed although an expectation file lists it as failing: the list is stale
+    mistrusted,  // passed, but the comparison is vacuous (output mostly zeros, activation saturated)
+    error,       // the backend threw; message given
+};
+std::string_view status_name(Status s);  // "PASS", "FAIL", ...
+
+// One element of the output, with its bound.
+struct ElementReport {
+    std::size_t token = 0, feature = 0;
+    double reference = 0, got = 0, bound = 0;
+};
+
+struct Metrics {
+    std::size_t elements = 0;        // compared elements
+    std::size_t over_bound = 0;      // elements outside their bound
+    double max_abs_error = 0;
+    double max_rel_error = 0;        // over elements with a non-zero reference
+    double max_ulps = 0;             // |got - ref| in ulps of the compute type at ref
+    double worst_ratio = 0;          // max |got - ref| / bound (headroom on PASS: < 1)
+    std::optional<ElementReport> worst;       // the element of worst_ratio
+    std::vector<ElementReport> violations;    // at most 10, in index order
+};
+
+struct StageDivergence {
+    std::string stage;        // first stage in pipeline order whose error exceeds its bound
+    double worst_ratio = 0;
+    std::size_t token = 0, slot = 0, feature = 0;
+    double reference = 0, got = 0, bound = 0;
+};
+
+struct CaseResult {
+    std::string case_name;
+    std::string file;
+    std::string backend;
+    std::string data_type;      // f32, ...
+    std::string compute_type;   // the backend's declared compute type for it
+    std::string storage_type;
+    bool exact = false;         // compared with a zero tolerance
+    Status status = Status::pass;
+    std::string reason;         // skip/xfail/mistrusted/error reason, or the failure summary
+    std::string ticket;         // from the expectation file
+    double seconds = 0;         // backend run time
+    Metrics metrics;
+    std::optional<StageDivergence> first_divergent_stage;
+    std::string repro;          // command line that reruns exactly this case on this backend
+};
+
+struct RunSummary {
+    std::size_t total = 0, passed = 0, failed = 0, skipped = 0, xfailed = 0, xpassed = 0, mistrusted = 0,
+                errors = 0;
+};
+
+RunSummary summarize(const std::vector<CaseResult>& results);
+
+}  // namespace moe::conformance

@@ -1,0 +1,37 @@
+#pragma once
+// Runs backends over golden files: read each file once (a bad file is an input error, never
+// compared), run every backend on it, compare, apply expectations.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "moe/backends/backend.hpp"
+#include "moe/conformance/expectations.hpp"
+#include "moe/conformance/results.hpp"
+
+namespace moe::conformance {
+
+struct RunOptions {
+    std::vector<std::string> files;    // golden files, in run order
+    std::vector<std::string> filters;  // case-name globs; empty = all
+    std::string tier = "full";         // largest tier to run (a file's `tier` attribute)
+    std::vector<Expectation> expectations;
+    int threads = 1;
+    bool progress = true;              // one line per case on stderr
+    std::string repro_command = "moe-conform run";  // extra flags (--device ...) go here
+};
+
+struct RunOutcome {
+    std::vector<CaseResult> results;
+    std::vector<std::string> input_errors;  // bad files and rejected problems (exit 2)
+};
+
+// Every *.h5 file in `dir`, sorted by name. Throws InputError if there is none.
+std::vector<std::string> suite_files(const std::string& dir);
+
+RunOutcome run_suite(const RunOptions& o, const std::vector<backends::Backend*>& backends);
+
+bool tier_includes(const std::string& run_tier, const std::string& case_tier);
+
+}  // namespace moe::conformance

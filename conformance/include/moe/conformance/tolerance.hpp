@@ -1,0 +1,41 @@
+#pragma once
+// The tolerance policy of spec/tolerance.md: every element's bound is
+//   sum over error terms of coefficient(term) * magnitude(term) + u_out |ref| + floor_out
+// where the magnitudes come from the golden file (/outputs/bound_<term>, computed by the
+// reference's error analysis) and the coefficients from the backend's declared precision.
+#include <cstddef>
+#include <map>
+#include <string>
+
+#include "moe/backends/backend.hpp"
+#include "moe/spec/problem.hpp"
+
+namespace moe::conformance {
+
+// Higham-Mary probabilistic bound lambda: a length-n sum's rounding error exceeds
+// lambda sqrt(n) u (to first order) with probability below 2 exp(-lambda^2 / 2) = 3e-8.
+inline constexpr double kLambda = 6.0;
+
+// Bound on the relative rounding error of a length-n sum in unit roundoff u: the smaller of
+// Higham's deterministic gamma_n = n u / (1 - n u) and the probabilistic lambda sqrt(n) u.
+double accumulation_factor(std::size_t n, double u);
+
+struct ToleranceModel {
+    std::map<std::string, double> stage_coefficient;   // per term, for the stages
+    std::map<std::string, double> output_coefficient;  // per term, at the output
+    double output_rounding = 0;  // u of the output type, times |ref|
+    double output_floor = 0;     // half the smallest subnormal of the output type (absolute)
+};
+
+// The coefficients for a backend that computes a case of `data` type with precision `p`.
+ToleranceModel tolerance_model(const backends::Precision& p, DType data, const Dims& d);
+
+// An exact-by-construction case is compared with a zero tolerance (got == the reference rounded
+// to the output type) when the backend's compute type has at least f32's 24 significand bits,
+// which the case's certificate assumes.
+bool exact_comparison_applies(bool case_is_exact, const backends::Precision& p);
+
+// Units in the last place of `t` at magnitude |v| (the spacing of t's values around v).
+double ulp(DType t, double v);
+
+}  // namespace moe::conformance

@@ -1,0 +1,194 @@
+#include "moe/conformance/compare.hpp"
+
+#include <cmath>
+
+#include "moe/reference/error_terms.hpp"
+#include "moe/reference/interpreter.hpp"
+
+namespace moe::conformance {
+
+namespace {
+
+enum class Class { finite, nan, pos_inf, neg_inf };
+Class class_of(double v) {
+    if (std::isnan(v)) return Class::nan;
+    if (std::isinf(v)) return v > 0 ? Class::pos_inf : Class::neg_inf;
+    return Class::finite;
+}
+
+constexpr std::size_t kMaxViolations = 10;
+
+}  // namespace
+
+std::map<std::string, Tensor> output_error_terms(const golden::GoldenCase& c, int threads) {
+    std::map<std::string, Tensor> terms;
+    for (const auto& name : reference::error_term_names()) {
+        auto it = c.outputs.find("bound_" + name);
+        if (it == c.outputs.end()) return reference::error_terms(c.problem, false, threads).output;
+        terms.emplace(name, it->second);
+    }
+    return terms;
+}
+
+Comparison compare_output(const golden::GoldenCase& c, const Tensor& got, const backends::Precision& precision,
+                          int threads) {
+    Comparison r;
+    const Tensor& ref = c.outputs.at("output");
+    if (got.shape() != ref.shape()) {
+        r.status = Status::fail;
+        r.reason = "output shape " + shape_to_string(got.shape()) + " differs from hidden_states' " +
+                   shape_to_string(ref.shape());
+        return r;
+    }
+    const Dims d = validate(c.problem);
+    const DType data = c.problem.input(kHiddenStates).dtype();
+    const ToleranceModel model = tolerance_model(precision, data, d);
+    r.exact = exact_comparison_applies(c.exact, precision);
+    const auto terms = output_error_terms(c, threads);
+    const auto dense_it = c.outputs.find("output_dense");
+    const Tensor* dense = dense_it == c.outputs.end() ? nullptr : &dense_it->second;
+    const std::size_t H = d.H;
+
+    Metrics& m = r.metrics;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+        const double want = ref.get(i), have = got.get(i);
+        const double alt = dense ? dense->get(i) : want;
+        ++m.elements;
+        double bound;
+        if (r.exact) {
+            bound = std::fabs(round_to(data, want) - want);
+        } else {
+            bound = model.output_rounding * std::fabs(want) + model.output_floor;
+            for (const auto& [name, t] : terms) bound += model.output_coefficient.at(name) * t.get(i);
+        }
+        bool ok;
+        double err = 0.0, ratio = 0.0;
+        if (class_of(want) != Class::finite || class_of(alt) != Class::finite) {
+            // Compared by class: either reading's class is acceptable; a finite value where the
+            // sparse reading is finite must also be within its bound.
+            const Class g = class_of(have);
+            ok = g == class_of(want) || g == class_of(alt);
+            if (ok && g == Class::finite && class_of(want) == Class::finite) {
+                err = std::fabs(have - want);
+                ok = err <= bound;
+                ratio = err == 0.0 ? 0.0 : err / bound;
+            } else {
+                ratio = ok ? 0.0 : INFINITY;
+            }
+        } else if (class_of(have) != Class::finite) {
+            ok = false;
+            err = ratio = INFINITY;
+        } else if (r.exact) {
+            // Zero tolerance: the correctly rounded reference, nothing else.
+            err = std::fabs(have - want);
+            ok = have == round_to(data, want);
+            ratio = ok ? 0.0 : INFINITY;
+        } else {
+            err = std::fabs(have - want);
+            ok = err <= bound;
+            ratio = err == 0.0 ? 0.0 : (bound > 0.0 ? err / bound : INFINITY);
+        }
+        if (std::isfinite(err)) {
+            m.max_abs_error = std::max(m.max_abs_error, err);
+            if (want != 0.0 && std::isfinite(want)) m.max_rel_error = std::max(m.max_rel_error, err / std::fabs(want));
+            if (std::isfinite(want)) m.max_ulps = std::max(m.max_ulps, err / ulp(precision.compute, want));
+        }
+        const ElementReport e{i / H, i % H, want, have, r.exact ? 0.0 : bound};
+        if (!m.worst || ratio > m.worst_ratio) {
+            m.worst_ratio = ratio;
+            m.worst = e;
+        }
+        if (!ok) {
+            ++m.over_bound;
+            if (m.violations.size() < kMaxViolations) m.violations.push_back(e);
+        }
+    }
+    if (m.over_bound) {
+        r.status = Status::fail;
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "%zu of %zu elements outside their bound (%.2f%%), worst %.3g x bound",
+                      m.over_bound, m.elements, 100.0 * static_cast<double>(m.over_bound) / static_cast<double>(m.elements),
+                      m.worst_ratio);
+        r.reason = buf;
+    } else if (auto why = vacuous_case(c)) {
+        r.status = Status::mistrusted;
+        r.reason = *why;
+    }
+    return r;
+}
+
+std::optional<std::string> vacuous_case(const golden::GoldenCase& c) {
+    const Tensor& ref = c.outputs.at("output");
+    if (ref.size() == 0) return std::nullopt;  // T = 0: the check is the shape, which holds
+    std::size_t zeros = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i) zeros += ref.get(i) == 0.0;
+    if (zeros * 10 >= ref.size() * 9)
+        return std::to_string(zeros) + " of " + std::to_string(ref.size()) + " reference elements are zero";
+    // GEMM2: when (nearly) every lane is clamped on both sides, the activation is a constant
+    // and the first GEMM's values are not tested.
+    const auto gu = c.stages.find("gate_up");
+    if (c.problem.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp && gu != c.stages.end()) {
+        const ResolvedParams rp = resolve(c.problem.attributes);
+        std::size_t lanes = 0, saturated = 0;
+        for (std::size_t i = 0; i + 1 < gu->second.size(); i += 2) {
+            const double gate = gu->second.get(i + rp.gate_lane), lin = gu->second.get(i + 1 - rp.gate_lane);
+            ++lanes;
+            saturated += gate >= rp.clamp_limit && std::fabs(lin) >= rp.clamp_limit;
+        }
+        if (lanes && saturated * 100 >= lanes * 95)
+            return std::to_string(saturated) + " of " + std::to_string(lanes) +
+                   " activation lanes saturated (gate >= limit and |lin| >= limit)";
+    }
+    return std::nullopt;
+}
+
+std::optional<StageDivergence> first_divergent_stage(const golden::GoldenCase& c,
+                                                     const std::map<std::string, Tensor>& got_stages,
+                                                     const backends::Precision& precision, int threads) {
+    const Problem& p = c.problem;
+    const Dims d = validate(p);
+    const ToleranceModel model = tolerance_model(precision, p.input(kHiddenStates).dtype(), d);
+    const auto terms = reference::error_terms(p, true, threads).stages;
+    std::map<std::string, Tensor> want = c.stages;
+    if (want.empty()) want = reference::run(p, {reference::Mode::sparse, true, threads}).stages;
+    for (const auto& stage : reference::stage_names(p.attributes.expert_type)) {
+        auto g = got_stages.find(stage);
+        auto w = want.find(stage);
+        if (g == got_stages.end() || w == want.end()) continue;
+        if (g->second.shape() != w->second.shape()) {
+            StageDivergence s;
+            s.stage = stage + " (shape " + shape_to_string(g->second.shape()) + ", expected " +
+                      shape_to_string(w->second.shape()) + ")";
+            s.worst_ratio = INFINITY;
+            return s;
+        }
+        const std::size_t F = w->second.shape()[2];
+        StageDivergence worst;
+        worst.stage = stage;
+        for (std::size_t i = 0; i < w->second.size(); ++i) {
+            const double ref = w->second.get(i), have = g->second.get(i);
+            if (!std::isfinite(ref)) continue;  // non-finite stages are judged at the output
+            double bound = 0.0;
+            for (const auto& [key, t] : terms) {
+                const auto slash = key.find('/');
+                if (key.compare(0, slash, stage) == 0 && slash == stage.size())
+                    bound += model.stage_coefficient.at(key.substr(slash + 1)) * t.get(i);
+            }
+            const double err = std::isfinite(have) ? std::fabs(have - ref) : INFINITY;
+            const double ratio = err == 0.0 ? 0.0 : (bound > 0.0 ? err / bound : INFINITY);
+            if (ratio > worst.worst_ratio) {
+                worst.worst_ratio = ratio;
+                worst.token = i / F / d.K;
+                worst.slot = i / F % d.K;
+                worst.feature = i % F;
+                worst.reference = ref;
+                worst.got = have;
+                worst.bound = bound;
+            }
+        }
+        if (worst.worst_ratio > 1.0) return worst;
+    }
+    return std::nullopt;
+}
+
+}  // namespace moe::conformance

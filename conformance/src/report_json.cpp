@@ -1,0 +1,131 @@
+// The JSON report (spec/report-format.md, "JSON report"; schema spec/report.schema.json). Also
+// defines the atomic file write that the JUnit writer shares.
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "moe/conformance/reports.hpp"
+
+namespace moe::conformance {
+
+namespace detail {
+
+void write_file_atomically(const std::string& file, const std::string& content);
+
+// Writes `content` to "<file>.tmp", then renames it over `file`, so a reader never sees a
+// half-written report. Throws std::runtime_error naming `file` on any failure (and removes the
+// temporary file).
+void write_file_atomically(const std::string& file, const std::string& content) {
+    namespace fs = std::filesystem;
+    const std::string tmp = file + ".tmp";
+    auto fail = [&](const std::string& what) {
+        std::error_code ignored;
+        fs::remove(tmp, ignored);
+        throw std::runtime_error("cannot write report '" + file + "': " + what);
+    };
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out) fail(std::string("cannot create '") + tmp + "': " + std::strerror(errno));
+        out.write(content.data(), static_cast<std::streamsize>(content.size()));
+        out.close();
+        if (!out) fail(std::string("write to '") + tmp + "' failed: " + std::strerror(errno));
+    }
+    std::error_code ec;
+    fs::rename(tmp, file, ec);
+    if (ec) fail("rename from '" + tmp + "' failed: " + ec.message());
+}
+
+}  // namespace detail
+
+namespace {
+
+// ordered_json keeps the keys in the documented order, which makes the file easier to read.
+using json = nlohmann::ordered_json;
+
+// Finite doubles are JSON numbers; NaN and the infinities, which JSON cannot represent, are the
+// strings "nan", "inf" and "-inf" (spec/report-format.md, "Non-finite numbers").
+json real(double v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    return v;
+}
+
+json element(const ElementReport& e) {
+    return json{{"token", e.token}, {"feature", e.feature}, {"reference", real(e.reference)},
+                {"got", real(e.got)},   {"bound", real(e.bound)}};
+}
+
+json metrics(const Metrics& m) {
+    // At most 10, as Metrics promises and the schema requires.
+    json violations = json::array();
+    for (std::size_t i = 0; i < m.violations.size() && i < 10; ++i) violations.push_back(element(m.violations[i]));
+    return json{{"elements", m.elements},
+                {"over_bound", m.over_bound},
+                {"max_abs_error", real(m.max_abs_error)},
+                {"max_rel_error", real(m.max_rel_error)},
+                {"max_ulps", real(m.max_ulps)},
+                {"worst_ratio", real(m.worst_ratio)},
+                {"worst", m.worst ? element(*m.worst) : json(nullptr)},
+                {"violations", std::move(violations)}};
+}
+
+json stage(const std::optional<StageDivergence>& d) {
+    if (!d) return nullptr;
+    return json{{"stage", d->stage}, {"worst_ratio", real(d->worst_ratio)},
+                {"token", d->token}, {"slot", d->slot},
+                {"feature", d->feature}, {"reference", real(d->reference)},
+                {"got", real(d->got)}, {"bound", real(d->bound)}};
+}
+
+json result(const CaseResult& r) {
+    return json{{"case", r.case_name},
+                {"file", r.file},
+                {"backend", r.backend},
+                {"data_type", r.data_type},
+                {"compute_type", r.compute_type},
+                {"storage_type", r.storage_type},
+                {"exact", r.exact},
+                {"status", std::string(status_name(r.status))},
+                {"reason", r.reason},
+                {"ticket", r.ticket},
+                {"seconds", real(r.seconds)},
+                {"repro", r.repro},
+                {"metrics", metrics(r.metrics)},
+                {"first_divergent_stage", stage(r.first_divergent_stage)}};
+}
+
+}  // namespace
+
+void write_json_report(const std::string& file, const RunInfo& info, const std::vector<CaseResult>& results) {
+    const RunSummary s = summarize(results);
+    json doc;
+    doc["format"] = "moe-conform-report";
+    doc["format_version"] = 1;
+    doc["tool"] = info.tool_version;
+    doc["command_line"] = info.command_line;
+    doc["started_utc"] = info.started_utc;
+    doc["seconds"] = real(info.seconds);
+    doc["suite"] = info.suite;
+    doc["tier"] = info.tier;
+    doc["backends"] = info.backends;
+    doc["summary"] = json{{"total", s.total},         {"passed", s.passed}, {"failed", s.failed},
+                          {"skipped", s.skipped},     {"xfail", s.xfailed}, {"xpass", s.xpassed},
+                          {"mistrusted", s.mistrusted}, {"errors", s.errors}};
+    json list = json::array();
+    for (const auto& r : results) list.push_back(result(r));
+    doc["results"] = std::move(list);
+    // Invalid UTF-8 in a message (a backend's exception text) becomes U+FFFD instead of throwing.
+    std::string text = doc.dump(2, ' ', false, json::error_handler_t::replace);
+    text += '\n';
+    detail::write_file_atomically(file, text);
+}
+
+}  // namespace moe::conformance

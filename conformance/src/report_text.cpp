@@ -1,0 +1,259 @@
+// The text report (spec/report-format.md, "Text report"): header, one table row per result, a
+// details block for every FAIL/ERROR/XPASS, the repro lines of the failures, and the count line
+// last. Also defines the details block the JUnit writer embeds in <failure>/<error>.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "moe/conformance/reports.hpp"
+
+namespace moe::conformance {
+
+namespace detail {
+
+// Shared with report_junit.cpp (declared there; no header of its own on purpose: these are
+// implementation details of the three writers).
+void write_case_details(std::ostream& out, const CaseResult& r);
+bool was_compared(const CaseResult& r);
+
+// A case was compared when its status says the backend produced an output that was checked
+// and at least one element was compared. Skips and errors never were.
+bool was_compared(const CaseResult& r) {
+    return r.status != Status::skip && r.status != Status::error && r.metrics.elements > 0;
+}
+
+}  // namespace detail
+
+namespace {
+
+constexpr std::size_t kMaxViolationsShown = 10;
+constexpr std::size_t kMaxReprosShown = 10;
+
+std::string format_number(const char* fmt, double v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, fmt, v);
+    return buf;
+}
+
+std::string err(double v) { return format_number("%.2e", v); }     // errors and bounds
+std::string ratio(double v) { return format_number("%.3g", v); }   // error/bound ratios
+std::string ulps(double v) { return format_number("%.4g", v); }    // ulps: "4096", "0.5", "1.235e+05"
+std::string value(double v) { return format_number("%.9g", v); }   // reference / got values
+
+bool is_failure(Status s) { return s == Status::fail || s == Status::error || s == Status::xpass; }
+
+// One line: control characters (newlines in an error message) become spaces, runs collapse.
+std::string one_line(const std::string& s) {
+    std::string out;
+    bool space = false;
+    for (char c : s) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f || c == ' ') {
+            space = !out.empty();
+            continue;
+        }
+        if (space) out += ' ';
+        space = false;
+        out += c;
+    }
+    return out;
+}
+
+// The last table column: why a row is not a plain PASS.
+std::string note(const CaseResult& r) {
+    std::string n = one_line(r.reason);
+    if (!r.ticket.empty()) n += (n.empty() ? "" : " ") + ("[" + one_line(r.ticket) + "]");
+    return n;
+}
+
+// Writes `text` indented by `indent`, continuation lines included.
+void write_indented(std::ostream& out, const std::string& indent, const std::string& text) {
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t nl = text.find('\n', start);
+        std::string line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        out << indent << line << '\n';
+        if (nl == std::string::npos) break;
+        start = nl + 1;
+        if (start == text.size()) break;
+    }
+}
+
+std::string pad_right(const std::string& s, std::size_t w) { return s.size() >= w ? s : s + std::string(w - s.size(), ' '); }
+std::string pad_left(const std::string& s, std::size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+    std::string out;
+    for (std::size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
+    return out;
+}
+
+}  // namespace
+
+namespace detail {
+
+void write_case_details(std::ostream& out, const CaseResult& r) {
+    out << status_name(r.status) << ' ' << r.backend << ' ' << r.case_name;
+    if (!r.file.empty()) out << " (" << r.file << ')';
+    out << '\n';
+    if (!r.reason.empty()) {
+        const bool multiline = r.reason.find('\n') != std::string::npos;
+        const char* label = r.status == Status::error ? "error" : "reason";
+        if (multiline) {
+            out << "  " << label << ":\n";
+            write_indented(out, "    ", r.reason);
+        } else {
+            out << "  " << label << ": " << r.reason << '\n';
+        }
+    }
+    if (!r.ticket.empty()) out << "  ticket: " << r.ticket << '\n';
+    out << "  types: data " << r.data_type << ", compute " << r.compute_type << ", storage " << r.storage_type
+        << (r.exact ? ", exact comparison" : "") << '\n';
+
+    const Metrics& m = r.metrics;
+    if (r.status != Status::error && m.elements > 0) {
+        char pct[32];
+        std::snprintf(pct, sizeof pct, "%.2f", 100.0 * static_cast<double>(m.over_bound) / static_cast<double>(m.elements));
+        out << "  " << m.over_bound << " of " << m.elements << " elements outside their bound (" << pct << "%)\n";
+        out << "  max abs error " << err(m.max_abs_error) << ", max rel error " << err(m.max_rel_error)
+            << ", max ulps " << ulps(m.max_ulps) << ", worst error/bound " << ratio(m.worst_ratio) << '\n';
+        if (m.worst) {
+            const ElementReport& w = *m.worst;
+            out << "  worst element: token " << w.token << ", feature " << w.feature << ": reference "
+                << value(w.reference) << ", got " << value(w.got) << ", bound " << err(w.bound) << ", ratio "
+                << ratio(m.worst_ratio) << '\n';
+        }
+        if (!m.violations.empty()) {
+            const std::size_t shown = std::min(m.violations.size(), kMaxViolationsShown);
+            out << "  violations (first " << shown << " of " << std::max(m.over_bound, m.violations.size())
+                << "):\n";
+            const std::size_t wi = 8, wv = 16, we = 10;
+            out << "    " << pad_left("token", wi) << "  " << pad_left("feature", wi) << "  "
+                << pad_left("reference", wv) << "  " << pad_left("got", wv) << "  " << pad_left("|diff|", we)
+                << "  " << pad_left("bound", we) << '\n';
+            for (std::size_t i = 0; i < shown; ++i) {
+                const ElementReport& v = m.violations[i];
+                out << "    " << pad_left(std::to_string(v.token), wi) << "  "
+                    << pad_left(std::to_string(v.feature), wi) << "  " << pad_left(value(v.reference), wv) << "  "
+                    << pad_left(value(v.got), wv) << "  " << pad_left(err(std::fabs(v.got - v.reference)), we)
+                    << "  " << pad_left(err(v.bound), we) << '\n';
+            }
+        }
+    }
+    if (r.first_divergent_stage) {
+        const StageDivergence& d = *r.first_divergent_stage;
+        out << "  first divergent stage: " << d.stage << " at token " << d.token << ", slot " << d.slot
+            << ", feature " << d.feature << ": reference " << value(d.reference) << ", got " << value(d.got)
+            << ", bound " << err(d.bound) << ", ratio " << ratio(d.worst_ratio) << '\n';
+    }
+    out << "  repro: " << (r.repro.empty() ? "(none recorded)" : r.repro) << '\n';
+}
+
+}  // namespace detail
+
+std::string count_line(const RunSummary& s) {
+    std::string line = std::to_string(s.passed) + " passed, " + std::to_string(s.failed) + " failed, " +
+                       std::to_string(s.skipped) + " skipped";
+    if (s.xfailed) line += ", " + std::to_string(s.xfailed) + " xfail";
+    if (s.xpassed) line += ", " + std::to_string(s.xpassed) + " xpass";
+    if (s.mistrusted) line += ", " + std::to_string(s.mistrusted) + " mistrusted";
+    if (s.errors) line += ", " + std::to_string(s.errors) + " errors";
+    return line;
+}
+
+void write_text_report(std::ostream& out, const RunInfo& info, const std::vector<CaseResult>& results) {
+    // Header.
+    out << (info.tool_version.empty() ? std::string("moe-conform") : info.tool_version) << '\n';
+    out << "started:  " << info.started_utc << '\n';
+    out << "suite:    " << info.suite << '\n';
+    out << "tier:     " << info.tier << '\n';
+    out << "backends: " << join(info.backends, ", ") << '\n';
+    if (!info.command_line.empty()) out << "command:  " << info.command_line << '\n';
+    out << '\n';
+
+    // Table.
+    enum Col { kStatus, kBackend, kCase, kType, kAbs, kRel, kUlps, kRatio, kTime, kNote, kCols };
+    static const char* const kHeads[kCols] = {"STATUS",   "BACKEND",  "CASE",      "TYPE",    "MAX_ABS",
+                                              "MAX_REL", "MAX_ULPS", "ERR/BOUND", "TIME(S)", "NOTE"};
+    static const bool kRightAligned[kCols] = {false, false, false, false, true, true, true, true, true, false};
+    std::vector<std::vector<std::string>> rows;
+    rows.reserve(results.size());
+    for (const auto& r : results) {
+        std::vector<std::string> row(kCols, "-");
+        row[kStatus] = std::string(status_name(r.status));
+        row[kBackend] = r.backend;
+        row[kCase] = r.case_name;
+        row[kType] = r.data_type + "/" + r.compute_type;
+        if (detail::was_compared(r)) {
+            row[kAbs] = err(r.metrics.max_abs_error);
+            row[kRel] = err(r.metrics.max_rel_error);
+            row[kUlps] = ulps(r.metrics.max_ulps);
+            row[kRatio] = ratio(r.metrics.worst_ratio);
+        }
+        if (r.status != Status::skip) row[kTime] = format_number("%.3f", r.seconds);
+        row[kNote] = r.status == Status::pass ? "" : note(r);
+        rows.push_back(std::move(row));
+    }
+    std::size_t width[kCols];
+    for (int c = 0; c < kCols; ++c) {
+        width[c] = std::string(kHeads[c]).size();
+        for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
+    }
+    auto write_row = [&](const std::vector<std::string>& cells) {
+        std::string line;
+        for (int c = 0; c < kCols; ++c) {
+            if (c) line += "  ";
+            if (c == kNote)
+                line += cells[c];
+            else
+                line += kRightAligned[c] ? pad_left(cells[c], width[c]) : pad_right(cells[c], width[c]);
+        }
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        out << line << '\n';
+    };
+    write_row(std::vector<std::string>(kHeads, kHeads + kCols));
+    if (rows.empty()) out << "(no results)\n";
+    for (const auto& row : rows) write_row(row);
+
+    // Details of what went wrong.
+    std::vector<const CaseResult*> failures;
+    for (const auto& r : results)
+        if (is_failure(r.status)) failures.push_back(&r);
+    if (!failures.empty()) {
+        out << "\nDetails\n";
+        for (const CaseResult* r : failures) {
+            out << '\n';
+            detail::write_case_details(out, *r);
+        }
+    }
+
+    // Summary.
+    const RunSummary s = summarize(results);
+    out << "\nSummary\n";
+    char secs[64];
+    std::snprintf(secs, sizeof secs, "%.2f", std::isfinite(info.seconds) ? info.seconds : 0.0);
+    out << s.total << (s.total == 1 ? " result" : " results") << " in " << secs << " s\n";
+    if (!failures.empty()) {
+        out << "rerun the failures:\n";
+        const std::size_t shown = std::min(failures.size(), kMaxReprosShown);
+        for (std::size_t i = 0; i < shown; ++i) {
+            const CaseResult& r = *failures[i];
+            if (r.repro.empty())
+                out << "  (no repro recorded: " << status_name(r.status) << ' ' << r.backend << ' ' << r.case_name
+                    << ")\n";
+            else
+                out << "  " << r.repro << '\n';
+        }
+        if (failures.size() > shown) out << "  ... and " << failures.size() - shown << " more (see Details)\n";
+    }
+    out << count_line(s) << '\n';
+}
+
+}  // namespace moe::conformance

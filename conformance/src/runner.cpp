@@ -1,0 +1,141 @@
+#include "moe/conformance/runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "moe/conformance/compare.hpp"
+#include "moe/conformance/golden_file.hpp"
+#include "moe/spec/error.hpp"
+
+namespace moe::conformance {
+
+namespace fs = std::filesystem;
+
+bool tier_includes(const std::string& run_tier, const std::string& case_tier) {
+    auto rank = [](const std::string& t) { return t == "quick" ? 0 : t == "ci" ? 1 : 2; };
+    return rank(case_tier) <= rank(run_tier);
+}
+
+std::vector<std::string> suite_files(const std::string& dir) {
+    if (!fs::is_directory(dir)) throw InputError("suite folder " + dir + " does not exist");
+    std::vector<std::string> files;
+    for (const auto& e : fs::directory_iterator(dir))
+        if (e.is_regular_file() && e.path().extension() == ".h5") files.push_back(e.path().string());
+    std::sort(files.begin(), files.end());
+    if (files.empty()) throw InputError("suite folder " + dir + " holds no .h5 golden file");
+    return files;
+}
+
+namespace {
+
+std::string quote(const std::string& s) {
+    if (s.find_first_of(" '\"$\\") == std::string::npos) return s;
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+// One backend on one case.
+CaseResult run_one(const golden::GoldenCase& c, const std::string& file, backends::Backend& b, const RunOptions& o) {
+    CaseResult r;
+    r.case_name = c.problem.name;
+    r.file = file;
+    r.backend = b.name();
+    const DType data = c.problem.input(kHiddenStates).dtype();
+    r.data_type = std::string(dtype_name(data));
+    r.repro = o.repro_command + " --backend " + quote(b.name()) + " --case " + quote(file);
+
+    const Expectation* expected = find_expectation(o.expectations, r.backend, r.case_name);
+    if (expected) r.ticket = expected->ticket;
+    if (expected && expected->status == Status::skip) {
+        r.status = Status::skip;
+        r.reason = "expectation file: " + expected->reason;
+        return r;
+    }
+    const auto avail = b.availability();
+    if (!avail.available) {
+        r.status = Status::skip;
+        r.reason = "backend unavailable: " + avail.reason;
+        return r;
+    }
+    const auto support = b.supports(c.problem);
+    if (!support.supported) {
+        r.status = Status::skip;
+        r.reason = "not supported: " + support.reason;
+        return r;
+    }
+    const backends::Precision precision = b.precision(data);
+    r.compute_type = std::string(dtype_name(precision.compute));
+    r.storage_type = std::string(dtype_name(precision.storage));
+
+    backends::Output out;
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        out = b.run(c.problem, b.provides_stages());
+    } catch (const std::exception& e) {
+        r.status = Status::error;
+        r.reason = std::string("backend threw: ") + e.what();
+        return r;
+    }
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    Comparison cmp = compare_output(c, out.output, precision, o.threads);
+    r.status = cmp.status;
+    r.reason = cmp.reason;
+    r.metrics = std::move(cmp.metrics);
+    r.exact = cmp.exact;
+    if (r.status == Status::fail && !out.stages.empty())
+        r.first_divergent_stage = first_divergent_stage(c, out.stages, precision, o.threads);
+    if (expected && expected->status == Status::fail) {
+        if (r.status == Status::fail) {
+            r.status = Status::xfail;
+            r.reason = "expected failure: " + expected->reason + " (" + r.reason + ")";
+        } else if (r.status == Status::pass) {
+            r.status = Status::xpass;
+            r.reason = "listed as failing (" + expected->reason + ") but passes: update the expectation file";
+        }
+    }
+    return r;
+}
+
+}  // namespace
+
+RunOutcome run_suite(const RunOptions& o, const std::vector<backends::Backend*>& backends) {
+    RunOutcome outcome;
+    std::size_t n = 0;
+    for (const auto& file : o.files) {
+        ++n;
+        golden::GoldenCase c;
+        try {
+            c = golden::read_golden(file);
+            validate(c.problem);
+        } catch (const golden::FileError& e) {
+            outcome.input_errors.push_back(e.what());
+            if (o.progress) std::cerr << "[" << n << "/" << o.files.size() << "] " << file << ": " << e.what() << "\n";
+            continue;
+        } catch (const InputError& e) {
+            outcome.input_errors.push_back("golden file '" + file + "': the problem is rejected: " + e.what());
+            continue;
+        }
+        if (!c.tier.empty() && !tier_includes(o.tier, c.tier)) continue;
+        bool keep = o.filters.empty();
+        for (const auto& f : o.filters) keep = keep || glob_match(f, c.problem.name);
+        if (!keep) continue;
+        for (auto* b : backends) {
+            CaseResult r = run_one(c, file, *b, o);
+            if (o.progress) {
+                char line[256];
+                std::snprintf(line, sizeof line, "[%zu/%zu] %-10s %-16s %s", n, o.files.size(),
+                              std::string(status_name(r.status)).c_str(), r.backend.c_str(), r.case_name.c_str());
+                std::cerr << line << "\n";
+            }
+            outcome.results.push_back(std::move(r));
+        }
+    }
+    return outcome;
+}
+
+}  // namespace moe::conformance

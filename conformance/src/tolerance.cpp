@@ -1,0 +1,76 @@
+#include "moe/conformance/tolerance.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+
+namespace moe::conformance {
+
+double accumulation_factor(std::size_t n, double u) {
+    const double nd = static_cast<double>(n);
+    const double probabilistic = kLambda * std::sqrt(nd) * u;
+    const double nu = nd * u;
+    const double deterministic = nu < 1.0 ? nu / (1.0 - nu) : std::numeric_limits<double>::infinity();
+    return std::min(deterministic, probabilistic);
+}
+
+namespace {
+
+int significand_bits(DType t) { return static_cast<int>(std::lround(-std::log2(unit_roundoff(t)))); }
+
+double smallest_subnormal(DType t) {
+    switch (t) {
+        case DType::f64: return std::numeric_limits<double>::denorm_min();
+        case DType::f32: return static_cast<double>(std::numeric_limits<float>::denorm_min());
+        case DType::f16: return std::ldexp(1.0, -24);
+        case DType::bf16: return std::ldexp(1.0, -133);
+        default: return 0.0;
+    }
+}
+
+}  // namespace
+
+ToleranceModel tolerance_model(const backends::Precision& p, DType data, const Dims& d) {
+    const double uc = unit_roundoff(p.compute), um = unit_roundoff(p.storage), ut = unit_roundoff(data);
+    // A backend that computes below the data type also rounds its inputs x and W: two more
+    // roundings in each product.
+    const double input_rounding = uc > ut ? 2.0 * uc : 0.0;
+    ToleranceModel m;
+    m.stage_coefficient = {{"first_acc", accumulation_factor(d.H + 1, uc) + input_rounding},
+                           {"first_store", um},
+                           {"act_eval", uc},
+                           {"act_store", um},
+                           {"down_acc", accumulation_factor(d.I + 1, uc) + input_rounding},
+                           {"down_store", um}};
+    m.output_coefficient = m.stage_coefficient;
+    // At the output the down outputs' magnitude sum_k |w_k||y_k| also bounds the top-k
+    // reduction: K products and K additions.
+    m.output_coefficient["down_store"] = um + accumulation_factor(d.K + 1, uc);
+    m.output_rounding = ut;
+    m.output_floor = 0.5 * smallest_subnormal(data);
+    return m;
+}
+
+bool exact_comparison_applies(bool case_is_exact, const backends::Precision& p) {
+    return case_is_exact && significand_bits(p.compute) >= 24 && significand_bits(p.storage) >= 24;
+}
+
+double ulp(DType t, double v) {
+    const double a = std::fabs(v);
+    const int p = significand_bits(t);
+    int e;
+    std::frexp(a, &e);  // a in [2^(e-1), 2^e)
+    double min_normal_exp;
+    switch (t) {
+        case DType::f64: min_normal_exp = -1022; break;
+        case DType::f32: min_normal_exp = -126; break;
+        case DType::f16: min_normal_exp = -14; break;
+        case DType::bf16: min_normal_exp = -126; break;
+        default: min_normal_exp = -1022;
+    }
+    const int exp = a == 0.0 ? static_cast<int>(min_normal_exp) : std::max(e - 1, static_cast<int>(min_normal_exp));
+    return std::ldexp(1.0, exp - (p - 1));
+}
+
+}  // namespace moe::conformance

@@ -1,0 +1,258 @@
+// The loop backend against the f64 reference (outputs and stages), its low-precision storage,
+// and every mutant against the correct loop: each must change the output far beyond rounding.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "moe/backends/loop_backend.hpp"
+#include "moe/reference/interpreter.hpp"
+#include "small_cases.hpp"
+
+using namespace moe;
+using moe::backends::LoopBackend;
+using moe::backends::LoopOptions;
+using moe::backends::Mutation;
+using moe::test::small_problem;
+using moe::test::small_spec;
+
+namespace {
+
+const ExpertType kTypes[] = {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu};
+const Convention kConventions[] = {Convention::spec, Convention::openvino};
+
+double max_abs(const Tensor& t) {
+    double m = 0.0;
+    for (double v : t.to_f64()) m = std::max(m, std::abs(v));
+    return m;
+}
+
+double max_diff(const Tensor& a, const Tensor& b) {
+    REQUIRE(a.shape() == b.shape());
+    const auto va = a.to_f64(), vb = b.to_f64();
+    double m = 0.0;
+    for (std::size_t i = 0; i < va.size(); ++i) m = std::max(m, std::abs(va[i] - vb[i]));
+    return m;
+}
+
+// The loop's output (of the data type) against the f64 reference: f32 arithmetic (rel_tol of
+// the largest reference value) plus the one rounding of each output element to the data type.
+void check_close(const Tensor& got, const Tensor& ref, double rel_tol) {
+    REQUIRE(got.shape() == ref.shape());
+    const double scale = max_abs(ref);
+    REQUIRE(scale > 0.0);
+    const double u = got.dtype() == DType::f64 ? 0.0 : unit_roundoff(got.dtype());
+    const auto g = got.to_f64(), r = ref.to_f64();
+    for (std::size_t i = 0; i < g.size(); ++i) {
+        INFO("element " << i << ": got " << g[i] << ", reference " << r[i]);
+        CHECK(std::abs(g[i] - r[i]) <= rel_tol * scale + u * (std::abs(r[i]) + rel_tol * scale));
+    }
+}
+
+Tensor loop_output(const Problem& p, LoopOptions o = {}) { return LoopBackend(o).run(p, false).output; }
+
+// The GEMM2 problem where every GEMM2 mutation must show: swish beta 1.702, clamp limit 1.0,
+// hidden values ~8 so the clamp and the minimum bite, and every token routed to expert E - 1.
+Problem gemm2_mutation_problem() {
+    auto spec = small_spec(ExpertType::gemm2_bias_swiglu_clamp, Convention::openvino, 6, 12, 6, 4, 2);
+    spec.attributes = attributes_for(ExpertType::gemm2_bias_swiglu_clamp, Convention::openvino, 1.702, 1.0);
+    generator::Fill big;
+    big.kind = generator::Fill::Kind::uniform;
+    big.scale = 8.0;
+    spec.fills[kHiddenStates] = big;
+    spec.routing.always = {3};
+    return generator::synthesize(spec);
+}
+
+}  // namespace
+
+TEST_CASE("loop_f32 agrees with the reference for both expert types, conventions and data types") {
+    for (ExpertType type : kTypes)
+        for (Convention conv : kConventions)
+            for (DType dt : {DType::f32, DType::f16, DType::bf16, DType::f64}) {
+                CAPTURE(expert_type_name(type));
+                CAPTURE(convention_name(conv));
+                CAPTURE(dtype_name(dt));
+                const Problem p = small_problem(type, conv, 5, 12, 6, 4, 2, dt);
+                const Tensor out = loop_output(p);
+                CHECK(out.dtype() == dt);
+                check_close(out, reference::run(p).output, 1e-4);
+            }
+}
+
+TEST_CASE("loop_f32 reads rank-3 hidden states with [B, S, K] indices") {
+    for (ExpertType type : kTypes)
+        for (Convention conv : kConventions) {
+            CAPTURE(expert_type_name(type));
+            CAPTURE(convention_name(conv));
+            auto spec = small_spec(type, conv, 3, 12, 6, 4, 2);
+            spec.rank3 = true;
+            spec.batch = 2;
+            spec.seq = 3;
+            spec.indices_bsk = true;
+            const Problem p = generator::synthesize(spec);
+            REQUIRE(p.input(kTopkIndices).shape() == Shape{2, 3, 2});
+            const Tensor out = loop_output(p);
+            CHECK(out.shape() == Shape{2, 3, 12});
+            check_close(out, reference::run(p).output, 1e-4);
+        }
+}
+
+TEST_CASE("loop_f32 takes i64 indices, [E, N] biases and absent biases") {
+    auto spec = small_spec(ExpertType::gemm2_bias_swiglu_clamp, Convention::openvino);
+    spec.index_dtype = DType::i64;
+    spec.bias_rank2 = true;
+    const Problem with_bias = generator::synthesize(spec);
+    REQUIRE(with_bias.input(kBias0).rank() == 2);
+    CHECK(LoopBackend().supports(with_bias).supported);
+    check_close(loop_output(with_bias), reference::run(with_bias).output, 1e-4);
+
+    spec.bias_0 = spec.bias_1 = false;
+    const Problem no_bias = generator::synthesize(spec);
+    REQUIRE_FALSE(no_bias.has(kBias0));
+    check_close(loop_output(no_bias), reference::run(no_bias).output, 1e-4);
+}
+
+TEST_CASE("names, descriptions and declared precision") {
+    LoopBackend f32;
+    LoopBackend lowp({true, Mutation::none});
+    CHECK(f32.name() == "loop_f32");
+    CHECK(lowp.name() == "loop_lowp");
+    CHECK_FALSE(f32.description().empty());
+    CHECK(f32.description() != lowp.description());
+    CHECK(f32.provides_stages());
+    for (DType dt : {DType::f64, DType::f32, DType::f16, DType::bf16}) {
+        CHECK(f32.precision(dt).compute == DType::f32);
+        CHECK(f32.precision(dt).storage == DType::f32);
+        CHECK(lowp.precision(dt).compute == DType::f32);
+    }
+    CHECK(lowp.precision(DType::f16).storage == DType::f16);
+    CHECK(lowp.precision(DType::bf16).storage == DType::bf16);
+    CHECK(lowp.precision(DType::f32).storage == DType::f32);
+    CHECK(lowp.precision(DType::f64).storage == DType::f32);
+    // The f16_accumulation mutant's bug is that it declares f32.
+    CHECK(LoopBackend({false, Mutation::f16_accumulation}).precision(DType::f32).compute == DType::f32);
+}
+
+TEST_CASE("stages: names, shapes and values agree with the reference's") {
+    for (ExpertType type : kTypes)
+        for (Convention conv : kConventions) {
+            CAPTURE(expert_type_name(type));
+            CAPTURE(convention_name(conv));
+            const std::size_t T = 5, H = 12, I = 6, K = 2;
+            const Problem p = small_problem(type, conv, T, H, I, 4, K);
+            const auto out = LoopBackend().run(p, true);
+            const auto ref = reference::run(p, {reference::Mode::sparse, true, 1});
+            const bool gemm2 = type == ExpertType::gemm2_bias_swiglu_clamp;
+            const std::vector<std::string> names = gemm2 ? std::vector<std::string>{"act", "down", "gate_up"}
+                                                         : std::vector<std::string>{"act", "down", "gate", "up"};
+            std::vector<std::string> got;
+            for (const auto& [name, t] : out.stages) got.push_back(name);
+            CHECK(got == names);  // std::map: sorted
+            for (const auto& name : names) {
+                CAPTURE(name);
+                const Tensor& s = out.stages.at(name);
+                const std::size_t width = name == "down" ? H : (name == "gate_up" ? 2 * I : I);
+                CHECK(s.dtype() == DType::f32);
+                CHECK(s.shape() == Shape{T, K, width});
+                const Tensor& r = ref.stages.at(name);
+                REQUIRE(r.shape() == s.shape());
+                CHECK(max_diff(s, r) <= 1e-4 * max_abs(r));
+            }
+            CHECK(LoopBackend().run(p, false).stages.empty());
+        }
+}
+
+TEST_CASE("loop_lowp keeps its stages in the data type and stays close to the reference") {
+    for (ExpertType type : kTypes)
+        for (Convention conv : kConventions)
+            for (DType dt : {DType::f16, DType::bf16}) {
+                CAPTURE(expert_type_name(type));
+                CAPTURE(convention_name(conv));
+                CAPTURE(dtype_name(dt));
+                const Problem p = small_problem(type, conv, 5, 12, 6, 4, 2, dt);
+                const auto out = LoopBackend({true, Mutation::none}).run(p, true);
+                REQUIRE(out.stages.size() == (type == ExpertType::gemm2_bias_swiglu_clamp ? 3u : 4u));
+                std::size_t not_representable = 0;
+                for (const auto& [name, s] : out.stages)
+                    for (double v : s.to_f64()) not_representable += round_to(dt, v) != v;
+                CHECK(not_representable == 0);
+                // Rounding the stages really happened: loop_f32's stages are not all representable.
+                std::size_t f32_not_representable = 0;
+                for (const auto& [name, s] : LoopBackend().run(p, true).stages)
+                    for (double v : s.to_f64()) f32_not_representable += round_to(dt, v) != v;
+                CHECK(f32_not_representable > 0);
+
+                const Tensor ref = reference::run(p).output;
+                CHECK(out.output.dtype() == dt);
+                CHECK(max_diff(out.output, ref) <= 2e-2 * max_abs(ref));
+            }
+}
+
+TEST_CASE("the mutation catalogue: 14 mutations, unique names, mutant:<name>") {
+    const auto& cat = backends::mutation_catalogue();
+    const std::vector<std::string> expected = {
+        "lanes_swapped",  "alpha_beta_swapped", "plus_one_dropped",     "clamp_lower_dropped",
+        "minimum_dropped", "bias0_dropped",     "bias1_dropped",        "swish_beta_one",
+        "routing_slot_shifted", "last_expert_ignored", "token_output_to_neighbour", "gemm3_up_ignored",
+        "f16_accumulation", "hidden_off_by_one"};
+    REQUIRE(cat.size() == 14);
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < cat.size(); ++i) {
+        CHECK(cat[i].mutation != Mutation::none);
+        CHECK(cat[i].name == expected[i]);
+        CHECK_FALSE(cat[i].description.empty());
+        names.insert(cat[i].name);
+        LoopBackend mutant({false, cat[i].mutation});
+        CHECK(mutant.name() == "mutant:" + cat[i].name);
+        CHECK(mutant.description() == cat[i].description);
+    }
+    CHECK(names.size() == 14);
+}
+
+TEST_CASE("every mutant changes the output of a problem where its mistake matters") {
+    const Problem gemm2 = gemm2_mutation_problem();
+    // Every token selects expert E - 1, and T >= 2: last_expert_ignored and
+    // token_output_to_neighbour must show.
+    REQUIRE(gemm2.input(kHiddenStates).shape()[0] >= 2);
+    const Problem gemm3 = small_problem(ExpertType::gemm3_swiglu, Convention::openvino);
+    const Tensor good2 = loop_output(gemm2), good3 = loop_output(gemm3);
+
+    for (const auto& m : backends::mutation_catalogue()) {
+        CAPTURE(m.name);
+        if (m.mutation == Mutation::f16_accumulation) continue;  // below, on a problem of its own
+        const bool on_gemm3 = m.mutation == Mutation::gemm3_up_ignored;
+        const Problem& p = on_gemm3 ? gemm3 : gemm2;
+        const Tensor& good = on_gemm3 ? good3 : good2;
+        const double diff = max_diff(loop_output(p, {false, m.mutation}), good);
+        // f32 rounding moves outputs by ~1e-6 relative; a mutation by percent.
+        CHECK(diff > 1e-2 * max_abs(good));
+    }
+}
+
+TEST_CASE("the f16_accumulation mutant differs far more than f32 rounding on a long dot product") {
+    auto spec = small_spec(ExpertType::gemm2_bias_swiglu_clamp, Convention::openvino, 4, 512, 16, 4, 2);
+    const Problem p = generator::synthesize(spec);
+    const Tensor ref = reference::run(p).output;
+    const Tensor good = loop_output(p);
+    const Tensor bad = loop_output(p, {false, Mutation::f16_accumulation});
+    const double f32_error = max_diff(good, ref);
+    const double f16_error = max_diff(bad, good);
+    CAPTURE(f32_error);
+    CAPTURE(f16_error);
+    CHECK(f16_error > 50.0 * f32_error);
+    CHECK(f16_error > 1e-3 * max_abs(ref));
+}
+
+TEST_CASE("mutants apply to the stages too") {
+    const Problem p = gemm2_mutation_problem();
+    const auto good = LoopBackend().run(p, true).stages;
+    const auto bad = LoopBackend({false, Mutation::bias0_dropped}).run(p, true).stages;
+    CHECK(max_diff(good.at("gate_up"), bad.at("gate_up")) > 0.1);
+    const auto swapped = LoopBackend({false, Mutation::lanes_swapped}).run(p, true).stages;
+    CHECK(max_diff(good.at("gate_up"), swapped.at("gate_up")) == 0.0);  // same GEMM, different activation
+    CHECK(max_diff(good.at("act"), swapped.at("act")) > 0.1);
+}

@@ -1,0 +1,34 @@
+#pragma once
+// The subcommands of moe-conform. Each returns the process exit code (spec/report-format.md):
+// 0 every case has its expected status, 1 a FAIL/ERROR/XPASS (selftest: a mutant escaped or a
+// correct backend failed), 2 usage or input error, 77 nothing compared (all skipped).
+#include <string>
+#include <vector>
+
+namespace moe::conform_cli {
+
+struct RunCommand {
+    std::vector<std::string> backends;
+    std::string suite;
+    std::vector<std::string> cases;
+    std::vector<std::string> filters;
+    std::string tier = "full";
+    std::string json, junit, expect;
+    int threads = 1;
+    bool quiet = false;
+    std::string command_line;
+};
+int run(const RunCommand& c);
+
+int list();
+
+struct SelftestCommand {
+    std::string suite;
+    int threads = 1;
+};
+int selftest(const SelftestCommand& c);
+
+// "all" expands to every built-in backend.
+std::vector<std::string> expand_backend_names(const std::vector<std::string>& names);
+
+}  // namespace moe::conform_cli

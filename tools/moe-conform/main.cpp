@@ -1,0 +1,77 @@
+// moe-conform: runs MoE implementations against golden data and gives a verdict a person and a
+// CI can act on.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <thread>
+
+#include "commands.hpp"
+#include "cli_errors.hpp"
+
+using namespace moe::conform_cli;
+
+int main(int argc, char** argv) {
+    CLI::App app{
+        "moe-conform: checks MOE implementations (backends) against golden HDF5 cases.\n"
+        "Every output element is compared with the f64 reference within a bound derived from the\n"
+        "backend's declared precision (spec/tolerance.md); each failure prints a repro line.\n\n"
+        "Examples:\n"
+        "  moe-conform list\n"
+        "  moe-conform run --backend all --suite data/golden\n"
+        "  moe-conform run --backend loop_f32 --suite data/golden --filter 'gemm2_*' --json r.json --junit r.xml\n"
+        "  moe-conform run --backend reference --case data/golden/exact_gemm3_openvino_f32.h5\n"
+        "  moe-conform selftest\n\n"
+        "Exit codes: 0 every case has its expected status (PASS, XFAIL, SKIP, MISTRUSTED), 1 a FAIL,\n"
+        "ERROR or XPASS, 2 usage or input error (bad, corrupt or malformed golden file: named), 77 every\n"
+        "case was skipped (nothing compared), 3 internal error."};
+    app.require_subcommand(1);
+    const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+
+    app.add_subcommand("list", "List the backends, whether each is available, and why not.");
+
+    RunCommand rc;
+    rc.threads = threads;
+    auto* r = app.add_subcommand("run", "Run backends over golden cases and report.");
+    r->add_option("--backend", rc.backends, "Backend name(s), comma-separated; 'all' = every built-in backend")
+        ->required()
+        ->delimiter(',');
+    auto* suite = r->add_option("--suite", rc.suite, "Folder of golden files (*.h5)")->check(CLI::ExistingDirectory);
+    auto* cases = r->add_option("--case", rc.cases, "Golden file(s) to run")->check(CLI::ExistingFile);
+    suite->excludes(cases);
+    r->add_option("--filter", rc.filters, "Only cases whose name matches this glob (* and ?); repeatable");
+    r->add_option("--tier", rc.tier, "Largest tier to run: quick < ci < full (default full: every file given)")
+        ->check(CLI::IsMember({"quick", "ci", "full"}));
+    r->add_option("--json", rc.json, "Also write the JSON report here (schema: spec/report.schema.json)");
+    r->add_option("--junit", rc.junit, "Also write a JUnit XML report here");
+    r->add_option("--expect", rc.expect, "Expectation file: known failures (XFAIL) and skips, with reasons")
+        ->check(CLI::ExistingFile);
+    r->add_option("--threads", rc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
+    r->add_flag("--quiet", rc.quiet, "No progress lines on stderr");
+
+    SelftestCommand sc;
+    sc.threads = threads;
+    sc.suite = MOE_DEFAULT_SUITE;
+    auto* s = app.add_subcommand("selftest",
+                                 "Run the suite against deliberately broken backends (mutants) and the correct ones: "
+                                 "exit 0 only if every mutant is caught and every correct backend passes.");
+    s->add_option("--suite", sc.suite, "Folder of golden files (default: the bundled suite)")->check(CLI::ExistingDirectory);
+    s->add_option("--threads", sc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int code = app.exit(e);
+        return code == 0 ? 0 : 2;
+    }
+    for (int i = 0; i < argc; ++i) rc.command_line += (i ? " " : "") + std::string(argv[i]);
+    return moe::cli::run_with_exit_codes("moe-conform", [&] {
+        if (*s) return selftest(sc);
+        if (*r) {
+            if (rc.suite.empty() && rc.cases.empty()) {
+                std::cerr << "moe-conform: error: give --suite DIR or --case FILE...\n";
+                return 2;
+            }
+            return run(rc);
+        }
+        return list();
+    });
+}

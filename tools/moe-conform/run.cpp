@@ -1,0 +1,69 @@
+#include <chrono>
+#include <ctime>
+#include <iostream>
+
+#include "commands.hpp"
+#include "moe/backends/registry.hpp"
+#include "moe/conformance/reports.hpp"
+#include "moe/conformance/runner.hpp"
+
+namespace moe::conform_cli {
+
+namespace {
+
+std::string utc_now() {
+    const std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return buf;
+}
+
+}  // namespace
+
+int run(const RunCommand& c) {
+    std::vector<std::unique_ptr<backends::Backend>> owned;
+    std::vector<backends::Backend*> list;
+    for (const auto& name : expand_backend_names(c.backends)) {
+        owned.push_back(backends::make_builtin_backend(name));
+        list.push_back(owned.back().get());
+    }
+    conformance::RunOptions o;
+    o.files = c.suite.empty() ? c.cases : conformance::suite_files(c.suite);
+    o.filters = c.filters;
+    o.tier = c.tier;
+    o.threads = c.threads;
+    o.progress = !c.quiet;
+    if (!c.expect.empty()) o.expectations = conformance::load_expectations(c.expect);
+
+    conformance::RunInfo info;
+    info.tool_version = "moe-conform 0.1.0";
+    info.command_line = c.command_line;
+    for (auto* b : list) info.backends.push_back(b->name());
+    info.suite = c.suite.empty() ? "(files)" : c.suite;
+    info.tier = c.tier;
+    info.started_utc = utc_now();
+    const auto start = std::chrono::steady_clock::now();
+    const conformance::RunOutcome outcome = conformance::run_suite(o, list);
+    info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    conformance::write_text_report(std::cout, info, outcome.results);
+    if (!c.json.empty()) conformance::write_json_report(c.json, info, outcome.results);
+    if (!c.junit.empty()) conformance::write_junit_report(c.junit, info, outcome.results);
+
+    for (const auto& e : outcome.input_errors) std::cerr << "moe-conform: error: " << e << "\n";
+    if (!outcome.input_errors.empty()) {
+        std::cerr << "moe-conform: " << outcome.input_errors.size()
+                  << " golden file(s) could not be used; their cases were not compared\n";
+        return 2;
+    }
+    const auto s = conformance::summarize(outcome.results);
+    if (s.total == 0) {
+        std::cerr << "moe-conform: error: no case matched the tier and filters\n";
+        return 2;
+    }
+    if (s.failed + s.errors + s.xpassed > 0) return 1;
+    if (s.skipped == s.total) return 77;
+    return 0;
+}
+
+}  // namespace moe::conform_cli
