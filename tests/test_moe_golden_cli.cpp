@@ -13,6 +13,7 @@
 using namespace moe;
 using moe::test::moe_golden;
 using moe::test::run_command;
+using moe::test::run_python;
 using moe::test::small_problem;
 namespace fs = std::filesystem;
 using moe::test::TempDir;
@@ -85,6 +86,35 @@ TEST_CASE("complete: every rejected-input rule exits 2 with its message") {
     p.inputs.erase(kWeight1);
     expect_rejected(dir, p, "required input weight_1 is missing");
 
+    p = small_problem(G2, Convention::openvino, 1, 12, 6, 2, 2);
+    p.inputs[kTopkIndices] = Tensor::from_f64(DType::i32, {1, 3}, {0, 1, 0});
+    p.inputs[kRoutingWeights] = Tensor(DType::f32, {1, 3});
+    expect_rejected(dir, p, "top-k = 3 (last dim of [1, 3]) must be in [1, E = 2]");
+
+    p = small_problem(G2, Convention::openvino);
+    p.inputs[kWeight0] = Tensor(DType::f32, {4, 12, 11});
+    expect_rejected(dir, p, "weight_0: shape [4, 12, 11] has input size 11");
+
+    p = small_problem(G2, Convention::openvino);
+    p.inputs[kWeight2] = Tensor(DType::f32, {4, 12, 6});
+    expect_rejected(dir, p, "weight_2 is given but GEMM2_BIAS_SWIGLU_CLAMP has two GEMMs");
+
+    p = small_problem(G3, Convention::openvino);
+    p.inputs[kBias1] = Tensor(DType::f32, {4, 12});
+    expect_rejected(dir, p, "bias_1 is given but GEMM3_SWIGLU takes no biases");
+
+    p = small_problem(G2, Convention::openvino);
+    p.inputs[kWeight1] = Tensor(DType::f16, {4, 12, 6});
+    expect_rejected(dir, p, "weight_1: element type f16 differs from hidden_states' f32");
+
+    p = small_problem(G2, Convention::openvino);
+    p.inputs[kRoutingWeights] = Tensor(DType::f32, {5, 3});
+    expect_rejected(dir, p, "compact routing must have the shape of router_topk_output_indices [5, 2]");
+
+    p = small_problem(G2, Convention::openvino);
+    p.inputs[kBias0] = Tensor(DType::f32, {4, 2, 12});
+    expect_rejected(dir, p, "bias_0: expected shape [4, 1, 12] or [4, 12]");
+
     // Attributes out of their domain cannot be written by our writer; a user's h5py can.
     golden::GoldenCase c;
     c.problem = small_problem(G2, Convention::openvino);
@@ -92,9 +122,35 @@ TEST_CASE("complete: every rejected-input rule exits 2 with its message") {
     golden::write_golden(in, c);
     REQUIRE(run_command("/usr/bin/python3 -c \"import h5py; f = h5py.File('" + in.string() +
                         "', 'r+'); f.attrs['gate_idx'] = 5\"").exit_code == 0);
-    const auto r = run_command(moe_golden() + " complete " + in.string());
+    auto r = run_command(moe_golden() + " complete " + in.string());
     CHECK(r.exit_code == 2);
     CHECK(r.output.find("gate_idx = 5 (expected 0 or 1)") != std::string::npos);
+
+    // A negative clamp limit (openvino: expert_alpha), and a non-finite swish beta.
+    golden::write_golden(in, c);
+    REQUIRE(run_python("import h5py\nf = h5py.File('" + in.string() + "', 'r+')\nf.attrs['expert_alpha'] = -1.0\n"
+                       "del f.attrs['clamp_limit']\n").exit_code == 0);
+    r = run_command(moe_golden() + " complete " + in.string());
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("expert_alpha (clamp limit) must be >= 0") != std::string::npos);
+    golden::write_golden(in, c);
+    REQUIRE(run_python("import h5py\nf = h5py.File('" + in.string() + "', 'r+')\nf.attrs['expert_beta'] = float('inf')\n"
+                       "del f.attrs['swish_beta']\n").exit_code == 0);
+    r = run_command(moe_golden() + " complete " + in.string());
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("expert_beta (swish beta) must be finite") != std::string::npos);
+}
+
+TEST_CASE("generate: a shape whose element count overflows exits 2") {
+    TempDir dir;
+    const fs::path cat = dir.path() / "cat.json";
+    std::ofstream(cat) << R"({"format": "moe-catalog", "format_version": 1, "cases": [
+        {"name": "huge", "expert_type": "GEMM3_SWIGLU", "convention": "openvino", "seed": 1,
+         "shape": {"tokens": 4294967296, "hidden": 4294967296, "inter": 4, "experts": 2, "topk": 1}}]})";
+    const auto r = run_command(moe_golden() + " generate --catalog " + cat.string() + " --out " + (dir.path() / "o").string());
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("more elements than can be addressed") != std::string::npos);
 }
 
 TEST_CASE("complete: malformed files exit 2 naming the file and what is wrong") {
