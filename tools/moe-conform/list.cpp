@@ -2,7 +2,6 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "moe/backends/loop_backend.hpp"
 #include "moe/backends/registry.hpp"
 
 namespace moe::conform_cli {
@@ -32,8 +31,9 @@ int list() {
                   << dtype_name(f16.storage) << (b->provides_stages() ? "; returns stages" : "") << "\n";
         if (!a.available) std::cout << "  " << std::setw(30) << "" << "why: " << a.reason << "\n";
     }
-    std::cout << "Selftest mutants (moe-conform selftest): " << backends::mutation_catalogue().size()
-              << " deliberately broken variants of loop_f32\n";
+    std::cout << "Selftest mutants (moe-conform selftest):\n";
+    for (const auto& m : backends::selftest_mutants())
+        std::cout << "  " << std::setw(28) << m.name << m.description << "\n";
     return 0;
 }
 

@@ -3,7 +3,6 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "moe/backends/loop_backend.hpp"
 #include "moe/backends/registry.hpp"
 #include "moe/conformance/runner.hpp"
 
@@ -44,10 +43,10 @@ int selftest(const SelftestCommand& c) {
 
     std::cout << "Mutants (each must be caught by at least one case):\n";
     std::size_t caught_count = 0;
-    const auto& catalogue = backends::mutation_catalogue();
+    const auto catalogue = backends::selftest_mutants();
     for (const auto& m : catalogue) {
-        backends::LoopBackend b({false, m.mutation});
-        const auto outcome = conformance::run_suite(o, {&b});
+        const auto b = m.make();
+        const auto outcome = conformance::run_suite(o, {b.get()});
         std::size_t caught = 0;
         const conformance::CaseResult* first = nullptr;
         for (const auto& r : outcome.results) {

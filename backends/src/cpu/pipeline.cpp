@@ -1,0 +1,161 @@
+#include "pipeline.hpp"
+
+#include <algorithm>
+
+namespace moe::backends::cpu {
+
+namespace {
+
+template <class S>
+S swish(S x, S beta) {
+    return x / (S(1) + std::exp(-beta * x));
+}
+
+template <class S>
+void add_bias(const Problem& p, const char* name, std::size_t e, std::size_t n, S* rows, std::size_t count) {
+    if (!p.has(name)) return;
+    std::vector<double> b(n);
+    p.input(name).to_f64(e * n, n, b.data());
+    for (std::size_t r = 0; r < count; ++r)
+        for (std::size_t j = 0; j < n; ++j) rows[r * n + j] += static_cast<S>(b[j]);
+}
+
+}  // namespace
+
+template <class S>
+Pipeline<S>::Pipeline(const Problem& p, int threads, CpuMutation mutation)
+    : p_(p), d_(validate(p)), rp_(resolve(p.attributes)),
+      gemm2_(p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp), threads_(threads),
+      mutation_(mutation), plan_(make_routing_plan(p.input(kTopkIndices), d_.E)),
+      n0_(d_.first_gemm_width(p.attributes.expert_type)) {
+    const std::size_t pairs = d_.T * d_.K;
+    x_.resize(pairs * d_.H);
+    first_.resize(pairs * n0_);
+    if (!gemm2_) up_.resize(pairs * d_.I);
+    act_.resize(pairs * d_.I);
+    down_.resize(pairs * d_.H);
+    slot_weight_.resize(pairs);
+    const Tensor& rw = p.input(kRoutingWeights);
+    const Tensor& idx = p.input(kTopkIndices);
+    for (std::size_t i = 0; i < pairs; ++i) {
+        const std::size_t t = i / d_.K;
+        const std::size_t flat = rp_.routing_layout == RoutingLayout::compact
+                                     ? i
+                                     : static_cast<std::size_t>(idx.get_index(i)) * d_.T + t;
+        slot_weight_[i] = static_cast<S>(rw.get(flat));
+    }
+}
+
+template <class S>
+void Pipeline<S>::gather() {
+    const Tensor& x = p_.input(kHiddenStates);
+    const long long pairs = static_cast<long long>(plan_.token.size());
+#pragma omp parallel num_threads(threads_) if (threads_ > 1 && pairs > 64)
+    {
+        std::vector<double> row(d_.H);
+#pragma omp for schedule(static)
+        for (long long i = 0; i < pairs; ++i) {
+            x.to_f64(plan_.token[static_cast<std::size_t>(i)] * d_.H, d_.H, row.data());
+            std::transform(row.begin(), row.end(), x_.begin() + static_cast<std::ptrdiff_t>(i) * static_cast<std::ptrdiff_t>(d_.H),
+                           [](double v) { return static_cast<S>(v); });
+        }
+    }
+}
+
+template <class S>
+void Pipeline<S>::activation(std::size_t begin, std::size_t end) {
+    const S L = static_cast<S>(rp_.clamp_limit), beta = static_cast<S>(rp_.swish_beta);
+    const int g = rp_.gate_lane;
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1 && (end - begin) * d_.I > 16384)
+    for (long long r = static_cast<long long>(begin); r < static_cast<long long>(end); ++r) {
+        const std::size_t i = static_cast<std::size_t>(r);
+        S* a = act_.data() + i * d_.I;
+        const S* f = first_.data() + i * n0_;
+        for (std::size_t j = 0; j < d_.I; ++j) {
+            if (gemm2_) {
+                const S gate = std::min(f[2 * j + g], L);
+                const S lin = std::max(-L, std::min(f[2 * j + 1 - g], L));
+                a[j] = (lin + S(1)) * swish(gate, beta);
+            } else {
+                a[j] = swish(f[j], beta) * up_[i * d_.I + j];
+            }
+        }
+    }
+}
+
+template <class S>
+void Pipeline<S>::run_expert(std::size_t e, bool second_used) {
+    const std::size_t begin = plan_.offsets[e], n = plan_.counts[e];
+    GemmCall first{&p_.input(kWeight0), e, rp_.weight_layout};
+    if (mutation_ == CpuMutation::wrong_expert_block && second_used) first.expert = (e + 1) % d_.E;
+    if (mutation_ == CpuMutation::tile_edge_dropped && n0_ % 16) first.n_limit = n0_ - n0_ % 16;
+    expert_gemm(x_.data() + begin * d_.H, n, d_.H, first, first_.data() + begin * n0_, n0_, threads_);
+    if (gemm2_) {
+        add_bias(p_, kBias0, e, n0_, first_.data() + begin * n0_, n);
+    } else {
+        expert_gemm(x_.data() + begin * d_.H, n, d_.H, {&p_.input(kWeight1), e, rp_.weight_layout},
+                    up_.data() + begin * d_.I, d_.I, threads_);
+    }
+    activation(begin, begin + n);
+    expert_gemm(act_.data() + begin * d_.I, n, d_.I, {&p_.input(gemm2_ ? kWeight1 : kWeight2), e, rp_.weight_layout},
+                down_.data() + begin * d_.H, d_.H, threads_);
+    if (gemm2_) add_bias(p_, kBias1, e, d_.H, down_.data() + begin * d_.H, n);
+}
+
+template <class S>
+Tensor Pipeline<S>::scatter_reduce() const {
+    const Tensor& x = p_.input(kHiddenStates);
+    Tensor out(x.dtype(), x.shape());
+    const long long T = static_cast<long long>(d_.T);
+    // One token per work item: its K rows are summed in slot order by one thread, so there is no
+    // race and the result does not depend on the thread count.
+#pragma omp parallel num_threads(threads_) if (threads_ > 1 && T > 16)
+    {
+        std::vector<S> acc(d_.H);
+        std::vector<double> wide(d_.H);
+#pragma omp for schedule(static)
+        for (long long tt = 0; tt < T; ++tt) {
+            const std::size_t t = static_cast<std::size_t>(tt);
+            std::fill(acc.begin(), acc.end(), S(0));
+            for (std::size_t k = 0; k < d_.K; ++k) {
+                const S w = slot_weight_[t * d_.K + k];
+                const S* y = down_.data() + plan_.position[t * d_.K + k] * d_.H;
+                const bool lost = mutation_ == CpuMutation::scatter_race && t % 2 == 0 && k + 1 == d_.K && d_.K > 1;
+                for (std::size_t h = 0; h < d_.H; ++h) acc[h] = lost ? w * y[h] : acc[h] + w * y[h];
+            }
+            std::copy(acc.begin(), acc.end(), wide.begin());
+            out.set_range(t * d_.H, d_.H, wide.data());
+        }
+    }
+    return out;
+}
+
+template <class S>
+Tensor Pipeline<S>::stage(const std::vector<S>& buf, std::size_t width) const {
+    std::vector<double> v(d_.T * d_.K * width);
+    for (std::size_t i = 0; i < d_.T * d_.K; ++i)
+        std::copy(buf.begin() + static_cast<std::ptrdiff_t>(plan_.position[i] * width),
+                  buf.begin() + static_cast<std::ptrdiff_t>((plan_.position[i] + 1) * width),
+                  v.begin() + static_cast<std::ptrdiff_t>(i * width));
+    return Tensor::from_f64(sizeof(S) == 4 ? DType::f32 : DType::f64, {d_.T, d_.K, width}, v);
+}
+
+template <class S>
+Output Pipeline<S>::run(bool want_stages) {
+    gather();
+    for (std::size_t i = 0; i < plan_.used.size(); ++i) run_expert(plan_.used[i], i == 1);
+    Output o;
+    o.output = scatter_reduce();
+    if (want_stages) {
+        o.stages.emplace(gemm2_ ? "gate_up" : "gate", stage(first_, n0_));
+        if (!gemm2_) o.stages.emplace("up", stage(up_, d_.I));
+        o.stages.emplace("act", stage(act_, d_.I));
+        o.stages.emplace("down", stage(down_, d_.H));
+    }
+    return o;
+}
+
+template class Pipeline<float>;
+template class Pipeline<double>;
+
+}  // namespace moe::backends::cpu

@@ -1,0 +1,162 @@
+#include "small_m_kernels.hpp"
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace moe::backends::cpu {
+
+namespace {
+
+// ---- portable version --------------------------------------------------------------------
+float weight_at(const WeightView& W, std::size_t n, std::size_t k) {
+    const std::size_t i = W.layout == WeightLayout::NK ? n * W.K + k : k * W.N + n;
+    switch (W.dtype) {
+        case DType::f32: {
+            float v;
+            std::memcpy(&v, W.data + 4 * i, 4);
+            return v;
+        }
+        case DType::f16: {
+            std::uint16_t b;
+            std::memcpy(&b, W.data + 2 * i, 2);
+            return static_cast<float>(f16_bits_to_f64(b));
+        }
+        case DType::bf16: {
+            std::uint16_t b;
+            std::memcpy(&b, W.data + 2 * i, 2);
+            return static_cast<float>(bf16_bits_to_f64(b));
+        }
+        default: return 0.0f;
+    }
+}
+
+void scalar_gemm(const float* A, std::size_t M, std::size_t lda, const WeightView& W, float* C, std::size_t ldc,
+                 std::size_t n0, std::size_t n1) {
+    for (std::size_t m = 0; m < M; ++m)
+        for (std::size_t n = n0; n < n1; ++n) {
+            float s = 0.0f;
+            for (std::size_t k = 0; k < W.K; ++k) s += A[m * lda + k] * weight_at(W, n, k);
+            C[m * ldc + n] = s;
+        }
+}
+
+// ---- AVX-512 version ------------------------------------------------------------------------
+#define MOE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,f16c,fma")))
+
+// 16 consecutive weights from element `i`, masked, widened to f32 in registers.
+template <DType T>
+MOE_AVX512 inline __m512 load16(const unsigned char* base, std::size_t i, __mmask16 mask) {
+    if constexpr (T == DType::f32) {
+        return _mm512_maskz_loadu_ps(mask, reinterpret_cast<const float*>(base) + i);
+    } else {
+        const __m256i h = _mm256_maskz_loadu_epi16(mask, reinterpret_cast<const std::uint16_t*>(base) + i);
+        if constexpr (T == DType::f16) return _mm512_cvtph_ps(h);
+        return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));  // bf16: high half of f32
+    }
+}
+
+MOE_AVX512 inline __mmask16 tail_mask(std::size_t remaining) {
+    return remaining >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << remaining) - 1u);
+}
+
+// NK: weights rows contiguous along K. R rows of W at a time against M rows of A; each output
+// keeps 16 partial sums, reduced at the end.
+template <DType T, int M>
+MOE_AVX512 void nk_kernel(const float* A, std::size_t lda, const WeightView& W, float* C, std::size_t ldc,
+                          std::size_t n0, std::size_t n1) {
+    constexpr int R = M <= 2 ? 4 : 2;
+    const std::size_t K = W.K;
+    std::size_t n = n0;
+    for (; n < n1; n += R) {
+        const int rows = static_cast<int>(n1 - n < static_cast<std::size_t>(R) ? n1 - n : R);
+        __m512 acc[M][R];
+        for (int m = 0; m < M; ++m)
+            for (int r = 0; r < R; ++r) acc[m][r] = _mm512_setzero_ps();
+        for (std::size_t k = 0; k < K; k += 16) {
+            const __mmask16 mask = tail_mask(K - k);
+            __m512 w[R];
+            for (int r = 0; r < R; ++r)
+                w[r] = r < rows ? load16<T>(W.data, (n + r) * K + k, mask) : _mm512_setzero_ps();
+            for (int m = 0; m < M; ++m) {
+                const __m512 a = _mm512_maskz_loadu_ps(mask, A + m * lda + k);
+                for (int r = 0; r < R; ++r) acc[m][r] = _mm512_fmadd_ps(a, w[r], acc[m][r]);
+            }
+        }
+        for (int m = 0; m < M; ++m)
+            for (int r = 0; r < rows; ++r) C[m * ldc + n + r] = _mm512_reduce_add_ps(acc[m][r]);
+    }
+}
+
+// KN: weight rows contiguous along N. 32 outputs at a time, A broadcast one k at a time.
+template <DType T, int M>
+MOE_AVX512 void kn_kernel(const float* A, std::size_t lda, const WeightView& W, float* C, std::size_t ldc,
+                          std::size_t n0, std::size_t n1) {
+    const std::size_t N = W.N, K = W.K;
+    for (std::size_t nb = n0; nb < n1; nb += 32) {
+        const __mmask16 m0 = tail_mask(n1 - nb), m1 = n1 - nb > 16 ? tail_mask(n1 - nb - 16) : 0;
+        __m512 acc[M][2];
+        for (int m = 0; m < M; ++m) acc[m][0] = acc[m][1] = _mm512_setzero_ps();
+        for (std::size_t k = 0; k < K; ++k) {
+            const __m512 w0 = load16<T>(W.data, k * N + nb, m0);
+            const __m512 w1 = load16<T>(W.data, k * N + nb + 16, m1);
+            for (int m = 0; m < M; ++m) {
+                const __m512 a = _mm512_set1_ps(A[m * lda + k]);
+                acc[m][0] = _mm512_fmadd_ps(a, w0, acc[m][0]);
+                acc[m][1] = _mm512_fmadd_ps(a, w1, acc[m][1]);
+            }
+        }
+        for (int m = 0; m < M; ++m) {
+            _mm512_mask_storeu_ps(C + m * ldc + nb, m0, acc[m][0]);
+            _mm512_mask_storeu_ps(C + m * ldc + nb + 16, m1, acc[m][1]);
+        }
+    }
+}
+
+template <DType T, int M>
+void avx512_dispatch_layout(const float* A, std::size_t lda, const WeightView& W, float* C, std::size_t ldc,
+                            std::size_t n0, std::size_t n1) {
+    if (W.layout == WeightLayout::NK) nk_kernel<T, M>(A, lda, W, C, ldc, n0, n1);
+    else kn_kernel<T, M>(A, lda, W, C, ldc, n0, n1);
+}
+
+template <DType T>
+void avx512_dispatch_m(const float* A, std::size_t M, std::size_t lda, const WeightView& W, float* C,
+                       std::size_t ldc, std::size_t n0, std::size_t n1) {
+    switch (M) {
+        case 1: avx512_dispatch_layout<T, 1>(A, lda, W, C, ldc, n0, n1); break;
+        case 2: avx512_dispatch_layout<T, 2>(A, lda, W, C, ldc, n0, n1); break;
+        case 3: avx512_dispatch_layout<T, 3>(A, lda, W, C, ldc, n0, n1); break;
+        case 4: avx512_dispatch_layout<T, 4>(A, lda, W, C, ldc, n0, n1); break;
+        case 5: avx512_dispatch_layout<T, 5>(A, lda, W, C, ldc, n0, n1); break;
+        case 6: avx512_dispatch_layout<T, 6>(A, lda, W, C, ldc, n0, n1); break;
+        case 7: avx512_dispatch_layout<T, 7>(A, lda, W, C, ldc, n0, n1); break;
+        default: avx512_dispatch_layout<T, 8>(A, lda, W, C, ldc, n0, n1); break;
+    }
+}
+
+bool cpu_has_avx512() {
+    static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("f16c") &&
+                            __builtin_cpu_supports("fma");
+    return yes;
+}
+
+}  // namespace
+
+bool small_m_uses_avx512() { return cpu_has_avx512(); }
+
+void small_m_gemm(const float* A, std::size_t M, std::size_t lda, const WeightView& W, float* C, std::size_t ldc,
+                  std::size_t n0, std::size_t n1) {
+    if (M == 0 || n0 >= n1) return;
+    if (!cpu_has_avx512()) return scalar_gemm(A, M, lda, W, C, ldc, n0, n1);
+    switch (W.dtype) {
+        case DType::f32: return avx512_dispatch_m<DType::f32>(A, M, lda, W, C, ldc, n0, n1);
+        case DType::f16: return avx512_dispatch_m<DType::f16>(A, M, lda, W, C, ldc, n0, n1);
+        case DType::bf16: return avx512_dispatch_m<DType::bf16>(A, M, lda, W, C, ldc, n0, n1);
+        default: return scalar_gemm(A, M, lda, W, C, ldc, n0, n1);
+    }
+}
+
+}  // namespace moe::backends::cpu

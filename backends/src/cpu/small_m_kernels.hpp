@@ -1,0 +1,20 @@
+#pragma once
+// f32 kernels for a few rows of A against one expert's weights read in their own type (f32, f16
+// or bf16, converted in registers): each weight element is loaded once per call, which is what
+// decode (1-8 tokens per expert) is bound by.
+#include <cstddef>
+
+#include "weight_view.hpp"
+
+namespace moe::backends::cpu {
+
+inline constexpr std::size_t kSmallM = 8;
+
+// C[m * ldc + n] = sum_k A[m * lda + k] * W(n, k), for m < M (M <= kSmallM) and n in [n0, n1).
+void small_m_gemm(const float* A, std::size_t M, std::size_t lda, const WeightView& W, float* C, std::size_t ldc,
+                  std::size_t n0, std::size_t n1);
+
+// Whether the AVX-512 kernels are in use (else a portable scalar version).
+bool small_m_uses_avx512();
+
+}  // namespace moe::backends::cpu

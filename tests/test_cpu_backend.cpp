@@ -1,0 +1,79 @@
+// The cpu backend: agreement with the reference, thread-count independence, stages.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "moe/backends/cpu_backend.hpp"
+#include "moe/reference/interpreter.hpp"
+#include "small_cases.hpp"
+
+using namespace moe;
+using backends::CpuBackend;
+using backends::CpuOptions;
+
+namespace {
+
+double max_rel_diff(const Tensor& got, const Tensor& want) {
+    double scale = 0, diff = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        scale = std::max(scale, std::fabs(want.get(i)));
+        diff = std::max(diff, std::fabs(got.get(i) - want.get(i)));
+    }
+    return scale > 0 ? diff / scale : diff;
+}
+
+}  // namespace
+
+TEST_CASE("cpu agrees with the reference: both expert types, conventions and data types; decode and prefill sizes") {
+    for (auto type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
+        for (auto conv : {Convention::spec, Convention::openvino}) {
+            for (auto dtype : {DType::f32, DType::f16, DType::bf16, DType::f64}) {
+                for (std::size_t T : {1u, 3u, 45u}) {
+                    CAPTURE(expert_type_name(type));
+                    CAPTURE(convention_name(conv));
+                    CAPTURE(dtype_name(dtype));
+                    CAPTURE(T);
+                    const Problem p = test::small_problem(type, conv, T, 37, 21, 6, 2, dtype);
+                    CpuBackend cpu(CpuOptions{2});
+                    const auto got = cpu.run(p, false).output;
+                    CHECK(got.dtype() == dtype);
+                    CHECK(got.shape() == p.input(kHiddenStates).shape());
+                    const auto want = reference::run(p).output;
+                    const double tol = dtype == DType::f64 ? 1e-13 : 2.0 * unit_roundoff(dtype) + 1e-5;
+                    CHECK(max_rel_diff(got, want) < tol);
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("cpu: 1 and 2 threads give bit-identical outputs and stages") {
+    for (auto type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
+        const Problem p = test::small_problem(type, Convention::openvino, 150, 96, 40, 8, 3, DType::bf16);
+        CpuBackend one(CpuOptions{1}), two(CpuOptions{2});
+        const auto a = one.run(p, true), b = two.run(p, true);
+        CHECK(a.output == b.output);
+        for (const auto& [name, t] : a.stages) CHECK(t == b.stages.at(name));
+    }
+}
+
+TEST_CASE("cpu stages have the golden layout and match the reference's") {
+    const Problem p = test::small_problem(ExpertType::gemm2_bias_swiglu_clamp, Convention::spec, 9, 24, 10, 5, 3);
+    const auto got = CpuBackend(CpuOptions{2}).run(p, true).stages;
+    const auto want = reference::run(p, {reference::Mode::sparse, true, 1}).stages;
+    REQUIRE(got.size() == 3);
+    for (const auto& [name, t] : want) {
+        CAPTURE(name);
+        REQUIRE(got.at(name).shape() == t.shape());
+        CHECK(max_rel_diff(got.at(name), t) < 1e-5);
+    }
+}
+
+TEST_CASE("cpu declares f32 compute for f32/f16/bf16 inputs and f64 for f64") {
+    CpuBackend cpu;
+    CHECK(cpu.precision(DType::bf16).compute == DType::f32);
+    CHECK(cpu.precision(DType::f16).storage == DType::f32);
+    CHECK(cpu.precision(DType::f64).compute == DType::f64);
+    CHECK(cpu.name() == "cpu");
+    CHECK(CpuBackend(CpuOptions{1, backends::CpuMutation::scatter_race}).name() == "mutant:cpu_scatter_race");
+}
