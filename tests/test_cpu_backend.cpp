@@ -72,8 +72,21 @@ TEST_CASE("cpu stages have the golden layout and match the reference's") {
 TEST_CASE("cpu declares f32 compute for f32/f16/bf16 inputs and f64 for f64") {
     CpuBackend cpu;
     CHECK(cpu.precision(DType::bf16).compute == DType::f32);
+    CHECK(cpu.precision(DType::bf16).storage == DType::bf16);
     CHECK(cpu.precision(DType::f16).storage == DType::f32);
     CHECK(cpu.precision(DType::f64).compute == DType::f64);
     CHECK(cpu.name() == "cpu");
     CHECK(CpuBackend(CpuOptions{1, backends::CpuMutation::scatter_race}).name() == "mutant:cpu_scatter_race");
+}
+
+TEST_CASE("cpu: f16 weights widened once by prepare() give the same result as per-run widening") {
+    const Problem p = test::small_problem(ExpertType::gemm3_swiglu, Convention::openvino, 120, 64, 32, 4, 2, DType::f16);
+    CpuBackend plain(CpuOptions{2}), prepared(CpuOptions{2});
+    prepared.prepare(p);
+    const auto a = plain.run(p, false).output, b = prepared.run(p, false).output;
+    CHECK(a == b);
+    // A different problem object is computed without the prepared weights.
+    const Problem q = test::small_problem(ExpertType::gemm3_swiglu, Convention::openvino, 120, 64, 32, 4, 2, DType::f16);
+    CHECK(prepared.run(q, false).output == a);
+    CHECK(max_rel_diff(a, reference::run(p).output) < 2e-3);
 }

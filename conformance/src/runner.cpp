@@ -74,6 +74,7 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, backend
     backends::Output out;
     const auto start = std::chrono::steady_clock::now();
     try {
+        b.prepare(c.problem);
         out = b.run(c.problem, b.provides_stages());
     } catch (const std::exception& e) {
         r.status = Status::error;

@@ -2,7 +2,9 @@
 
 #include <thread>
 
+#include "expert_gemm.hpp"
 #include "pipeline.hpp"
+#include "small_m_kernels.hpp"
 #include "small_m_kernels.hpp"
 
 namespace moe::backends {
@@ -19,8 +21,13 @@ const std::vector<CpuMutationInfo>& cpu_mutation_catalogue() {
     return list;
 }
 
+struct CpuBackend::Workspaces {
+    cpu::Workspace<float> f32;
+    cpu::Workspace<double> f64;
+};
+
 CpuBackend::CpuBackend(CpuOptions options)
-    : options_(options),
+    : options_(options), workspaces_(std::make_shared<Workspaces>()),
       threads_(options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
 
 std::string CpuBackend::name() const {
@@ -31,7 +38,7 @@ std::string CpuBackend::name() const {
 
 std::string CpuBackend::description() const {
     return std::string("routed CPU pipeline (mask_gen, gather, GEMMs, activation, scatter-reduce), ") +
-           (cpu::small_m_uses_avx512() ? "AVX-512 kernels" : "portable kernels") + ", " + std::to_string(threads_) +
+           (cpu::small_m_uses_avx512() ? "AVX-512 kernels for decode" : "portable kernels for decode") + ", oneDNN matmul for larger blocks" + ", " + std::to_string(threads_) +
            " threads";
 }
 
@@ -39,13 +46,51 @@ Support CpuBackend::supports(const Problem&) const { return {}; }
 
 Precision CpuBackend::precision(DType data_type) const {
     if (data_type == DType::f64) return {DType::f64, DType::f64};
+    // bf16: the down GEMM takes bf16 activations (the library's bf16 matmul), so intermediates
+    // are stored in bf16; f32 accumulation throughout.
+    if (data_type == DType::bf16) return {DType::f32, DType::bf16};
     return {DType::f32, DType::f32};
+}
+
+namespace {
+std::vector<const unsigned char*> weight_sources(const Problem& p) {
+    std::vector<const unsigned char*> v;
+    for (const char* w : {kWeight0, kWeight1, kWeight2}) v.push_back(p.has(w) ? p.input(w).data() : nullptr);
+    return v;
+}
+}  // namespace
+
+void CpuBackend::prepare(const Problem& p) {
+    prepared_for_ = nullptr;
+    prepared_.clear();
+    if (p.input(kHiddenStates).dtype() != DType::f16) return;
+    for (const char* name : {kWeight0, kWeight1, kWeight2}) {
+        if (!p.has(name)) continue;
+        const Tensor& w = p.input(name);
+        Tensor wide(DType::f32, w.shape());
+        const long long rows = static_cast<long long>(w.shape()[0] * w.shape()[1]);
+        const std::size_t cols = w.shape()[2];
+        auto* out = reinterpret_cast<float*>(wide.data());
+#pragma omp parallel for schedule(static) num_threads(threads_)
+        for (long long r = 0; r < rows; ++r)
+            cpu::f16_to_f32(w.data() + 2 * static_cast<std::size_t>(r) * cols, cols, out + static_cast<std::size_t>(r) * cols);
+        prepared_.emplace(name, std::move(wide));
+    }
+    prepared_for_ = &p;
+    prepared_sources_ = weight_sources(p);
 }
 
 Output CpuBackend::run(const Problem& p, bool want_stages) {
     if (p.input(kHiddenStates).dtype() == DType::f64)
-        return cpu::Pipeline<double>(p, threads_, options_.mutation).run(want_stages);
-    return cpu::Pipeline<float>(p, threads_, options_.mutation).run(want_stages);
+        return cpu::Pipeline<double>(p, threads_, options_.mutation, workspaces_->f64).run(want_stages);
+    const bool prepared = prepared_for_ == &p && prepared_sources_ == weight_sources(p);
+    return cpu::Pipeline<float>(p, threads_, options_.mutation, workspaces_->f32, prepared ? &prepared_ : nullptr)
+        .run(want_stages);
+}
+
+void cpu_f32_gemm(const float* A, std::size_t M, const Tensor& weights, std::size_t expert, float* C, int threads) {
+    const std::size_t N = weights.shape()[1], K = weights.shape()[2];
+    cpu::expert_gemm(A, M, K, {&weights, expert, WeightLayout::NK}, C, N, threads);
 }
 
 }  // namespace moe::backends

@@ -1,18 +1,31 @@
 #include "expert_gemm.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
 
 #include "moe/reference/gemm.hpp"
 #include "moe/reference/operands.hpp"
+#include "onednn_matmul.hpp"
 #include "small_m_kernels.hpp"
 #include "weight_view.hpp"
 
 namespace moe::backends::cpu {
 
-void expert_gemm(const float* A, std::size_t M, std::size_t lda, const GemmCall& call, float* C, std::size_t ldc,
-                 int threads) {
-    const WeightView W = expert_view(*call.weights, call.expert, call.layout);
-    const std::size_t N = std::min(W.N, call.n_limit);
+namespace {
+
+// f32 -> bf16, round to nearest even (exact for values that came from bf16).
+std::uint16_t to_bf16(float v) {
+    std::uint32_t b;
+    std::memcpy(&b, &v, 4);
+    if ((b & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((b >> 16) | 0x40);  // NaN stays NaN
+    b += 0x7fffu + ((b >> 16) & 1u);
+    return static_cast<std::uint16_t>(b >> 16);
+}
+
+void small_m_path(const float* A, std::size_t M, std::size_t lda, const WeightView& W, std::size_t N, float* C,
+                  std::size_t ldc, int threads) {
     // Work items: (8-row block of A, 64-column block of W). Column blocks outermost, so a thread
     // streams one slice of the weights across every row block while it is in cache.
     constexpr std::size_t kCols = 64;
@@ -25,6 +38,49 @@ void expert_gemm(const float* A, std::size_t M, std::size_t lda, const GemmCall&
         const std::size_t m0 = rb * kSmallM, n0 = cb * kCols;
         small_m_gemm(A + m0 * lda, std::min(kSmallM, M - m0), lda, W, C + m0 * ldc, ldc, n0, std::min(N, n0 + kCols));
     }
+}
+
+}  // namespace
+
+bool rounds_bf16_intermediates(DType data) { return data == DType::bf16; }
+
+void expert_gemm(const float* A, std::size_t M, std::size_t lda, const GemmCall& call, float* C, std::size_t ldc,
+                 int threads) {
+    WeightView W = expert_view(*call.weights, call.expert, call.layout);
+    if (M <= kSmallM || call.n_limit < W.N) {
+        // Few rows: each weight is read once, in its own type, which is what decode is bound by.
+        // (A mutant's partial GEMM also goes this way, since the library computes every column.)
+        return small_m_path(A, M, lda, W, std::min(W.N, call.n_limit), C, ldc, threads);
+    }
+    if (W.dtype == DType::f16 && call.prepared_f32)
+        W = expert_view(*call.prepared_f32, call.expert, call.layout);  // widened once, by prepare()
+    if (W.dtype == DType::f32) return onednn_matmul(A, DType::f32, M, lda, W, C, ldc, threads);
+    if (W.dtype == DType::bf16) {
+        // bf16 x bf16 with f32 accumulation: A's values are bf16 already (the inputs, or the
+        // activation the pipeline stores in bf16, as the backend declares).
+        static thread_local std::vector<std::uint16_t> a_bf16;  // this thread's, reused between calls
+        a_bf16.resize(M * W.K);
+        std::uint16_t* a = a_bf16.data();  // worker threads must use this one, not their own
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && M * W.K > 65536)
+        for (long long m = 0; m < static_cast<long long>(M); ++m)
+            for (std::size_t k = 0; k < W.K; ++k)
+                a[static_cast<std::size_t>(m) * W.K + k] = to_bf16(A[static_cast<std::size_t>(m) * lda + k]);
+        return onednn_matmul(a, DType::bf16, M, W.K, W, C, ldc, threads);
+    }
+    // f16: the library has no f16 matmul on CPUs without AVX512-FP16, so the expert's weights are
+    // widened to f32 (exactly) first.
+    // Kept between calls: allocating (and page-faulting) 66 MB per expert would cost more than the
+    // conversion itself.
+    static thread_local std::vector<float> wide_f32;
+    wide_f32.resize(W.N * W.K);
+    float* wide = wide_f32.data();  // worker threads must use this one, not their own
+    const std::size_t rows = W.layout == WeightLayout::NK ? W.N : W.K, cols = W.N * W.K / std::max<std::size_t>(rows, 1);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (long long r = 0; r < static_cast<long long>(rows); ++r)
+        f16_to_f32(W.data + 2 * static_cast<std::size_t>(r) * cols, cols, wide + static_cast<std::size_t>(r) * cols);
+    W.data = reinterpret_cast<const unsigned char*>(wide);
+    W.dtype = DType::f32;
+    onednn_matmul(A, DType::f32, M, lda, W, C, ldc, threads);
 }
 
 void expert_gemm(const double* A, std::size_t M, std::size_t lda, const GemmCall& call, double* C, std::size_t ldc,

@@ -12,7 +12,12 @@ struct GemmCall {
     std::size_t expert = 0;
     WeightLayout layout = WeightLayout::NK;
     std::size_t n_limit = static_cast<std::size_t>(-1);  // compute only columns below this (a mutant's bug)
+    const Tensor* prepared_f32 = nullptr;  // the same weights widened to f32 by prepare(), if any
 };
+
+// Whether the pipeline keeps its intermediates in bf16 for this data type (bf16: the library's
+// bf16 matmul takes bf16 activations).
+bool rounds_bf16_intermediates(DType data);
 
 // f32: small M straight from the weights (each weight read once), larger M through the blocked
 // engine. Threads split the work; the result does not depend on their number.

@@ -23,11 +23,13 @@ void add_bias(const Problem& p, const char* name, std::size_t e, std::size_t n, 
 }  // namespace
 
 template <class S>
-Pipeline<S>::Pipeline(const Problem& p, int threads, CpuMutation mutation)
-    : p_(p), d_(validate(p)), rp_(resolve(p.attributes)),
+Pipeline<S>::Pipeline(const Problem& p, int threads, CpuMutation mutation, Workspace<S>& ws,
+                      const std::map<std::string, Tensor>* prepared)
+    : p_(p), prepared_(prepared), d_(validate(p)), rp_(resolve(p.attributes)),
       gemm2_(p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp), threads_(threads),
       mutation_(mutation), plan_(make_routing_plan(p.input(kTopkIndices), d_.E)),
-      n0_(d_.first_gemm_width(p.attributes.expert_type)) {
+      n0_(d_.first_gemm_width(p.attributes.expert_type)), x_(ws.x), first_(ws.first), up_(ws.up), act_(ws.act),
+      down_(ws.down) {
     const std::size_t pairs = d_.T * d_.K;
     x_.resize(pairs * d_.H);
     first_.resize(pairs * n0_);
@@ -66,6 +68,8 @@ template <class S>
 void Pipeline<S>::activation(std::size_t begin, std::size_t end) {
     const S L = static_cast<S>(rp_.clamp_limit), beta = static_cast<S>(rp_.swish_beta);
     const int g = rp_.gate_lane;
+    // bf16 data: the down GEMM runs on bf16 activations (declared as storage bf16).
+    const bool to_bf16 = rounds_bf16_intermediates(p_.input(kHiddenStates).dtype());
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1 && (end - begin) * d_.I > 16384)
     for (long long r = static_cast<long long>(begin); r < static_cast<long long>(end); ++r) {
         const std::size_t i = static_cast<std::size_t>(r);
@@ -79,26 +83,36 @@ void Pipeline<S>::activation(std::size_t begin, std::size_t end) {
             } else {
                 a[j] = swish(f[j], beta) * up_[i * d_.I + j];
             }
+            if (to_bf16) a[j] = static_cast<S>(round_to(DType::bf16, static_cast<double>(a[j])));
         }
     }
 }
 
 template <class S>
+GemmCall Pipeline<S>::call(const char* weight, std::size_t e) const {
+    GemmCall c{&p_.input(weight), e, rp_.weight_layout};
+    if (prepared_) {
+        auto it = prepared_->find(weight);
+        if (it != prepared_->end()) c.prepared_f32 = &it->second;
+    }
+    return c;
+}
+
+template <class S>
 void Pipeline<S>::run_expert(std::size_t e, bool second_used) {
     const std::size_t begin = plan_.offsets[e], n = plan_.counts[e];
-    GemmCall first{&p_.input(kWeight0), e, rp_.weight_layout};
+    GemmCall first = call(kWeight0, e);
     if (mutation_ == CpuMutation::wrong_expert_block && second_used) first.expert = (e + 1) % d_.E;
     if (mutation_ == CpuMutation::tile_edge_dropped && n0_ % 16) first.n_limit = n0_ - n0_ % 16;
     expert_gemm(x_.data() + begin * d_.H, n, d_.H, first, first_.data() + begin * n0_, n0_, threads_);
     if (gemm2_) {
         add_bias(p_, kBias0, e, n0_, first_.data() + begin * n0_, n);
     } else {
-        expert_gemm(x_.data() + begin * d_.H, n, d_.H, {&p_.input(kWeight1), e, rp_.weight_layout},
-                    up_.data() + begin * d_.I, d_.I, threads_);
+        expert_gemm(x_.data() + begin * d_.H, n, d_.H, call(kWeight1, e), up_.data() + begin * d_.I, d_.I, threads_);
     }
     activation(begin, begin + n);
-    expert_gemm(act_.data() + begin * d_.I, n, d_.I, {&p_.input(gemm2_ ? kWeight1 : kWeight2), e, rp_.weight_layout},
-                down_.data() + begin * d_.H, d_.H, threads_);
+    expert_gemm(act_.data() + begin * d_.I, n, d_.I, call(gemm2_ ? kWeight1 : kWeight2, e), down_.data() + begin * d_.H,
+                d_.H, threads_);
     if (gemm2_) add_bias(p_, kBias1, e, d_.H, down_.data() + begin * d_.H, n);
 }
 

@@ -61,32 +61,50 @@ MOE_AVX512 inline __mmask16 tail_mask(std::size_t remaining) {
     return remaining >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << remaining) - 1u);
 }
 
-// NK: weights rows contiguous along K. R rows of W at a time against M rows of A; each output
-// keeps 16 partial sums, reduced at the end.
+// NK: weights rows contiguous along K. R rows of W against M rows of A; each output keeps 16
+// partial sums, reduced at the end. Fixed R and M let the compiler keep every accumulator in a
+// register.
+template <DType T, int M, int R>
+MOE_AVX512 inline void nk_tile(const float* A, std::size_t lda, const WeightView& W, float* C, std::size_t ldc,
+                               std::size_t n) {
+    const std::size_t K = W.K;
+    constexpr std::size_t kElementBytes = T == DType::f32 ? 4 : 2;
+    __m512 acc[M][R];
+#pragma GCC unroll 64
+    for (int m = 0; m < M; ++m)
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) acc[m][r] = _mm512_setzero_ps();
+    for (std::size_t k = 0; k < K; k += 16) {
+        const __mmask16 mask = tail_mask(K - k);
+        __m512 w[R];
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            const std::size_t at = (n + static_cast<std::size_t>(r)) * K + k;
+            // Decode streams R weight rows at once, more than the hardware prefetcher follows:
+            // ask for each row's data 512 elements ahead.
+            _mm_prefetch(reinterpret_cast<const char*>(W.data + (at + 512) * kElementBytes), _MM_HINT_T0);
+            w[r] = load16<T>(W.data, at, mask);
+        }
+#pragma GCC unroll 8
+        for (int m = 0; m < M; ++m) {
+            const __m512 a = _mm512_maskz_loadu_ps(mask, A + static_cast<std::size_t>(m) * lda + k);
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) acc[m][r] = _mm512_fmadd_ps(a, w[r], acc[m][r]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int m = 0; m < M; ++m)
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) C[static_cast<std::size_t>(m) * ldc + n + static_cast<std::size_t>(r)] = _mm512_reduce_add_ps(acc[m][r]);
+}
+
 template <DType T, int M>
 MOE_AVX512 void nk_kernel(const float* A, std::size_t lda, const WeightView& W, float* C, std::size_t ldc,
                           std::size_t n0, std::size_t n1) {
-    constexpr int R = M <= 2 ? 4 : 2;
-    const std::size_t K = W.K;
+    constexpr int R = M <= 2 ? 8 : 2;
     std::size_t n = n0;
-    for (; n < n1; n += R) {
-        const int rows = static_cast<int>(n1 - n < static_cast<std::size_t>(R) ? n1 - n : R);
-        __m512 acc[M][R];
-        for (int m = 0; m < M; ++m)
-            for (int r = 0; r < R; ++r) acc[m][r] = _mm512_setzero_ps();
-        for (std::size_t k = 0; k < K; k += 16) {
-            const __mmask16 mask = tail_mask(K - k);
-            __m512 w[R];
-            for (int r = 0; r < R; ++r)
-                w[r] = r < rows ? load16<T>(W.data, (n + r) * K + k, mask) : _mm512_setzero_ps();
-            for (int m = 0; m < M; ++m) {
-                const __m512 a = _mm512_maskz_loadu_ps(mask, A + m * lda + k);
-                for (int r = 0; r < R; ++r) acc[m][r] = _mm512_fmadd_ps(a, w[r], acc[m][r]);
-            }
-        }
-        for (int m = 0; m < M; ++m)
-            for (int r = 0; r < rows; ++r) C[m * ldc + n + r] = _mm512_reduce_add_ps(acc[m][r]);
-    }
+    for (; n + R <= n1; n += R) nk_tile<T, M, R>(A, lda, W, C, ldc, n);
+    for (; n < n1; ++n) nk_tile<T, M, 1>(A, lda, W, C, ldc, n);
 }
 
 // KN: weight rows contiguous along N. 32 outputs at a time, A broadcast one k at a time.
@@ -97,16 +115,19 @@ MOE_AVX512 void kn_kernel(const float* A, std::size_t lda, const WeightView& W, 
     for (std::size_t nb = n0; nb < n1; nb += 32) {
         const __mmask16 m0 = tail_mask(n1 - nb), m1 = n1 - nb > 16 ? tail_mask(n1 - nb - 16) : 0;
         __m512 acc[M][2];
+#pragma GCC unroll 8
         for (int m = 0; m < M; ++m) acc[m][0] = acc[m][1] = _mm512_setzero_ps();
         for (std::size_t k = 0; k < K; ++k) {
             const __m512 w0 = load16<T>(W.data, k * N + nb, m0);
             const __m512 w1 = load16<T>(W.data, k * N + nb + 16, m1);
+#pragma GCC unroll 8
             for (int m = 0; m < M; ++m) {
                 const __m512 a = _mm512_set1_ps(A[m * lda + k]);
                 acc[m][0] = _mm512_fmadd_ps(a, w0, acc[m][0]);
                 acc[m][1] = _mm512_fmadd_ps(a, w1, acc[m][1]);
             }
         }
+#pragma GCC unroll 8
         for (int m = 0; m < M; ++m) {
             _mm512_mask_storeu_ps(C + m * ldc + nb, m0, acc[m][0]);
             _mm512_mask_storeu_ps(C + m * ldc + nb + 16, m1, acc[m][1]);
@@ -143,7 +164,24 @@ bool cpu_has_avx512() {
     return yes;
 }
 
+MOE_AVX512 void f16_to_f32_avx512(const unsigned char* bits, std::size_t count, float* out) {
+    std::size_t i = 0;
+    for (; i < count; i += 16) {
+        const __mmask16 mask = tail_mask(count - i);
+        _mm512_mask_storeu_ps(out + i, mask, load16<DType::f16>(bits, i, mask));
+    }
+}
+
 }  // namespace
+
+void f16_to_f32(const unsigned char* bits, std::size_t count, float* out) {
+    if (cpu_has_avx512()) return f16_to_f32_avx512(bits, count, out);
+    for (std::size_t i = 0; i < count; ++i) {
+        std::uint16_t b;
+        std::memcpy(&b, bits + 2 * i, 2);
+        out[i] = static_cast<float>(f16_bits_to_f64(b));
+    }
+}
 
 bool small_m_uses_avx512() { return cpu_has_avx512(); }
 

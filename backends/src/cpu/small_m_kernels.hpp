@@ -14,6 +14,9 @@ inline constexpr std::size_t kSmallM = 8;
 void small_m_gemm(const float* A, std::size_t M, std::size_t lda, const WeightView& W, float* C, std::size_t ldc,
                   std::size_t n0, std::size_t n1);
 
+// out[i] = f16 bits[i] widened to f32, for i < count (vectorized where the CPU allows).
+void f16_to_f32(const unsigned char* bits, std::size_t count, float* out);
+
 // Whether the AVX-512 kernels are in use (else a portable scalar version).
 bool small_m_uses_avx512();
 

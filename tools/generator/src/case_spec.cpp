@@ -165,7 +165,9 @@ CaseSpec parse_case(const Json& j, const Where& w) {
     }
     if (j.contains("routing")) {
         const Json& r = j.at("routing");
-        check_keys(r, {"exclude", "always", "weights"}, w, "routing");
+        check_keys(r, {"exclude", "always", "weights", "skew"}, w, "routing");
+        if (r.contains("skew")) c.routing.skew = get<double>(r, "skew", w);
+        if (!(c.routing.skew >= 0.0)) w.fail("routing.skew", "the Zipf exponent must be >= 0");
         if (r.contains("exclude")) c.routing.exclude = get<std::vector<std::size_t>>(r, "exclude", w);
         if (r.contains("always")) c.routing.always = get<std::vector<std::size_t>>(r, "always", w);
         for (const auto* list : {&c.routing.exclude, &c.routing.always}) {

@@ -116,9 +116,30 @@ Problem synthesize(const CaseSpec& c) {
     for (std::size_t t = 0; t < T; ++t) {
         std::vector<std::size_t> chosen(c.routing.always);
         std::vector<std::size_t> candidates = pool;
-        for (std::size_t i = 0; chosen.size() < K; ++i) {  // partial Fisher-Yates
-            std::swap(candidates[i], candidates[i + rs.below(candidates.size() - i)]);
-            chosen.push_back(candidates[i]);
+        if (c.routing.skew > 0.0) {
+            // Zipf: expert e weighs 1/(e+1)^s; draw without replacement.
+            std::vector<double> weight(candidates.size());
+            for (std::size_t i = 0; i < candidates.size(); ++i)
+                weight[i] = std::pow(static_cast<double>(candidates[i] + 1), -c.routing.skew);
+            while (chosen.size() < K) {
+                double total = 0.0;
+                for (double v : weight) total += v;
+                double u = rs.uniform01() * total;
+                std::size_t i = 0;
+                while (i + 1 < weight.size() && (u >= weight[i] || weight[i] == 0.0)) {
+                    u -= weight[i];
+                    ++i;
+                }
+                if (weight[i] == 0.0)  // rounding ran off the end: take the last expert still free
+                    while (weight[i] == 0.0) --i;
+                chosen.push_back(candidates[i]);
+                weight[i] = 0.0;
+            }
+        } else {
+            for (std::size_t i = 0; chosen.size() < K; ++i) {  // partial Fisher-Yates
+                std::swap(candidates[i], candidates[i + rs.below(candidates.size() - i)]);
+                chosen.push_back(candidates[i]);
+            }
         }
         for (std::size_t k = K; k > 1; --k) std::swap(chosen[k - 1], chosen[rs.below(k)]);
         const std::vector<double> w = slot_weights(c, rs);

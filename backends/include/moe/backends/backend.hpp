@@ -45,6 +45,11 @@ public:
     virtual Support supports(const Problem& p) const = 0;
     virtual Precision precision(DType data_type) const = 0;
     virtual bool provides_stages() const { return false; }
+    // Optional: precompute what depends only on the problem's weights (conversion, repacking), as
+    // an inference engine does when it loads a model. A later run(p) on the same, unchanged
+    // problem object may use it; any other problem is computed without it. moe-bench times it
+    // separately from run().
+    virtual void prepare(const Problem& p) { (void)p; }
     // Computes the problem. Exceptions are reported as ERROR with their message.
     virtual Output run(const Problem& p, bool want_stages) = 0;
 };

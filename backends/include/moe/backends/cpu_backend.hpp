@@ -4,6 +4,8 @@
 // in top-k slot order. f32 arithmetic for f32/f16/bf16 inputs (weights read in their own type),
 // f64 for f64 inputs. Threads split each GEMM's output columns (decode) or rows (prefill), so a
 // hot expert is shared by all threads.
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,12 +40,25 @@ public:
     Support supports(const Problem& p) const override;
     Precision precision(DType data_type) const override;
     bool provides_stages() const override { return true; }
+    // f16 weights: widened to f32 once, for the library GEMM (it has no f16 matmul on CPUs
+    // without AVX512-FP16); decode keeps reading the f16 weights.
+    void prepare(const Problem& p) override;
     Output run(const Problem& p, bool want_stages) override;
     int threads() const { return threads_; }
 
 private:
+    struct Workspaces;  // buffers reused between runs
     CpuOptions options_;
+    std::shared_ptr<Workspaces> workspaces_;
     int threads_;
+    // What prepare() made, and for which problem (its address and its weights' storage).
+    const Problem* prepared_for_ = nullptr;
+    std::vector<const unsigned char*> prepared_sources_;
+    std::map<std::string, Tensor> prepared_;
 };
+
+// The cpu backend's f32 GEMM engine on its own: C[M, N] = A[M, K] W[expert]^T, W an [E, N, K]
+// tensor read in its own type. moe-bench measures the machine's GEMM rate with it.
+void cpu_f32_gemm(const float* A, std::size_t M, const Tensor& weights, std::size_t expert, float* C, int threads);
 
 }  // namespace moe::backends

@@ -26,6 +26,7 @@ struct RoutingSpec {
     enum class Weights { softmax, random, dyadic };
     std::vector<std::size_t> exclude;  // experts no token selects
     std::vector<std::size_t> always;   // experts every token selects
+    double skew = 0.0;                 // Zipf exponent s: expert e drawn with weight 1/(e+1)^s (0: uniform)
     Weights weights = Weights::softmax;
 };
 
