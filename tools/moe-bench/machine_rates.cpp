@@ -15,16 +15,15 @@ namespace moe::bench {
 namespace {
 
 template <class F>
-double median_seconds(int reps, F&& f) {
+double best_seconds(int reps, F&& f) {
     f();  // warm-up
-    std::vector<double> t;
+    double best = 1e300;
     for (int r = 0; r < reps; ++r) {
         const auto s = std::chrono::steady_clock::now();
         f();
-        t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - s).count());
+        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - s).count());
     }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
+    return best;
 }
 
 __attribute__((target("avx512f"))) double sum_avx512(const float* p, std::size_t n) {
@@ -61,7 +60,7 @@ double gemm_gflops(std::size_t M, std::size_t N, std::size_t K, int threads, int
     for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>((i * 2654435761u) % 1000) / 1000.0 - 0.5;
     w.set_range(0, v.size(), v.data());
     for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>((i * 40503u) % 1000) / 1000.0f - 0.5f;
-    const double s = median_seconds(reps, [&] { backends::cpu_f32_gemm(a.data(), M, w, 0, c.data(), threads); });
+    const double s = best_seconds(reps, [&] { backends::cpu_f32_gemm(a.data(), M, w, 0, c.data(), threads); });
     return 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) / s / 1e9;
 }
 
@@ -72,7 +71,7 @@ double read_bandwidth_gbs(std::size_t bytes, int threads, int reps) {
     for (long long i = 0; i < static_cast<long long>(n); ++i) buf[static_cast<std::size_t>(i)] = 1.0f;
     const bool avx512 = __builtin_cpu_supports("avx512f");
     volatile double sink = 0;
-    const double s = median_seconds(reps, [&] {
+    const double s = best_seconds(reps, [&] {
         double total = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : total)
         {

@@ -112,8 +112,8 @@ int main(int argc, char** argv) {
             if (shapes.empty()) throw moe::InputError("unknown shape '" + shape_arg + "' (gpt-oss-20b, qwen3-30b-a3b, mixtral, all)");
         }
         auto b = moe::backends::make_builtin_backend(backend);
-        const double read_gbs = moe::bench::read_bandwidth_gbs(std::size_t(1) << 30, threads, 5);
-        std::printf("moe-bench: backend %s, %d threads; streaming read bandwidth %.1f GB/s (1 GiB, %d threads)\n",
+        const double read_gbs = moe::bench::read_bandwidth_gbs(std::size_t(1) << 30, threads, 10);
+        std::printf("moe-bench: backend %s, %d threads; streaming read bandwidth %.1f GB/s (1 GiB, best of 10, %d threads)\n",
                     b->name().c_str(), threads, read_gbs, threads);
         std::printf("%-14s %5s %-5s %-8s %10s %9s %9s %6s %9s %8s %6s %8s\n", "shape", "T", "dtype", "routing", "median_ms",
                     "GFLOP/s", "gemm", "ratio", "weights", "GB/s", "of_bw", "vs_ref");
@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
             for (std::size_t T : tokens) {
                 // The plain GEMM of the same FLOP count: every (token, slot) pair through one matrix
                 // of 3I outputs by H inputs.
-                const double gemm = moe::bench::gemm_gflops(T * s.topk, 3 * s.inter, s.hidden, threads, T <= 8 ? 20 : 3);
+                const double gemm = moe::bench::gemm_gflops(T * s.topk, 3 * s.inter, s.hidden, threads, T <= 8 ? 20 : 5);
                 for (const auto& dt : dtypes) {
                     const auto dtype = moe::parse_dtype(dt);
                     if (!dtype || !moe::is_floating(*dtype) || *dtype == moe::DType::f64)

@@ -65,12 +65,12 @@ void Pipeline<S>::gather() {
 }
 
 template <class S>
-void Pipeline<S>::activation(std::size_t begin, std::size_t end) {
+void Pipeline<S>::activation(std::size_t begin, std::size_t end, int threads) {
     const S L = static_cast<S>(rp_.clamp_limit), beta = static_cast<S>(rp_.swish_beta);
     const int g = rp_.gate_lane;
     // bf16 data: the down GEMM runs on bf16 activations (declared as storage bf16).
     const bool to_bf16 = rounds_bf16_intermediates(p_.input(kHiddenStates).dtype());
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1 && (end - begin) * d_.I > 16384)
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && (end - begin) * d_.I > 16384)
     for (long long r = static_cast<long long>(begin); r < static_cast<long long>(end); ++r) {
         const std::size_t i = static_cast<std::size_t>(r);
         S* a = act_.data() + i * d_.I;
@@ -99,20 +99,20 @@ GemmCall Pipeline<S>::call(const char* weight, std::size_t e) const {
 }
 
 template <class S>
-void Pipeline<S>::run_expert(std::size_t e, bool second_used) {
+void Pipeline<S>::run_expert(std::size_t e, bool second_used, int threads) {
     const std::size_t begin = plan_.offsets[e], n = plan_.counts[e];
     GemmCall first = call(kWeight0, e);
     if (mutation_ == CpuMutation::wrong_expert_block && second_used) first.expert = (e + 1) % d_.E;
     if (mutation_ == CpuMutation::tile_edge_dropped && n0_ % 16) first.n_limit = n0_ - n0_ % 16;
-    expert_gemm(x_.data() + begin * d_.H, n, d_.H, first, first_.data() + begin * n0_, n0_, threads_);
+    expert_gemm(x_.data() + begin * d_.H, n, d_.H, first, first_.data() + begin * n0_, n0_, threads);
     if (gemm2_) {
         add_bias(p_, kBias0, e, n0_, first_.data() + begin * n0_, n);
     } else {
-        expert_gemm(x_.data() + begin * d_.H, n, d_.H, call(kWeight1, e), up_.data() + begin * d_.I, d_.I, threads_);
+        expert_gemm(x_.data() + begin * d_.H, n, d_.H, call(kWeight1, e), up_.data() + begin * d_.I, d_.I, threads);
     }
-    activation(begin, begin + n);
+    activation(begin, begin + n, threads);
     expert_gemm(act_.data() + begin * d_.I, n, d_.I, call(gemm2_ ? kWeight1 : kWeight2, e), down_.data() + begin * d_.H,
-                d_.H, threads_);
+                d_.H, threads);
     if (gemm2_) add_bias(p_, kBias1, e, d_.H, down_.data() + begin * d_.H, n);
 }
 
@@ -157,7 +157,25 @@ Tensor Pipeline<S>::stage(const std::vector<S>& buf, std::size_t width) const {
 template <class S>
 Output Pipeline<S>::run(bool want_stages) {
     gather();
-    for (std::size_t i = 0; i < plan_.used.size(); ++i) run_expert(plan_.used[i], i == 1);
+    // Many experts with few rows each (prefill over many experts): experts side by side, one
+    // thread each, largest first; there is no per-GEMM synchronisation to pay. An expert with
+    // many rows (a hot expert), and every expert when there are too few to share out, gets all
+    // threads.
+    constexpr std::size_t kSharedRows = 256;
+    std::vector<std::size_t> side_by_side;
+    const bool split = threads_ > 1 && plan_.used.size() >= 2 * static_cast<std::size_t>(threads_);
+    for (std::size_t i = 0; i < plan_.used.size(); ++i) {
+        const std::size_t e = plan_.used[i];
+        if (split && plan_.counts[e] < kSharedRows) side_by_side.push_back(i);
+        else run_expert(e, i == 1, threads_);
+    }
+    std::stable_sort(side_by_side.begin(), side_by_side.end(),
+                     [&](std::size_t a, std::size_t b) { return plan_.counts[plan_.used[a]] > plan_.counts[plan_.used[b]]; });
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_) if (!side_by_side.empty())
+    for (long long j = 0; j < static_cast<long long>(side_by_side.size()); ++j) {
+        const std::size_t i = side_by_side[static_cast<std::size_t>(j)];
+        run_expert(plan_.used[i], i == 1, 1);
+    }
     Output o;
     o.output = scatter_reduce();
     if (want_stages) {

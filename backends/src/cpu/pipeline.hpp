@@ -28,8 +28,8 @@ public:
 
 private:
     void gather();
-    void run_expert(std::size_t e, bool second_used);
-    void activation(std::size_t begin, std::size_t end);
+    void run_expert(std::size_t e, bool second_used, int threads);
+    void activation(std::size_t begin, std::size_t end, int threads);
     Tensor scatter_reduce() const;
     Tensor stage(const std::vector<S>& buf, std::size_t width) const;
 
