@@ -14,6 +14,7 @@ struct RunCommand {
     std::vector<std::string> filters;
     std::string tier = "full";
     std::string json, junit, expect;
+    std::string device;  // --device: the OpenCL device ("P:D" or a name substring)
     int threads = 1;
     bool quiet = false;
     std::string command_line;

@@ -45,6 +45,9 @@ int main(int argc, char** argv) {
     r->add_option("--expect", rc.expect, "Expectation file: known failures (XFAIL) and skips, with reasons")
         ->check(CLI::ExistingFile);
     r->add_option("--threads", rc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
+    r->add_option("--device", rc.device,
+                  "OpenCL device for the opencl backend: P:D (platform, device index) or a name substring "
+                  "(default: the first GPU, else the first device; see moe-conform list)");
     r->add_flag("--quiet", rc.quiet, "No progress lines on stderr");
 
     SelftestCommand sc;

@@ -18,13 +18,21 @@ std::string utc_now() {
     return buf;
 }
 
+// The device string as one shell word in the repro line.
+std::string shell_quote(const std::string& s) {
+    if (s.find_first_of(" '\"$\\") == std::string::npos) return s;
+    std::string q = "'";
+    for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return q + "'";
+}
+
 }  // namespace
 
 int run(const RunCommand& c) {
     std::vector<std::unique_ptr<backends::Backend>> owned;
     std::vector<backends::Backend*> list;
     for (const auto& name : expand_backend_names(c.backends)) {
-        owned.push_back(backends::make_builtin_backend(name));
+        owned.push_back(backends::make_builtin_backend(name, backends::BuiltinOptions{c.device}));
         list.push_back(owned.back().get());
     }
     conformance::RunOptions o;
@@ -33,6 +41,7 @@ int run(const RunCommand& c) {
     o.tier = c.tier;
     o.threads = c.threads;
     o.progress = !c.quiet;
+    if (!c.device.empty()) o.repro_command += " --device " + shell_quote(c.device);
     if (!c.expect.empty()) o.expectations = conformance::load_expectations(c.expect);
 
     conformance::RunInfo info;

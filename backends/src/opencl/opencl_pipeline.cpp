@@ -1,0 +1,190 @@
+#include "opencl_pipeline.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "moe/spec/error.hpp"
+
+namespace moe::backends::ocl {
+
+namespace {
+
+using u32 = std::uint32_t;
+using i32 = std::int32_t;
+
+// Element type codes of kernels/common.cl (MOE_F32, MOE_F16, MOE_BF16).
+i32 elem_type(DType t) {
+    switch (t) {
+        case DType::f32: return 0;
+        case DType::f16: return 1;
+        case DType::bf16: return 2;
+        default: throw InputError("opencl: element type " + std::string(dtype_name(t)) + " is not supported");
+    }
+}
+
+std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
+
+Buffer upload(const Runtime& rt, const Tensor& t) { return rt.buffer(t.nbytes(), t.data()); }
+
+template <class T>
+std::vector<T> read_vec(const Runtime& rt, const Buffer& b, std::size_t n) {
+    std::vector<T> v(n);
+    rt.read(b, n * sizeof(T), v.data());
+    return v;
+}
+
+// A weight tensor on the device and how to read it.
+struct Weights {
+    Buffer buf;
+    i32 type;
+};
+Weights weights(const Runtime& rt, const Problem& p, const char* name) {
+    const Tensor& t = p.input(name);
+    return {upload(rt, t), elem_type(t.dtype())};
+}
+
+// One expert's GEMM over its block of rows [row0, row0 + M) of A; see kernels/gemm.cl.
+void gemm(const Runtime& rt, const Buffer& A, u32 row0, u32 M, u32 N, u32 K, const Weights& w, bool kn, u32 expert,
+          const Weights* bias, Buffer& C) {
+    const u32 ts = rt.gemm_tile();
+    rt.args("moe_gemm", A, row0, M, N, K, w.buf, w.type, i32(kn), expert, bias ? bias->buf : w.buf,
+            bias ? bias->type : i32(0), i32(bias != nullptr), C, ts, LocalBytes{ts * ts * sizeof(float)},
+            LocalBytes{ts * ts * sizeof(float)});
+    const std::size_t global[2] = {round_up(N, ts), round_up(M, ts)}, local[2] = {ts, ts};
+    rt.launch("moe_gemm", 2, global, local);
+}
+
+// [T, K, width] f32 stage from a plan-ordered [pairs, width] device buffer.
+Tensor stage(const Runtime& rt, const Buffer& b, const RoutingPlan& plan, std::size_t width) {
+    const std::size_t pairs = plan.position.size();
+    const auto rows = read_vec<float>(rt, b, pairs * width);
+    std::vector<double> v(pairs * width);
+    for (std::size_t i = 0; i < pairs; ++i)
+        std::copy(rows.begin() + static_cast<std::ptrdiff_t>(plan.position[i] * width),
+                  rows.begin() + static_cast<std::ptrdiff_t>((plan.position[i] + 1) * width),
+                  v.begin() + static_cast<std::ptrdiff_t>(i * width));
+    return Tensor::from_f64(DType::f32, {plan.tokens, plan.topk, width}, v);
+}
+
+}  // namespace
+
+DevicePlan mask_gen(const Runtime& rt, const Tensor& indices, std::size_t experts) {
+    const std::size_t topk = indices.shape().back(), pairs = indices.size();
+    std::vector<i32> idx(pairs);
+    for (std::size_t i = 0; i < pairs; ++i) idx[i] = static_cast<i32>(indices.get_index(i));
+    Buffer d_idx = rt.buffer(pairs * sizeof(i32), idx.data());
+    Buffer counts = rt.buffer(experts * sizeof(u32)), offsets = rt.buffer((experts + 1) * sizeof(u32)),
+           used = rt.buffer(experts * sizeof(u32)), used_count = rt.buffer(sizeof(u32));
+    DevicePlan d{rt.buffer(pairs * sizeof(u32)), rt.buffer(pairs * sizeof(u32)), rt.buffer(pairs * sizeof(u32)), {}};
+    rt.args("moe_mask_gen", d_idx, u32(pairs), u32(topk), u32(experts), counts, offsets, d.token, d.slot, d.position,
+            used, used_count);
+    // One work-group (the kernel synchronises its phases with barriers): as many work-items as
+    // experts, up to what the device and the kernel allow.
+    std::size_t kernel_wg = 0;
+    check(clGetKernelWorkGroupInfo(rt.kernel("moe_mask_gen"), rt.device().device, CL_KERNEL_WORK_GROUP_SIZE,
+                                   sizeof kernel_wg, &kernel_wg, nullptr),
+          "clGetKernelWorkGroupInfo(CL_KERNEL_WORK_GROUP_SIZE)");
+    const std::size_t group = std::max<std::size_t>(
+        1, std::min({experts, kernel_wg, rt.device().max_work_group, rt.device().max_item_sizes[0]}));
+    rt.launch("moe_mask_gen", 1, &group, &group);
+
+    RoutingPlan& h = d.host;
+    h.experts = experts;
+    h.topk = topk;
+    h.tokens = topk ? pairs / topk : 0;
+    const auto to_size = [](const std::vector<u32>& v) { return std::vector<std::size_t>(v.begin(), v.end()); };
+    h.counts = to_size(read_vec<u32>(rt, counts, experts));
+    h.offsets = to_size(read_vec<u32>(rt, offsets, experts + 1));
+    h.token = read_vec<u32>(rt, d.token, pairs);
+    h.slot = read_vec<u32>(rt, d.slot, pairs);
+    h.position = to_size(read_vec<u32>(rt, d.position, pairs));
+    const u32 n_used = read_vec<u32>(rt, used_count, 1)[0];
+    h.used = to_size(read_vec<u32>(rt, used, std::min<std::size_t>(n_used, experts)));
+    return d;
+}
+
+Output run_pipeline(const Runtime& rt, const Problem& p, bool want_stages) {
+    const Dims d = validate(p);
+    const ResolvedParams rp = resolve(p.attributes);
+    const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
+    const bool kn = rp.weight_layout == WeightLayout::KN;
+    const std::size_t pairs = d.T * d.K, n0 = d.first_gemm_width(p.attributes.expert_type);
+    const Tensor& x = p.input(kHiddenStates);
+
+    // 1. mask_gen: the plan on the device; counts/offsets/used come back to drive the GEMMs.
+    DevicePlan plan = mask_gen(rt, p.input(kTopkIndices), d.E);
+
+    // 2. gather the routed rows, expert-major, as f32.
+    Buffer d_x = upload(rt, x);
+    Buffer gathered = rt.buffer(pairs * d.H * sizeof(float));
+    rt.args("moe_gather", d_x, elem_type(x.dtype()), plan.token, u32(d.H), u32(pairs), gathered);
+    {
+        const std::size_t global[2] = {d.H, pairs};
+        rt.launch("moe_gather", 2, global);
+    }
+
+    // 3. first GEMM(s) per used expert: gate_up (+ bias_0) for GEMM2, gate and up for GEMM3.
+    const Weights w0 = weights(rt, p, kWeight0), w1 = weights(rt, p, kWeight1);
+    const Weights w2 = gemm2 ? Weights{rt.buffer(0), 0} : weights(rt, p, kWeight2);
+    const bool has_b0 = gemm2 && p.has(kBias0), has_b1 = gemm2 && p.has(kBias1);
+    const Weights b0 = has_b0 ? weights(rt, p, kBias0) : Weights{rt.buffer(0), 0};
+    const Weights b1 = has_b1 ? weights(rt, p, kBias1) : Weights{rt.buffer(0), 0};
+    Buffer first = rt.buffer(pairs * n0 * sizeof(float));
+    Buffer up = rt.buffer(gemm2 ? 0 : pairs * d.I * sizeof(float));
+    Buffer act = rt.buffer(pairs * d.I * sizeof(float));
+    Buffer down = rt.buffer(pairs * d.H * sizeof(float));
+    const RoutingPlan& hp = plan.host;
+    for (std::size_t e : hp.used) {
+        const u32 row0 = u32(hp.offsets[e]), m = u32(hp.counts[e]);
+        gemm(rt, gathered, row0, m, u32(n0), u32(d.H), w0, kn, u32(e), has_b0 ? &b0 : nullptr, first);
+        if (!gemm2) gemm(rt, gathered, row0, m, u32(d.I), u32(d.H), w1, kn, u32(e), nullptr, up);
+    }
+
+    // 4. activation over every routed pair at once.
+    rt.args("moe_swiglu", first, gemm2 ? first : up, act, u32(d.I), u32(pairs), i32(gemm2), float(rp.swish_beta),
+            float(rp.clamp_limit), i32(rp.gate_lane));
+    {
+        const std::size_t global[2] = {d.I, pairs};
+        rt.launch("moe_swiglu", 2, global);
+    }
+
+    // 5. down GEMM per used expert (+ bias_1 for GEMM2).
+    for (std::size_t e : hp.used)
+        gemm(rt, act, u32(hp.offsets[e]), u32(hp.counts[e]), u32(d.H), u32(d.I), gemm2 ? w1 : w2, kn, u32(e),
+             has_b1 ? &b1 : nullptr, down);
+
+    // 6. scatter-reduce in slot order. The routing weight of (t, k) is read on the host in the
+    //    convention's layout (compact: t*K + k; dense: e*T + t), as the cpu pipeline does.
+    const Tensor& rw = p.input(kRoutingWeights);
+    const Tensor& idx = p.input(kTopkIndices);
+    std::vector<float> slot_weight(pairs);
+    for (std::size_t i = 0; i < pairs; ++i) {
+        const std::size_t t = i / d.K;
+        const std::size_t flat =
+            rp.routing_layout == RoutingLayout::compact ? i : static_cast<std::size_t>(idx.get_index(i)) * d.T + t;
+        slot_weight[i] = static_cast<float>(rw.get(flat));
+    }
+    Buffer d_w = rt.buffer(pairs * sizeof(float), slot_weight.data());
+    Buffer out = rt.buffer(d.T * d.H * sizeof(float));
+    rt.args("moe_scatter_reduce", down, d_w, plan.position, u32(d.H), u32(d.T), u32(d.K), out);
+    {
+        const std::size_t global[2] = {d.H, d.T};
+        rt.launch("moe_scatter_reduce", 2, global);
+    }
+
+    const auto y = read_vec<float>(rt, out, d.T * d.H);
+    Output o;
+    o.output = Tensor(x.dtype(), x.shape());
+    const std::vector<double> wide(y.begin(), y.end());
+    o.output.set_range(0, wide.size(), wide.data());  // rounds to the data type
+    if (want_stages) {
+        o.stages.emplace(gemm2 ? "gate_up" : "gate", stage(rt, first, hp, n0));
+        if (!gemm2) o.stages.emplace("up", stage(rt, up, hp, d.I));
+        o.stages.emplace("act", stage(rt, act, hp, d.I));
+        o.stages.emplace("down", stage(rt, down, hp, d.H));
+    }
+    return o;
+}
+
+}  // namespace moe::backends::ocl
