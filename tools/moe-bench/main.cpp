@@ -7,12 +7,14 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
 #include "cli_errors.hpp"
 #include "machine_rates.hpp"
+#include "moe/backends/opencl_backend.hpp"
 #include "moe/backends/registry.hpp"
 #include "moe/generator/synthesize.hpp"
 
@@ -37,6 +39,7 @@ struct Row {
     std::string shape, dtype, routing;
     std::size_t tokens = 0, used_experts = 0;
     double seconds = 0, prepare_seconds = 0, gflops = 0, gemm_gflops = 0, weight_gb = 0, gbs = 0, read_gbs = 0, reference_seconds = 0;
+    std::map<std::string, double> kernel_seconds = {};  // opencl: device time per kernel, one run
 };
 
 moe::generator::CaseSpec spec_for(const Shape& s, std::size_t tokens, moe::DType dtype, const std::string& routing) {
@@ -85,6 +88,8 @@ int main(int argc, char** argv) {
     int reps = 0, threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     bool vs_reference = false;
     app.add_option("--backend", backend, "Backend to time (default cpu)");
+    std::string device;
+    app.add_option("--device", device, "opencl: the device (\"P:D\" or a name substring; default the first GPU, else the first device)");
     app.add_option("--shape", shape_arg, "gpt-oss-20b | qwen3-30b-a3b | mixtral | all (ignored with --hidden)");
     app.add_option("--tokens", tokens, "Token counts, comma-separated (default 512)")->delimiter(',');
     app.add_option("--dtype", dtypes, "Data types, comma-separated: f32, f16, bf16 (default f32)")->delimiter(',');
@@ -111,7 +116,10 @@ int main(int argc, char** argv) {
                 if (shape_arg == "all" || shape_arg == s.name) shapes.push_back(s);
             if (shapes.empty()) throw moe::InputError("unknown shape '" + shape_arg + "' (gpt-oss-20b, qwen3-30b-a3b, mixtral, all)");
         }
-        auto b = moe::backends::make_builtin_backend(backend);
+        auto b = moe::backends::make_builtin_backend(backend, {device});
+        if (!b->availability().available) throw moe::InputError("backend " + backend + " unavailable: " + b->availability().reason);
+        const auto* opencl = dynamic_cast<const moe::backends::OpenclBackend*>(b.get());
+        if (opencl) std::printf("moe-bench: %s\n", b->description().c_str());
         const double read_gbs = moe::bench::read_bandwidth_gbs(std::size_t(1) << 30, threads, 10);
         std::printf("moe-bench: backend %s, %d threads; streaming read bandwidth %.1f GB/s (1 GiB, best of 10, %d threads)\n",
                     b->name().c_str(), threads, read_gbs, threads);
@@ -135,13 +143,19 @@ int main(int argc, char** argv) {
                     r.prepare_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - prep_start).count();
                     b->run(p, false);  // warm-up
                     std::vector<double> t;
+                    std::vector<std::pair<double, std::map<std::string, double>>> by_run;  // opencl: (seconds, kernel times)
                     for (int i = 0; i < n; ++i) {
                         const auto st = std::chrono::steady_clock::now();
                         b->run(p, false);
                         t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - st).count());
+                        if (opencl) by_run.emplace_back(t.back(), opencl->last_kernel_times());
                     }
                     std::sort(t.begin(), t.end());
                     r.seconds = t[t.size() / 2];
+                    if (opencl) {  // the kernel split of the median run
+                        std::sort(by_run.begin(), by_run.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+                        r.kernel_seconds = by_run[by_run.size() / 2].second;
+                    }
                     const double flops = 2.0 * double(T) * double(s.topk) * 3.0 * double(s.hidden) * double(s.inter);
                     r.gflops = flops / r.seconds / 1e9;
                     r.gemm_gflops = gemm;
@@ -159,6 +173,15 @@ int main(int argc, char** argv) {
                                 r.weight_gb, r.gbs, r.gbs / r.read_gbs);
                     if (vs_reference) std::printf(" %7.1fx", r.reference_seconds / r.seconds);
                     std::printf("\n");
+                    if (opencl) {
+                        // Device time per kernel of the median run (profiling events).
+                        double sum = 0;
+                        for (const auto& [k, sec] : r.kernel_seconds) sum += sec;
+                        std::printf("  kernels (median run, device time %.3f ms of %.3f ms):", sum * 1e3, r.seconds * 1e3);
+                        for (const auto& [k, sec] : r.kernel_seconds)
+                            std::printf(" %s %.3f ms (%.0f%%)", k.c_str(), sec * 1e3, sum > 0 ? 100 * sec / sum : 0.0);
+                        std::printf("\n");
+                    }
                     std::fflush(stdout);
                     rows.push_back(r);
                 }
@@ -170,7 +193,7 @@ int main(int argc, char** argv) {
                 j.push_back({{"shape", r.shape}, {"tokens", r.tokens}, {"dtype", r.dtype}, {"routing", r.routing},
                              {"backend", b->name()}, {"median_seconds", r.seconds}, {"prepare_seconds", r.prepare_seconds}, {"gflops", r.gflops},
                              {"gemm_gflops", r.gemm_gflops}, {"weight_gb", r.weight_gb}, {"gbs", r.gbs},
-                             {"read_gbs", r.read_gbs}, {"reference_seconds", r.reference_seconds}});
+                             {"read_gbs", r.read_gbs}, {"reference_seconds", r.reference_seconds}, {"kernel_seconds", r.kernel_seconds}});
             std::ofstream(json_file) << j.dump(2) << "\n";
         }
         return 0;

@@ -16,7 +16,9 @@ Runtime::Runtime(const DeviceInfo& device) : device_(device) {
     const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(device.platform), 0};
     context_ = clCreateContext(props, 1, &device_.device, nullptr, nullptr, &rc);
     check(rc, "clCreateContext");
-    queue_ = clCreateCommandQueueWithProperties(context_, device_.device, nullptr, &rc);
+    // Profiling on: moe-bench reports the time of each kernel (take_kernel_times).
+    const cl_queue_properties qprops[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+    queue_ = clCreateCommandQueueWithProperties(context_, device_.device, qprops, &rc);
     if (rc != CL_SUCCESS) {
         clReleaseContext(context_);
         throw ClError("clCreateCommandQueueWithProperties", rc);
@@ -24,13 +26,14 @@ Runtime::Runtime(const DeviceInfo& device) : device_(device) {
 }
 
 Runtime::~Runtime() {
+    for (auto& [name, e] : events_) clReleaseEvent(e);
     for (auto& [name, k] : kernels_) clReleaseKernel(k);
     if (program_) clReleaseProgram(program_);
     if (queue_) clReleaseCommandQueue(queue_);
     if (context_) clReleaseContext(context_);
 }
 
-void Runtime::build() {
+void Runtime::build(const std::string& defines) {
     if (program_) return;
     std::vector<const char*> sources;
     std::vector<std::size_t> lengths;
@@ -43,7 +46,8 @@ void Runtime::build() {
                                                    lengths.data(), &rc);
     check(rc, "clCreateProgramWithSource");
     // OpenCL C 1.2, and no fast-math flags: the activation's exp must keep full f32 accuracy.
-    rc = clBuildProgram(program, 1, &device_.device, "-cl-std=CL1.2", nullptr, nullptr);
+    const std::string options = "-cl-std=CL1.2" + (defines.empty() ? std::string() : " " + defines);
+    rc = clBuildProgram(program, 1, &device_.device, options.c_str(), nullptr, nullptr);
     if (rc != CL_SUCCESS) {
         std::size_t n = 0;
         clGetProgramBuildInfo(program, device_.device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
@@ -102,11 +106,28 @@ void Runtime::read(const Buffer& b, std::size_t bytes, void* host) const {
 void Runtime::launch(const char* name, cl_uint dims, const std::size_t* global, const std::size_t* local) const {
     for (cl_uint d = 0; d < dims; ++d)
         if (global[d] == 0) return;  // nothing to do (an empty range is an error in OpenCL)
-    const cl_int rc = clEnqueueNDRangeKernel(queue_, kernel(name), dims, nullptr, global, local, 0, nullptr, nullptr);
+    cl_event event = nullptr;
+    const cl_int rc = clEnqueueNDRangeKernel(queue_, kernel(name), dims, nullptr, global, local, 0, nullptr, &event);
     if (rc != CL_SUCCESS) throw ClError(std::string("clEnqueueNDRangeKernel(") + name + ")", rc);
+    events_.emplace_back(name, event);
 }
 
 void Runtime::finish() const { check(clFinish(queue_), "clFinish"); }
+
+std::map<std::string, double> Runtime::take_kernel_times() const {
+    std::map<std::string, double> times;
+    if (events_.empty()) return times;
+    finish();
+    for (auto& [name, e] : events_) {
+        cl_ulong start = 0, end = 0;
+        if (clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr) == CL_SUCCESS &&
+            clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr) == CL_SUCCESS && end >= start)
+            times[name] += static_cast<double>(end - start) * 1e-9;
+        clReleaseEvent(e);
+    }
+    events_.clear();
+    return times;
+}
 
 void Runtime::set_raw(const char* name, cl_uint i, std::size_t size, const void* value) const {
     const cl_int rc = clSetKernelArg(kernel(name), i, size, value);

@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "cl_device.hpp"
 
@@ -47,7 +48,8 @@ public:
 
     const DeviceInfo& device() const { return device_; }
     // Builds the embedded kernel sources once; a build failure throws with the build log.
-    void build();
+    // `defines` are extra build options ("-DMOE_MUT_TILE_EDGE" for the selftest mutants).
+    void build(const std::string& defines = "");
     cl_kernel kernel(const std::string& name) const;
     // Side of the square GEMM tile (work-group ts x ts), from the device and kernel limits.
     std::uint32_t gemm_tile() const { return gemm_tile_; }
@@ -59,6 +61,9 @@ public:
     // Enqueues `kernel` over a 1-D or 2-D range; local may be null (the runtime picks).
     void launch(const char* name, cl_uint dims, const std::size_t* global, const std::size_t* local = nullptr) const;
     void finish() const;
+    // Every launch since the last call, from the queue's profiling events (END - START), summed
+    // per kernel name in seconds; waits for the queue and releases the events.
+    std::map<std::string, double> take_kernel_times() const;
 
     template <class... Args>
     void args(const char* name, const Args&... a) const {
@@ -80,6 +85,7 @@ private:
     cl_program program_ = nullptr;
     std::map<std::string, cl_kernel> kernels_;
     std::uint32_t gemm_tile_ = 1;
+    mutable std::vector<std::pair<std::string, cl_event>> events_;  // launches not yet summed
 };
 
 }  // namespace moe::backends::ocl

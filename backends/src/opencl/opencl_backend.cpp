@@ -1,7 +1,10 @@
 #include "moe/backends/opencl_backend.hpp"
 
+#include <map>
 #include <mutex>
 #include <optional>
+
+#include "moe/backends/opencl_testing.hpp"
 
 #include "cl_device.hpp"
 #include "cl_runtime.hpp"
@@ -36,12 +39,45 @@ Selected select(const std::string& spec) {
     return s;
 }
 
+// The -D flags that compile a kernel mutation in (kernels/gemm.cl); "" for the others.
+std::string mutation_defines(OpenclMutation m) {
+    switch (m) {
+        case OpenclMutation::tile_edge_dropped: return "-DMOE_MUT_TILE_EDGE";
+        case OpenclMutation::missing_barrier: return "-DMOE_MUT_NO_BARRIER";
+        case OpenclMutation::tile_row_skipped: return "-DMOE_MUT_TILE_ROW_SKIP";
+        default: return "";
+    }
+}
+
+std::vector<const unsigned char*> weight_sources(const Problem& p) {
+    std::vector<const unsigned char*> v;
+    for (const char* w : {kWeight0, kWeight1, kWeight2, kBias0, kBias1}) v.push_back(p.has(w) ? p.input(w).data() : nullptr);
+    return v;
+}
+
 }  // namespace
+
+const std::vector<OpenclMutationInfo>& opencl_mutation_catalogue() {
+    static const std::vector<OpenclMutationInfo> list = {
+        {OpenclMutation::tile_edge_dropped, "opencl_tile_edge_dropped",
+         "opencl: moe_gemm leaves the last partial tile of output columns uncomputed"},
+        {OpenclMutation::tile_row_skipped, "opencl_tile_row_skipped",
+         "opencl: moe_gemm never loads the last row of its weight tile (reads an incomplete tile)"},
+        {OpenclMutation::wrong_offset, "opencl_wrong_offset",
+         "opencl: the second used expert's first GEMM reads its rows at the first expert's offset"},
+    };
+    return list;
+}
 
 struct OpenclBackend::State {
     OpenclOptions options;
     Selected selected;
     std::mutex build_mutex;  // the program is built on first use (a few hundred ms on PoCL)
+    // What prepare() uploaded, and for which problem (its address and its weights' storage).
+    const Problem* prepared_for = nullptr;
+    std::vector<const unsigned char*> prepared_sources;
+    std::optional<ocl::DeviceWeights> prepared;
+    std::map<std::string, double> kernel_times;  // of the last run
 };
 
 OpenclBackend::OpenclBackend(OpenclOptions options) : state_(std::make_unique<State>()) {
@@ -50,6 +86,13 @@ OpenclBackend::OpenclBackend(OpenclOptions options) : state_(std::make_unique<St
 }
 
 OpenclBackend::~OpenclBackend() = default;
+
+std::string OpenclBackend::name() const {
+    if (state_->options.mutation == OpenclMutation::missing_barrier) return "mutant:opencl_missing_barrier";
+    for (const auto& m : opencl_mutation_catalogue())
+        if (m.mutation == state_->options.mutation) return "mutant:" + m.name;
+    return "opencl";
+}
 
 std::string OpenclBackend::description() const {
     if (!state_->selected.runtime) return std::string(kStagesText) + "; no device";
@@ -70,16 +113,40 @@ Support OpenclBackend::supports(const Problem& p) const {
 
 Precision OpenclBackend::precision(DType) const { return {DType::f32, DType::f32}; }
 
+void OpenclBackend::prepare(const Problem& p) {
+    state_->prepared_for = nullptr;
+    state_->prepared.reset();
+    if (!state_->selected.runtime || !supports(p).supported) return;  // run() reports why
+    try {
+        validate(p);
+        state_->prepared = ocl::upload_weights(*state_->selected.runtime, p);
+    } catch (const std::exception&) {
+        return;  // an invalid problem, or no room on the device: run() uploads (and reports) as it goes
+    }
+    state_->prepared_for = &p;
+    state_->prepared_sources = weight_sources(p);
+}
+
 Output OpenclBackend::run(const Problem& p, bool want_stages) {
     if (!state_->selected.runtime) throw std::runtime_error("opencl backend unavailable: " + state_->selected.reason);
     const Support s = supports(p);
     if (!s.supported) throw std::runtime_error(s.reason);
+    ocl::Runtime& rt = *state_->selected.runtime;
     {
         std::lock_guard<std::mutex> lock(state_->build_mutex);
-        state_->selected.runtime->build();
+        rt.build(mutation_defines(state_->options.mutation));
     }
-    return ocl::run_pipeline(*state_->selected.runtime, p, want_stages);
+    ocl::PipelineOptions o;
+    if (state_->prepared && state_->prepared_for == &p && state_->prepared_sources == weight_sources(p))
+        o.weights = &*state_->prepared;
+    o.wrong_offset = state_->options.mutation == OpenclMutation::wrong_offset;
+    rt.take_kernel_times();  // drop anything not from this run
+    Output out = ocl::run_pipeline(rt, p, want_stages, o);
+    state_->kernel_times = rt.take_kernel_times();
+    return out;
 }
+
+std::map<std::string, double> OpenclBackend::last_kernel_times() const { return state_->kernel_times; }
 
 std::vector<std::string> opencl_device_list() {
     std::vector<std::string> lines;
@@ -99,5 +166,46 @@ RoutingPlan opencl_mask_gen(const Tensor& indices, std::size_t experts, const st
     s.runtime->build();
     return ocl::mask_gen(*s.runtime, indices, experts).host;
 }
+
+namespace opencl_testing {
+
+namespace {
+// One built runtime per device spec, kept for the process (a build costs a few hundred ms).
+const ocl::Runtime& runtime(const std::string& device) {
+    static std::mutex mutex;
+    static std::map<std::string, std::unique_ptr<ocl::Runtime>> runtimes;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto& rt = runtimes[device];
+    if (!rt) {
+        Selected s = select(device);
+        if (!s.runtime) throw std::runtime_error("opencl backend unavailable: " + s.reason);
+        s.runtime->build();
+        rt = std::move(s.runtime);
+    }
+    return *rt;
+}
+}  // namespace
+
+std::vector<float> gather(const Tensor& x, const std::vector<std::uint32_t>& token, const std::string& device) {
+    return ocl::gather_rows(runtime(device), x, token);
+}
+
+std::vector<float> gemm(const std::vector<float>& A, std::size_t M, const Tensor& weights, bool kn, std::size_t expert,
+                        const Tensor* bias, const std::string& device) {
+    return ocl::gemm_rows(runtime(device), A, M, weights, kn, expert, bias);
+}
+
+std::vector<float> swiglu(const std::vector<float>& first, const std::vector<float>& up, std::size_t rows,
+                          std::size_t inter, bool gemm2, float beta, float limit, int gate_lane, const std::string& device) {
+    return ocl::swiglu_rows(runtime(device), first, up, rows, inter, gemm2, beta, limit, gate_lane);
+}
+
+std::vector<float> scatter_reduce(const std::vector<float>& down, const std::vector<float>& slot_weight,
+                                  const std::vector<std::uint32_t>& position, std::size_t tokens, std::size_t topk,
+                                  std::size_t hidden, const std::string& device) {
+    return ocl::scatter_reduce_rows(runtime(device), down, slot_weight, position, tokens, topk, hidden);
+}
+
+}  // namespace opencl_testing
 
 }  // namespace moe::backends

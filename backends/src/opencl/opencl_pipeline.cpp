@@ -1,6 +1,7 @@
 #include "opencl_pipeline.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <cstdint>
 #include <vector>
 
@@ -34,25 +35,41 @@ std::vector<T> read_vec(const Runtime& rt, const Buffer& b, std::size_t n) {
     return v;
 }
 
-// A weight tensor on the device and how to read it.
-struct Weights {
-    Buffer buf;
-    i32 type;
-};
-Weights weights(const Runtime& rt, const Problem& p, const char* name) {
-    const Tensor& t = p.input(name);
-    return {upload(rt, t), elem_type(t.dtype())};
-}
+// A tensor on the device and how to read it.
+Weights weights(const Runtime& rt, const Tensor& t) { return {upload(rt, t), elem_type(t.dtype())}; }
+Weights weights(const Runtime& rt, const Problem& p, const char* name) { return weights(rt, p.input(name)); }
 
-// One expert's GEMM over its block of rows [row0, row0 + M) of A; see kernels/gemm.cl.
-void gemm(const Runtime& rt, const Buffer& A, u32 row0, u32 M, u32 N, u32 K, const Weights& w, bool kn, u32 expert,
-          const Weights* bias, Buffer& C) {
+// One expert's GEMM over its block of rows [row0, row0 + M) of C, reading rows [a_row0,
+// a_row0 + M) of A (the same block, but for the wrong-offset mutant); see kernels/gemm.cl.
+void gemm(const Runtime& rt, const Buffer& A, u32 a_row0, u32 row0, u32 M, u32 N, u32 K, const Weights& w, bool kn,
+          u32 expert, const Weights* bias, Buffer& C) {
     const u32 ts = rt.gemm_tile();
-    rt.args("moe_gemm", A, row0, M, N, K, w.buf, w.type, i32(kn), expert, bias ? bias->buf : w.buf,
+    rt.args("moe_gemm", A, a_row0, row0, M, N, K, w.buf, w.type, i32(kn), expert, bias ? bias->buf : w.buf,
             bias ? bias->type : i32(0), i32(bias != nullptr), C, ts, LocalBytes{ts * ts * sizeof(float)},
             LocalBytes{ts * ts * sizeof(float)});
     const std::size_t global[2] = {round_up(N, ts), round_up(M, ts)}, local[2] = {ts, ts};
     rt.launch("moe_gemm", 2, global, local);
+}
+
+void gather(const Runtime& rt, const Buffer& x, i32 x_type, const Buffer& token, std::size_t H, std::size_t pairs,
+            Buffer& out) {
+    rt.args("moe_gather", x, x_type, token, u32(H), u32(pairs), out);
+    const std::size_t global[2] = {H, pairs};
+    rt.launch("moe_gather", 2, global);
+}
+
+void swiglu(const Runtime& rt, const Buffer& first, const Buffer& up, Buffer& act, std::size_t I, std::size_t rows,
+            bool gemm2, float beta, float limit, int gate_lane) {
+    rt.args("moe_swiglu", first, up, act, u32(I), u32(rows), i32(gemm2), beta, limit, i32(gate_lane));
+    const std::size_t global[2] = {I, rows};
+    rt.launch("moe_swiglu", 2, global);
+}
+
+void scatter_reduce(const Runtime& rt, const Buffer& down, const Buffer& slot_weight, const Buffer& position,
+                    std::size_t H, std::size_t T, std::size_t K, Buffer& out) {
+    rt.args("moe_scatter_reduce", down, slot_weight, position, u32(H), u32(T), u32(K), out);
+    const std::size_t global[2] = {H, T};
+    rt.launch("moe_scatter_reduce", 2, global);
 }
 
 // [T, K, width] f32 stage from a plan-ordered [pairs, width] device buffer.
@@ -68,6 +85,19 @@ Tensor stage(const Runtime& rt, const Buffer& b, const RoutingPlan& plan, std::s
 }
 
 }  // namespace
+
+DeviceWeights upload_weights(const Runtime& rt, const Problem& p) {
+    const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
+    DeviceWeights w;
+    w.w0 = weights(rt, p, kWeight0);
+    w.w1 = weights(rt, p, kWeight1);
+    w.w2 = gemm2 ? Weights{rt.buffer(0), 0} : weights(rt, p, kWeight2);
+    w.has_b0 = gemm2 && p.has(kBias0);
+    w.has_b1 = gemm2 && p.has(kBias1);
+    w.b0 = w.has_b0 ? weights(rt, p, kBias0) : Weights{rt.buffer(0), 0};
+    w.b1 = w.has_b1 ? weights(rt, p, kBias1) : Weights{rt.buffer(0), 0};
+    return w;
+}
 
 DevicePlan mask_gen(const Runtime& rt, const Tensor& indices, std::size_t experts) {
     const std::size_t topk = indices.shape().back(), pairs = indices.size();
@@ -104,7 +134,7 @@ DevicePlan mask_gen(const Runtime& rt, const Tensor& indices, std::size_t expert
     return d;
 }
 
-Output run_pipeline(const Runtime& rt, const Problem& p, bool want_stages) {
+Output run_pipeline(const Runtime& rt, const Problem& p, bool want_stages, const PipelineOptions& options) {
     const Dims d = validate(p);
     const ResolvedParams rp = resolve(p.attributes);
     const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
@@ -118,41 +148,37 @@ Output run_pipeline(const Runtime& rt, const Problem& p, bool want_stages) {
     // 2. gather the routed rows, expert-major, as f32.
     Buffer d_x = upload(rt, x);
     Buffer gathered = rt.buffer(pairs * d.H * sizeof(float));
-    rt.args("moe_gather", d_x, elem_type(x.dtype()), plan.token, u32(d.H), u32(pairs), gathered);
-    {
-        const std::size_t global[2] = {d.H, pairs};
-        rt.launch("moe_gather", 2, global);
-    }
+    gather(rt, d_x, elem_type(x.dtype()), plan.token, d.H, pairs, gathered);
 
     // 3. first GEMM(s) per used expert: gate_up (+ bias_0) for GEMM2, gate and up for GEMM3.
-    const Weights w0 = weights(rt, p, kWeight0), w1 = weights(rt, p, kWeight1);
-    const Weights w2 = gemm2 ? Weights{rt.buffer(0), 0} : weights(rt, p, kWeight2);
-    const bool has_b0 = gemm2 && p.has(kBias0), has_b1 = gemm2 && p.has(kBias1);
-    const Weights b0 = has_b0 ? weights(rt, p, kBias0) : Weights{rt.buffer(0), 0};
-    const Weights b1 = has_b1 ? weights(rt, p, kBias1) : Weights{rt.buffer(0), 0};
+    //    The weights come from prepare() when it ran for this problem, else are uploaded now.
+    DeviceWeights uploaded;
+    if (!options.weights) uploaded = upload_weights(rt, p);
+    const DeviceWeights& dw = options.weights ? *options.weights : uploaded;
+    const Weights &w0 = dw.w0, &w1 = dw.w1, &w2 = dw.w2, &b0 = dw.b0, &b1 = dw.b1;
+    const bool has_b0 = dw.has_b0, has_b1 = dw.has_b1;
     Buffer first = rt.buffer(pairs * n0 * sizeof(float));
     Buffer up = rt.buffer(gemm2 ? 0 : pairs * d.I * sizeof(float));
     Buffer act = rt.buffer(pairs * d.I * sizeof(float));
     Buffer down = rt.buffer(pairs * d.H * sizeof(float));
     const RoutingPlan& hp = plan.host;
-    for (std::size_t e : hp.used) {
+    for (std::size_t u = 0; u < hp.used.size(); ++u) {
+        const std::size_t e = hp.used[u];
         const u32 row0 = u32(hp.offsets[e]), m = u32(hp.counts[e]);
-        gemm(rt, gathered, row0, m, u32(n0), u32(d.H), w0, kn, u32(e), has_b0 ? &b0 : nullptr, first);
-        if (!gemm2) gemm(rt, gathered, row0, m, u32(d.I), u32(d.H), w1, kn, u32(e), nullptr, up);
+        // The wrong-offset mutant: the second used expert reads its rows at the first's offset.
+        const u32 a_row0 = options.wrong_offset && u == 1 ? u32(hp.offsets[hp.used[0]]) : row0;
+        gemm(rt, gathered, a_row0, row0, m, u32(n0), u32(d.H), w0, kn, u32(e), has_b0 ? &b0 : nullptr, first);
+        if (!gemm2) gemm(rt, gathered, a_row0, row0, m, u32(d.I), u32(d.H), w1, kn, u32(e), nullptr, up);
     }
 
     // 4. activation over every routed pair at once.
-    rt.args("moe_swiglu", first, gemm2 ? first : up, act, u32(d.I), u32(pairs), i32(gemm2), float(rp.swish_beta),
-            float(rp.clamp_limit), i32(rp.gate_lane));
-    {
-        const std::size_t global[2] = {d.I, pairs};
-        rt.launch("moe_swiglu", 2, global);
-    }
+    swiglu(rt, first, gemm2 ? first : up, act, d.I, pairs, gemm2, float(rp.swish_beta), float(rp.clamp_limit),
+           rp.gate_lane);
 
     // 5. down GEMM per used expert (+ bias_1 for GEMM2).
     for (std::size_t e : hp.used)
-        gemm(rt, act, u32(hp.offsets[e]), u32(hp.counts[e]), u32(d.H), u32(d.I), gemm2 ? w1 : w2, kn, u32(e),
-             has_b1 ? &b1 : nullptr, down);
+        gemm(rt, act, u32(hp.offsets[e]), u32(hp.offsets[e]), u32(hp.counts[e]), u32(d.H), u32(d.I), gemm2 ? w1 : w2,
+             kn, u32(e), has_b1 ? &b1 : nullptr, down);
 
     // 6. scatter-reduce in slot order. The routing weight of (t, k) is read on the host in the
     //    convention's layout (compact: t*K + k; dense: e*T + t), as the cpu pipeline does.
@@ -167,11 +193,7 @@ Output run_pipeline(const Runtime& rt, const Problem& p, bool want_stages) {
     }
     Buffer d_w = rt.buffer(pairs * sizeof(float), slot_weight.data());
     Buffer out = rt.buffer(d.T * d.H * sizeof(float));
-    rt.args("moe_scatter_reduce", down, d_w, plan.position, u32(d.H), u32(d.T), u32(d.K), out);
-    {
-        const std::size_t global[2] = {d.H, d.T};
-        rt.launch("moe_scatter_reduce", 2, global);
-    }
+    scatter_reduce(rt, down, d_w, plan.position, d.H, d.T, d.K, out);
 
     const auto y = read_vec<float>(rt, out, d.T * d.H);
     Output o;
@@ -185,6 +207,55 @@ Output run_pipeline(const Runtime& rt, const Problem& p, bool want_stages) {
         o.stages.emplace("down", stage(rt, down, hp, d.H));
     }
     return o;
+}
+
+std::vector<float> gather_rows(const Runtime& rt, const Tensor& x, const std::vector<u32>& token) {
+    const std::size_t H = x.shape().back(), pairs = token.size();
+    Buffer d_x = upload(rt, x), d_token = rt.buffer(pairs * sizeof(u32), token.data());
+    Buffer out = rt.buffer(pairs * H * sizeof(float));
+    gather(rt, d_x, elem_type(x.dtype()), d_token, H, pairs, out);
+    auto v = read_vec<float>(rt, out, pairs * H);
+    rt.take_kernel_times();
+    return v;
+}
+
+std::vector<float> gemm_rows(const Runtime& rt, const std::vector<float>& A, std::size_t M, const Tensor& w, bool kn,
+                             std::size_t expert, const Tensor* bias) {
+    // NK: [E, N, K]; KN: [E, K, N].
+    const std::size_t N = kn ? w.shape()[2] : w.shape()[1], K = kn ? w.shape()[1] : w.shape()[2];
+    if (A.size() != M * K) throw std::invalid_argument("gemm_rows: A is not M x K");
+    Buffer d_a = rt.buffer(A.size() * sizeof(float), A.data());
+    const Weights dw = weights(rt, w);
+    const Weights db = bias ? weights(rt, *bias) : Weights{rt.buffer(0), 0};
+    Buffer out = rt.buffer(M * N * sizeof(float));
+    gemm(rt, d_a, 0, 0, u32(M), u32(N), u32(K), dw, kn, u32(expert), bias ? &db : nullptr, out);
+    auto v = read_vec<float>(rt, out, M * N);
+    rt.take_kernel_times();
+    return v;
+}
+
+std::vector<float> swiglu_rows(const Runtime& rt, const std::vector<float>& first, const std::vector<float>& up,
+                               std::size_t rows, std::size_t inter, bool gemm2, float beta, float limit, int gate_lane) {
+    Buffer d_first = rt.buffer(first.size() * sizeof(float), first.data());
+    Buffer d_up = rt.buffer(up.size() * sizeof(float), up.data());
+    Buffer act = rt.buffer(rows * inter * sizeof(float));
+    swiglu(rt, d_first, gemm2 ? d_first : d_up, act, inter, rows, gemm2, beta, limit, gate_lane);
+    auto v = read_vec<float>(rt, act, rows * inter);
+    rt.take_kernel_times();
+    return v;
+}
+
+std::vector<float> scatter_reduce_rows(const Runtime& rt, const std::vector<float>& down,
+                                       const std::vector<float>& slot_weight, const std::vector<u32>& position,
+                                       std::size_t tokens, std::size_t topk, std::size_t hidden) {
+    Buffer d_down = rt.buffer(down.size() * sizeof(float), down.data());
+    Buffer d_w = rt.buffer(slot_weight.size() * sizeof(float), slot_weight.data());
+    Buffer d_pos = rt.buffer(position.size() * sizeof(u32), position.data());
+    Buffer out = rt.buffer(tokens * hidden * sizeof(float));
+    scatter_reduce(rt, d_down, d_w, d_pos, hidden, tokens, topk, out);
+    auto v = read_vec<float>(rt, out, tokens * hidden);
+    rt.take_kernel_times();
+    return v;
 }
 
 }  // namespace moe::backends::ocl

@@ -1,5 +1,5 @@
 #pragma once
-// `cpu`: the routed pipeline of seed 001 on the CPU. route (mask_gen) -> gather the routed rows
+// `cpu`: the routed pipeline of OpenVINO's GPU plugin on the CPU. route (mask_gen) -> gather the routed rows
 // per expert -> first GEMM(s) -> activation -> down GEMM (+ bias) -> scatter-reduce, weighted,
 // in top-k slot order. f32 arithmetic for f32/f16/bf16 inputs (weights read in their own type),
 // f64 for f64 inputs. Threads split each GEMM's output columns (decode) or rows (prefill), so a

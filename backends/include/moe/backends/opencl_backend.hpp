@@ -1,9 +1,10 @@
 #pragma once
-// `opencl`: the routed pipeline of seed 001 as OpenCL kernels (backends/src/opencl/kernels):
+// `opencl`: the routed pipeline of OpenVINO's GPU plugin as OpenCL kernels (backends/src/opencl/kernels):
 // mask_gen -> gather -> first GEMM(s) -> SwiGLU -> down GEMM (+ bias) -> scatter-reduce, f32
 // arithmetic and f32 intermediates on the device for f32/f16/bf16 inputs (weights read in their
 // own type). f64 inputs are declared unsupported. Runs on any OpenCL 1.2+ device behind the ICD
 // loader (PoCL on a CPU-only machine).
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,23 +14,53 @@
 
 namespace moe::backends {
 
+// The deliberately broken variants `moe-conform selftest` must catch. Kernel mutations are
+// compiled in with -D flags (kernels/gemm.cl), host ones change an offset; the correct backend
+// builds neither.
+enum class OpenclMutation {
+    none,
+    tile_edge_dropped,  // moe_gemm leaves the last partial tile of output columns uncomputed
+    // moe_gemm: no barrier between loading a tile and using it. Not in the catalogue: on PoCL's
+    // CPU device the result stays correct (0 of 48 bundled cases caught it), so the selftest
+    // uses tile_row_skipped, the deterministic form of "the tile is read before it is loaded".
+    // Worth trying on a GPU (OpenclOptions{device, OpenclMutation::missing_barrier}).
+    missing_barrier,
+    tile_row_skipped,   // moe_gemm: the last row of the weight tile is never loaded (tile used incomplete)
+    wrong_offset,       // the second used expert's first GEMM reads its rows at the first expert's offset
+};
+
+struct OpenclMutationInfo {
+    OpenclMutation mutation;
+    std::string name;
+    std::string description;
+};
+// The mutations the selftest runs (all but none and missing_barrier).
+const std::vector<OpenclMutationInfo>& opencl_mutation_catalogue();
+
 struct OpenclOptions {
     // "" = the first GPU, else the first device of any type; "P:D" = platform P, device D;
     // otherwise a case-insensitive substring of the device or platform name.
     std::string device;
+    OpenclMutation mutation = OpenclMutation::none;
 };
 
 class OpenclBackend : public Backend {
 public:
     explicit OpenclBackend(OpenclOptions options = {});
     ~OpenclBackend() override;
-    std::string name() const override { return "opencl"; }
+    std::string name() const override;  // opencl, or mutant:<mutation name>
     std::string description() const override;
     Availability availability() const override;
     Support supports(const Problem& p) const override;
     Precision precision(DType data_type) const override;
     bool provides_stages() const override { return true; }
+    // Uploads the weights and biases to the device once; run() on the same, unchanged problem
+    // object reuses them (any other problem is uploaded as it runs).
+    void prepare(const Problem& p) override;
     Output run(const Problem& p, bool want_stages) override;
+    // Device time of the last run() per kernel name (moe_gemm, moe_gather, ...), in seconds,
+    // summed over its launches, from the queue's profiling events.
+    std::map<std::string, double> last_kernel_times() const;
 
 private:
     struct State;

@@ -1,5 +1,5 @@
 #pragma once
-// What the GPU pipeline's mask_gen computes (seed 001): from the top-k indices, per expert the
+// What the GPU pipeline's mask_gen computes (OpenVINO's moe_mask_gen): from the top-k indices, per expert the
 // (token, slot) pairs routed to it, grouped by expert in ascending expert id, in ascending token
 // order inside each expert, with counts, offsets and the list of experts that receive a token.
 // Shared by the routed backends (cpu; the OpenCL host code checks its kernel against it).
