@@ -6,23 +6,12 @@
 #include "moe/backends/cpu_backend.hpp"
 #include "moe/reference/interpreter.hpp"
 #include "small_cases.hpp"
+#include "tensor_compare.hpp"
 
 using namespace moe;
+using moe::test::max_rel_diff;
 using backends::CpuBackend;
 using backends::CpuOptions;
-
-namespace {
-
-double max_rel_diff(const Tensor& got, const Tensor& want) {
-    double scale = 0, diff = 0;
-    for (std::size_t i = 0; i < want.size(); ++i) {
-        scale = std::max(scale, std::fabs(want.get(i)));
-        diff = std::max(diff, std::fabs(got.get(i) - want.get(i)));
-    }
-    return scale > 0 ? diff / scale : diff;
-}
-
-}  // namespace
 
 TEST_CASE("cpu agrees with the reference: both expert types, conventions and data types; decode and prefill sizes") {
     for (auto type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {

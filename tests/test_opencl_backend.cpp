@@ -10,21 +10,15 @@
 #include "moe/reference/interpreter.hpp"
 #include "run_command.hpp"
 #include "small_cases.hpp"
+#include "tensor_compare.hpp"
 #include "temp_dir.hpp"
 
 using namespace moe;
+using moe::test::max_rel_diff;
 using backends::OpenclBackend;
 
 namespace {
 
-double max_rel_diff(const Tensor& got, const Tensor& want) {
-    double scale = 0, diff = 0;
-    for (std::size_t i = 0; i < want.size(); ++i) {
-        scale = std::max(scale, std::fabs(want.get(i)));
-        diff = std::max(diff, std::fabs(got.get(i) - want.get(i)));
-    }
-    return scale > 0 ? diff / scale : diff;
-}
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
