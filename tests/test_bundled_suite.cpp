@@ -110,6 +110,42 @@ TEST_CASE("the bundled suite covers what spec/README.md promises") {
         for (std::size_t i = 0; i < d.T * d.K; ++i) ++count[static_cast<std::size_t>(p.input(kTopkIndices).get_index(i))];
         mark(d.T > 0 && std::count(count.begin(), count.end(), 0) > 0, "an expert with no token");
         mark(d.T > 1 && d.K < d.E && std::count(count.begin(), count.end(), d.T) > 0, "an expert with every token");
+        // Routing scenarios (catalogue routing keys): router front-ends are named in the
+        // description, the load scenarios by case-name prefix and checked on the indices.
+        for (const char* router : {"softmax_topk", "topk_softmax", "sigmoid_bias", "group_limited"})
+            if (c.description.find(std::string("[routing: router ") + router + ",") != std::string::npos) {
+                mark(true, std::string("router ") + router);
+                mark(d.T == 1, std::string("router ") + router + " at T = 1");
+            }
+        auto prefixed = [&](const char* prefix) { return p.name.rfind(prefix, 0) == 0; };
+        if (prefixed("route_balanced") && d.T > 1) {
+            CHECK_MESSAGE(std::count(count.begin(), count.end(), d.T * d.K / d.E) == static_cast<std::ptrdiff_t>(d.E), p.name);
+            mark(true, "balanced load");
+        }
+        mark(prefixed("route_zipf") && d.T >= 64, "Zipf skew at T = 64");
+        if (prefixed("route_hot_expert")) {
+            CHECK_MESSAGE(*std::max_element(count.begin(), count.end()) > d.T / 2, p.name);
+            mark(true, "hot expert");
+        }
+        if (prefixed("route_shared_expert") && d.T > 0) {
+            const auto shared = p.input(kTopkIndices).get_index(0);
+            bool every = true;
+            for (std::size_t t = 0; t < d.T; ++t) every &= p.input(kTopkIndices).get_index(t * d.K) == shared;
+            CHECK_MESSAGE(every, p.name);
+            mark(every, "shared expert");
+        }
+        if (prefixed("route_capacity")) {
+            const auto pos = c.description.find(" dropped pairs]");
+            const auto start = c.description.rfind(", ", pos);
+            REQUIRE_MESSAGE((pos != std::string::npos && start != std::string::npos), p.name);
+            const auto dropped = std::stoul(c.description.substr(start + 2, pos - start - 2));
+            std::size_t zeros = 0;
+            const Tensor& w = p.input(kRoutingWeights);
+            if (w.shape() == p.input(kTopkIndices).shape())
+                for (std::size_t i = 0; i < w.size(); ++i) zeros += w.get(i) == 0.0;
+            CHECK_MESSAGE(zeros == dropped, p.name);
+            mark(dropped > 0, "capacity drops");
+        }
         // GEMM2: the minimum (gate > L) and both clamp edges (lin > L, lin < -L) are reached.
         if (gemm2 && d.T > 0 && all_finite(p) && r.clamp_limit > 0) {
             const Tensor& gu = c.stages.at("gate_up");
@@ -130,7 +166,10 @@ TEST_CASE("the bundled suite covers what spec/README.md promises") {
           "indices [B, S, K]", "gemm2 with biases", "gemm2 without biases", "bias [E, N]", "bias [E, 1, N]", "gate lane 0",
           "gate_idx 1", "T = 0", "T = 1", "odd T", "sizes off every tile", "K = 1", "K = E", "NaN/Inf",
           "dense reading differs", "exact GEMM2", "exact GEMM3", "GPT-OSS attributes", "an expert with no token",
-          "an expert with every token", "minimum and clamp active"}) {
+          "an expert with every token", "minimum and clamp active", "router softmax_topk", "router topk_softmax",
+          "router sigmoid_bias", "router group_limited", "router softmax_topk at T = 1", "router topk_softmax at T = 1",
+          "router sigmoid_bias at T = 1", "router group_limited at T = 1", "balanced load", "Zipf skew at T = 64",
+          "hot expert", "shared expert", "capacity drops"}) {
         CHECK_MESSAGE(seen.count(want), "the bundled suite has no case with: ", want);
     }
 }

@@ -14,6 +14,8 @@
 
 #include "cli_errors.hpp"
 #include "machine_rates.hpp"
+#include "moe/backends/blockwise_backend.hpp"
+#include "moe/backends/expert_parallel_backend.hpp"
 #include "moe/backends/opencl_backend.hpp"
 #include "moe/backends/registry.hpp"
 #include "moe/generator/synthesize.hpp"
@@ -70,6 +72,84 @@ double weight_bytes_touched(const moe::Problem& p) {
     return per_expert * static_cast<double>(used.size());
 }
 
+// --strategy-stats: the execution-strategy simulators' statistics and the decode loading choice,
+// from the routing alone (no data, nothing timed). The indices depend only on (seed, T, E, K,
+// routing), not on H or I, so the problem is synthesised with H = I = 1.
+std::vector<std::int64_t> routing_indices(const Shape& s, std::size_t T, const std::string& routing) {
+    auto c = spec_for(s, T, moe::DType::f32, routing);
+    c.hidden = c.inter = 1;
+    const moe::Problem p = moe::generator::synthesize(c);
+    const auto& idx = p.input(moe::kTopkIndices);
+    std::vector<std::int64_t> v(idx.size());
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = idx.get_index(i);
+    return v;
+}
+
+// One expert's weight bytes (weights and biases) at `bytes` per element.
+double expert_weight_bytes(const Shape& s, std::size_t bytes) {
+    const double H = double(s.hidden), I = double(s.inter);
+    const double elements = s.type == moe::ExpertType::gemm2_bias_swiglu_clamp ? 2 * I * H + H * I + 2 * I + H : 3 * H * I;
+    return elements * double(bytes);
+}
+
+int strategy_stats(const std::vector<Shape>& shapes, const std::vector<std::size_t>& tokens, moe::DType dtype,
+                   double alpha, std::size_t block_size, std::size_t devices) {
+    const std::size_t b = moe::dtype_size(dtype);
+    const std::vector<std::string> routings = {"uniform", "skewed"};
+    std::printf("moe-bench --strategy-stats: routing only, nothing timed; %s weights (%zu bytes per element)\n",
+                std::string(moe::dtype_name(dtype)).c_str(), b);
+    std::printf("\nblockwise (Neuron BWMM), block_size %zu, token/weight/block skipping on, one core\n", block_size);
+    std::printf("%-14s %5s %-8s %7s %7s %6s %8s %8s %8s %8s %8s %8s\n", "shape", "T", "routing", "blocks", "used",
+                "cores", "pad_ovh%", "alg_pad%", "tot_pad%", "tok_lds", "w_loads", "AI_used");
+    for (const auto& s : shapes)
+        for (std::size_t T : tokens)
+            for (const auto& r : routings) {
+                const auto idx = routing_indices(s, T, r);
+                std::vector<std::size_t> counts(s.experts, 0);
+                for (auto e : idx) ++counts[static_cast<std::size_t>(e)];
+                moe::backends::BlockwiseOptions o;
+                o.block_size = block_size;
+                const auto st = moe::backends::blockwise_stats(moe::backends::plan_blocks(counts, block_size, s.experts), o);
+                std::printf("%-14s %5zu %-8s %7zu %7zu %6zu %8.1f %8.1f %8.1f %8zu %8zu %8.1f\n", s.name.c_str(), T,
+                            r.c_str(), st.blocks_provisioned, st.blocks_used, st.cores, 100 * st.padding_overhead,
+                            100 * st.algorithmic_padding_overhead, 100 * st.total_padding_overhead, st.token_loads,
+                            st.weight_loads, st.arithmetic_intensity_used);
+            }
+    std::printf("\nexpert_parallel (Tenstorrent plan), D = %zu devices, uniform contiguous mapping; MB = 1e6 bytes\n",
+                devices);
+    std::printf("%-14s %5s %-8s %8s %9s %6s %10s %10s %10s %10s %9s %9s\n", "shape", "T", "routing", "max_pairs",
+                "mean", "imbal", "a2a_disp", "allgather", "allreduce", "ep_GFLOP", "tp_GFLOP", "ep_wMB");
+    for (const auto& s : shapes)
+        for (std::size_t T : tokens)
+            for (const auto& r : routings) {
+                const auto idx = routing_indices(s, T, r);
+                const auto st = moe::backends::expert_parallel_stats(idx, T, s.topk, s.experts, s.hidden, s.inter,
+                                                                     devices, {}, b);
+                std::printf("%-14s %5zu %-8s %8zu %9.1f %6.2f %9.2fM %9.2fM %9.2fM %10.2f %9.2f %8.1fM\n", s.name.c_str(),
+                            T, r.c_str(), st.max_pairs, st.mean_pairs, st.imbalance, st.alltoallv_dispatch_bytes / 1e6,
+                            st.allgather_bytes / 1e6, st.allreduce_bytes / 1e6, st.ep_max_device_flops / 1e9,
+                            st.tp_max_device_flops / 1e9, st.ep_max_device_weight_bytes / 1e6);
+            }
+    std::printf("\ndecode weight loading: selective (the unique experts' weights) vs all experts; switch to all\n"
+                "experts when batch*K >= alpha*E (alpha = %.2f)\n", alpha);
+    std::printf("%-14s %5s %-8s %6s %6s %7s %12s %12s %9s %-12s %12s\n", "shape", "batch", "routing", "b*K", "a*E",
+                "unique", "selective", "all", "sel_save%", "choice", "loaded");
+    for (const auto& s : shapes)
+        for (std::size_t batch : {1, 2, 4, 8, 16, 32, 64})
+            for (const auto& r : routings) {
+                const auto idx = routing_indices(s, batch, r);
+                const std::set<std::int64_t> unique(idx.begin(), idx.end());
+                const double per = expert_weight_bytes(s, b);
+                const double sel = per * double(unique.size()), all = per * double(s.experts);
+                const bool all_experts = double(batch * s.topk) >= alpha * double(s.experts);
+                std::printf("%-14s %5zu %-8s %6zu %6.1f %7zu %10.1fMB %10.1fMB %9.1f %-12s %10.1fMB\n", s.name.c_str(),
+                            batch, r.c_str(), batch * s.topk, alpha * double(s.experts), unique.size(), sel / 1e6,
+                            all / 1e6, 100 * (1 - sel / all), all_experts ? "all-experts" : "selective",
+                            (all_experts ? all : sel) / 1e6);
+            }
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -86,7 +166,9 @@ int main(int argc, char** argv) {
     std::vector<std::string> dtypes{"f32"};
     std::size_t experts = 0, topk = 0, hidden = 0, inter = 0;
     int reps = 0, threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    bool vs_reference = false;
+    bool vs_reference = false, strategy = false;
+    double alpha = 1.0;
+    std::size_t block_size = 512, devices = 8;
     app.add_option("--backend", backend, "Backend to time (default cpu)");
     std::string device;
     app.add_option("--device", device, "opencl: the device (\"P:D\" or a name substring; default the first GPU, else the first device)");
@@ -104,6 +186,12 @@ int main(int argc, char** argv) {
     app.add_option("--threads", threads, "Threads for the machine baselines (the backend uses all)");
     app.add_flag("--vs-reference", vs_reference, "Also time the f64 reference (sparse) once and print the speedup");
     app.add_option("--json", json_file, "Also write the rows as JSON");
+    app.add_flag("--strategy-stats", strategy,
+                 "Print no timings: the blockwise statistics, the expert_parallel statistics (uniform and skewed routing,\n"
+                 "tokens from --tokens, default 1,8,512,4096) and a decode table of selective vs all-experts loading");
+    app.add_option("--alpha", alpha, "--strategy-stats: all-experts loading when batch*K >= alpha*E (default 1.0)");
+    app.add_option("--block-size", block_size, "--strategy-stats: blockwise block size (default 512)");
+    app.add_option("--devices", devices, "--strategy-stats: expert_parallel devices D (default 8)");
     CLI11_PARSE(app, argc, argv);
 
     return moe::cli::run_with_exit_codes("moe-bench", [&] {
@@ -115,6 +203,14 @@ int main(int argc, char** argv) {
             for (const auto& s : named_shapes())
                 if (shape_arg == "all" || shape_arg == s.name) shapes.push_back(s);
             if (shapes.empty()) throw moe::InputError("unknown shape '" + shape_arg + "' (gpt-oss-20b, qwen3-30b-a3b, mixtral, all)");
+        }
+        if (strategy) {
+            if (app.count("--tokens") == 0) tokens = {1, 8, 512, 4096};
+            const auto dtype = moe::parse_dtype(dtypes.at(0));
+            if (!dtype || !moe::is_floating(*dtype)) throw moe::InputError("--dtype " + dtypes.at(0) + ": expected a float type");
+            if (block_size == 0 || devices == 0) throw moe::InputError("--block-size and --devices must be >= 1");
+            if (!(alpha > 0)) throw moe::InputError("--alpha must be > 0");
+            return strategy_stats(shapes, tokens, *dtype, alpha, block_size, devices);
         }
         auto b = moe::backends::make_builtin_backend(backend, {device});
         if (!b->availability().available) throw moe::InputError("backend " + backend + " unavailable: " + b->availability().reason);

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <algorithm>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -74,6 +75,72 @@ Fill parse_fill(const Json& j, const Where& w, const std::string& key) {
     if (f.kind == Fill::Kind::dyadic && (f.range < 1 || f.bits < 0 || f.bits > 60))
         w.fail(key, "a dyadic fill needs range >= 1 and 0 <= bits <= 60");
     return f;
+}
+
+// The router front-ends and the load scenarios (balanced, shared_expert, capacity_factor).
+void parse_extended_routing(const Json& r, CaseSpec& c, const Where& w) {
+    RoutingSpec& rt = c.routing;
+    if (r.contains("router")) {
+        const auto name = get<std::string>(r, "router", w);
+        const auto k = parse_router(name);
+        if (!k) w.fail("routing.router", "unknown router '" + name +
+                                             "' (none, softmax_topk, topk_softmax, sigmoid_bias, group_limited)");
+        rt.router = *k;
+    }
+    const bool routed = rt.router != RouterKind::none;
+    const bool grouped = rt.router == RouterKind::group_limited;
+    auto only_if = [&](const char* key, bool ok, const std::string& why) {
+        if (r.contains(key) && !ok) w.fail(std::string("routing.") + key, why);
+    };
+    for (const char* key : {"exclude", "always", "skew", "weights"})
+        only_if(key, !routed, "applies to router none only (the router chooses the experts and weights)");
+    only_if("n_group", grouped, "applies to router group_limited only");
+    only_if("topk_group", grouped, "applies to router group_limited only");
+    only_if("normalize", routed && rt.router != RouterKind::topk_softmax,
+            "applies to routers softmax_topk, sigmoid_bias and group_limited only");
+    only_if("logit_scale", routed, "applies to a router other than none only");
+    only_if("bias_scale", routed && rt.router != RouterKind::softmax_topk,
+            "applies to routers topk_softmax, sigmoid_bias and group_limited only");
+    if (r.contains("n_group")) rt.n_group = get<std::size_t>(r, "n_group", w);
+    if (r.contains("topk_group")) rt.topk_group = get<std::size_t>(r, "topk_group", w);
+    if (r.contains("normalize")) rt.normalize = get<bool>(r, "normalize", w);
+    if (r.contains("logit_scale")) rt.logit_scale = get<double>(r, "logit_scale", w);
+    if (r.contains("bias_scale")) rt.bias_scale = get<double>(r, "bias_scale", w);
+    if (!(rt.logit_scale > 0.0) || !std::isfinite(rt.logit_scale))
+        w.fail("routing.logit_scale", "must be a finite number > 0");
+    if (!(rt.bias_scale >= 0.0) || !std::isfinite(rt.bias_scale))
+        w.fail("routing.bias_scale", "must be a finite number >= 0");
+    if (r.contains("balanced")) rt.balanced = get<bool>(r, "balanced", w);
+    if (r.contains("shared_expert")) {
+        const auto s = get<std::size_t>(r, "shared_expert", w);
+        if (s >= c.experts) w.fail("routing.shared_expert", "expert " + std::to_string(s) + " is not below experts = " +
+                                                                std::to_string(c.experts));
+        if (std::count(rt.exclude.begin(), rt.exclude.end(), s) || std::count(rt.always.begin(), rt.always.end(), s))
+            w.fail("routing.shared_expert", "the shared expert may not be listed in exclude or always");
+        if (c.topk < 1) w.fail("routing.shared_expert", "needs topk >= 1");
+        rt.shared_expert = s;
+    }
+    if (r.contains("capacity_factor")) {
+        rt.capacity_factor = get<double>(r, "capacity_factor", w);
+        if (!(rt.capacity_factor > 0.0) || !std::isfinite(rt.capacity_factor))
+            w.fail("routing.capacity_factor", "must be a finite number > 0");
+    }
+    if (rt.balanced) {
+        if (routed || !rt.exclude.empty() || !rt.always.empty() || rt.skew > 0.0 || rt.shared_expert)
+            w.fail("routing.balanced", "cannot be combined with router, exclude, always, skew or shared_expert");
+        const std::size_t pairs = c.tokens() * c.topk;
+        if (c.experts == 0 || pairs % c.experts != 0)
+            w.fail("routing.balanced", "needs experts = " + std::to_string(c.experts) + " to divide T*K = " +
+                                           std::to_string(pairs));
+    }
+    if (grouped) {
+        const std::size_t Er = c.experts - (rt.shared_expert ? 1 : 0), Kr = c.topk - (rt.shared_expert ? 1 : 0);
+        if (rt.n_group == 0 || Er % rt.n_group != 0)
+            w.fail("routing.n_group", "must divide the " + std::to_string(Er) + " routed experts");
+        if (rt.topk_group == 0 || rt.topk_group > rt.n_group) w.fail("routing.topk_group", "must be in [1, n_group]");
+        if (rt.topk_group * (Er / rt.n_group) < Kr)
+            w.fail("routing.topk_group", "the kept groups hold fewer than the " + std::to_string(Kr) + " routed slots");
+    }
 }
 
 CaseSpec parse_case(const Json& j, const Where& w) {
@@ -165,7 +232,9 @@ CaseSpec parse_case(const Json& j, const Where& w) {
     }
     if (j.contains("routing")) {
         const Json& r = j.at("routing");
-        check_keys(r, {"exclude", "always", "weights", "skew"}, w, "routing");
+        check_keys(r, {"exclude", "always", "weights", "skew", "router", "n_group", "topk_group", "normalize",
+                       "logit_scale", "bias_scale", "balanced", "shared_expert", "capacity_factor"},
+                   w, "routing");
         if (r.contains("skew")) c.routing.skew = get<double>(r, "skew", w);
         if (!(c.routing.skew >= 0.0)) w.fail("routing.skew", "the Zipf exponent must be >= 0");
         if (r.contains("exclude")) c.routing.exclude = get<std::vector<std::size_t>>(r, "exclude", w);
@@ -183,6 +252,7 @@ CaseSpec parse_case(const Json& j, const Where& w) {
         else if (weights == "random") c.routing.weights = RoutingSpec::Weights::random;
         else if (weights == "dyadic") c.routing.weights = RoutingSpec::Weights::dyadic;
         else w.fail("routing.weights", "expected softmax, random or dyadic");
+        parse_extended_routing(r, c, w);
     }
     if (j.contains("overrides")) {
         for (const auto& o : j.at("overrides")) {

@@ -68,7 +68,9 @@ golden::GoldenCase build_golden(const CaseSpec& spec, const BuildOptions& o, Bui
     BuildReport local;
     BuildReport& r = report ? *report : local;
     golden::GoldenCase c;
-    c.problem = synthesize(spec);
+    SynthesisReport sr;
+    c.problem = synthesize(spec, &sr);
+    r.dropped_pairs = sr.dropped_pairs;
     validate(c.problem);
     if (spec.exact) {
         try {
@@ -83,6 +85,12 @@ golden::GoldenCase build_golden(const CaseSpec& spec, const BuildOptions& o, Bui
     c.generator = kGeneratorName;
     c.tier = spec.tier;
     c.description = spec.description;
+    if (spec.routing.extended()) {
+        // The router and the capacity drops are not stored as data: say them in the text.
+        if (!c.description.empty()) c.description += " ";
+        c.description += std::string("[routing: router ") + router_name(spec.routing.router) + ", " +
+                         std::to_string(sr.dropped_pairs) + " dropped pairs]";
+    }
     c.exact = spec.exact;
     compute_outputs(c, o, &r);
     return c;

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "moe/generator/random_stream.hpp"
+#include "moe/generator/routers.hpp"
 #include "moe/reference/scalar_math.hpp"
 #include "moe/spec/error.hpp"
 
@@ -43,8 +44,7 @@ Tensor filled(const CaseSpec& c, const std::string& input, Shape shape) {
 }
 
 // Weights of one token's K slots.
-std::vector<double> slot_weights(const CaseSpec& c, RandomStream& rs) {
-    const std::size_t K = c.topk;
+std::vector<double> slot_weights(const CaseSpec& c, RandomStream& rs, std::size_t K) {
     std::vector<double> w(K);
     switch (c.routing.weights) {
         case RoutingSpec::Weights::softmax: {
@@ -72,7 +72,7 @@ std::vector<double> slot_weights(const CaseSpec& c, RandomStream& rs) {
 
 }  // namespace
 
-Problem synthesize(const CaseSpec& c) {
+Problem synthesize(const CaseSpec& c, SynthesisReport* report) {
     Problem p;
     p.name = c.name;
     p.attributes = c.attributes;
@@ -96,59 +96,145 @@ Problem synthesize(const CaseSpec& c) {
     }
 
     // Routing: K distinct experts per token, `always` ones included, `exclude` ones never.
+    // sel/wts hold the [T, K] (expert, weight) pairs; the shared expert, if any, sits in slot 0.
     const Shape idx_shape = c.indices_bsk ? Shape{c.batch, c.seq, K} : Shape{T, K};
     Tensor idx(c.index_dtype, idx_shape);
     Tensor compact(c.dtype, idx_shape);
     Tensor dense(c.dtype, c.rank3 ? Shape{E, c.batch, c.seq, 1} : Shape{E, T, 1});
-    std::vector<std::size_t> pool;
-    for (std::size_t e = 0; e < E; ++e) {
-        const bool out = std::count(c.routing.exclude.begin(), c.routing.exclude.end(), e) ||
-                         std::count(c.routing.always.begin(), c.routing.always.end(), e);
-        if (!out) pool.push_back(e);
-    }
-    for (std::size_t e : c.routing.always)
-        if (e >= E) throw InputError("case " + c.name + ": routing.always names expert " + std::to_string(e) + " >= E");
-    if (c.routing.always.size() > K || pool.size() + c.routing.always.size() < K)
-        throw InputError("case " + c.name + ": routing leaves " + std::to_string(pool.size()) +
-                         " free experts and " + std::to_string(c.routing.always.size()) +
-                         " fixed ones, which cannot fill top-k = " + std::to_string(K));
-    RandomStream rs(c.seed, "routing");
-    for (std::size_t t = 0; t < T; ++t) {
-        std::vector<std::size_t> chosen(c.routing.always);
-        std::vector<std::size_t> candidates = pool;
-        if (c.routing.skew > 0.0) {
-            // Zipf: expert e weighs 1/(e+1)^s; draw without replacement.
-            std::vector<double> weight(candidates.size());
-            for (std::size_t i = 0; i < candidates.size(); ++i)
-                weight[i] = std::pow(static_cast<double>(candidates[i] + 1), -c.routing.skew);
-            while (chosen.size() < K) {
-                double total = 0.0;
-                for (double v : weight) total += v;
-                double u = rs.uniform01() * total;
-                std::size_t i = 0;
-                while (i + 1 < weight.size() && (u >= weight[i] || weight[i] == 0.0)) {
-                    u -= weight[i];
-                    ++i;
+    const RoutingSpec& rt = c.routing;
+    const bool shared = rt.shared_expert.has_value();
+    if (shared && (*rt.shared_expert >= E || K == 0))
+        throw InputError("case " + c.name + ": routing.shared_expert needs an expert id < E and K >= 1");
+    const std::size_t Kd = shared ? K - 1 : K;  // slots the scenario fills
+    std::vector<std::size_t> sel(T * K);
+    std::vector<double> wts(T * K);
+    if (shared)
+        for (std::size_t t = 0; t < T; ++t) sel[t * K] = *rt.shared_expert, wts[t * K] = 1.0;
+    const std::size_t off = shared ? 1 : 0;
+    if (rt.router != RouterKind::none) {
+        // The router sees the experts other than the shared one, renumbered densely.
+        const std::size_t Er = shared ? E - 1 : E;
+        RandomStream lr(c.seed, "router_logits");
+        std::vector<double> logits(T * Er);
+        for (auto& v : logits) v = rt.logit_scale * lr.normal();
+        RouterConfig cfg;
+        cfg.kind = rt.router;
+        cfg.topk = Kd;
+        cfg.normalize = rt.normalize;
+        cfg.n_group = rt.n_group;
+        cfg.topk_group = rt.topk_group;
+        if (rt.bias_scale > 0.0) {
+            RandomStream br(c.seed, "router_bias");
+            cfg.bias.resize(Er);
+            for (auto& v : cfg.bias) v = br.uniform(-rt.bias_scale, rt.bias_scale);
+        }
+        if (Kd > 0) {
+            RouterResult r;
+            try {
+                r = route(logits, T, Er, cfg);
+            } catch (const InputError& e) {
+                throw InputError("case " + c.name + ": " + e.what());
+            }
+            for (std::size_t t = 0; t < T; ++t)
+                for (std::size_t k = 0; k < Kd; ++k) {
+                    std::size_t e = r.indices[t * Kd + k];
+                    if (shared && e >= *rt.shared_expert) ++e;
+                    sel[t * K + off + k] = e;
+                    wts[t * K + off + k] = r.weights[t * Kd + k];
                 }
-                if (weight[i] == 0.0)  // rounding ran off the end: take the last expert still free
-                    while (weight[i] == 0.0) --i;
-                chosen.push_back(candidates[i]);
-                weight[i] = 0.0;
-            }
-        } else {
-            for (std::size_t i = 0; chosen.size() < K; ++i) {  // partial Fisher-Yates
-                std::swap(candidates[i], candidates[i + rs.below(candidates.size() - i)]);
-                chosen.push_back(candidates[i]);
-            }
         }
-        for (std::size_t k = K; k > 1; --k) std::swap(chosen[k - 1], chosen[rs.below(k)]);
-        const std::vector<double> w = slot_weights(c, rs);
-        for (std::size_t k = 0; k < K; ++k) {
-            idx.set_index(t * K + k, static_cast<std::int64_t>(chosen[k]));
-            compact.set(t * K + k, w[k]);
-            dense.set(chosen[k] * T + t, w[k]);
+    } else if (rt.balanced) {
+        // Experts in a shuffled order laid over the T*K pairs of a shuffled token order: pair
+        // number p*K + k (p-th token of that order, slot k) gets expert perm[(p*K + k) mod E].
+        if (E == 0 || (T * K) % E != 0 || K > E)
+            throw InputError("case " + c.name + ": routing.balanced needs E to divide T*K = " + std::to_string(T * K));
+        RandomStream rs(c.seed, "routing");
+        std::vector<std::size_t> perm(E), order(T);
+        std::iota(perm.begin(), perm.end(), std::size_t{0});
+        std::iota(order.begin(), order.end(), std::size_t{0});
+        for (std::size_t i = E; i > 1; --i) std::swap(perm[i - 1], perm[rs.below(i)]);
+        for (std::size_t i = T; i > 1; --i) std::swap(order[i - 1], order[rs.below(i)]);
+        for (std::size_t q = 0; q < T; ++q)
+            for (std::size_t k = 0; k < K; ++k) sel[order[q] * K + k] = perm[(q * K + k) % E];
+        for (std::size_t t = 0; t < T; ++t) {
+            for (std::size_t k = K; k > 1; --k) std::swap(sel[t * K + k - 1], sel[t * K + rs.below(k)]);
+            const std::vector<double> w = slot_weights(c, rs, K);
+            for (std::size_t k = 0; k < K; ++k) wts[t * K + k] = w[k];
+        }
+    } else {
+        std::vector<std::size_t> pool;
+        for (std::size_t e = 0; e < E; ++e) {
+            const bool out = std::count(rt.exclude.begin(), rt.exclude.end(), e) ||
+                             std::count(rt.always.begin(), rt.always.end(), e) || (shared && e == *rt.shared_expert);
+            if (!out) pool.push_back(e);
+        }
+        for (std::size_t e : rt.always)
+            if (e >= E) throw InputError("case " + c.name + ": routing.always names expert " + std::to_string(e) + " >= E");
+        if (rt.always.size() > Kd || pool.size() + rt.always.size() < Kd)
+            throw InputError("case " + c.name + ": routing leaves " + std::to_string(pool.size()) +
+                             " free experts and " + std::to_string(rt.always.size()) +
+                             " fixed ones, which cannot fill top-k = " + std::to_string(Kd));
+        RandomStream rs(c.seed, "routing");
+        for (std::size_t t = 0; t < T; ++t) {
+            std::vector<std::size_t> chosen(rt.always);
+            std::vector<std::size_t> candidates = pool;
+            if (rt.skew > 0.0) {
+                // Zipf: expert e weighs 1/(e+1)^s; draw without replacement.
+                std::vector<double> weight(candidates.size());
+                for (std::size_t i = 0; i < candidates.size(); ++i)
+                    weight[i] = std::pow(static_cast<double>(candidates[i] + 1), -rt.skew);
+                while (chosen.size() < Kd) {
+                    double total = 0.0;
+                    for (double v : weight) total += v;
+                    double u = rs.uniform01() * total;
+                    std::size_t i = 0;
+                    while (i + 1 < weight.size() && (u >= weight[i] || weight[i] == 0.0)) {
+                        u -= weight[i];
+                        ++i;
+                    }
+                    if (weight[i] == 0.0)  // rounding ran off the end: take the last expert still free
+                        while (weight[i] == 0.0) --i;
+                    chosen.push_back(candidates[i]);
+                    weight[i] = 0.0;
+                }
+            } else {
+                for (std::size_t i = 0; chosen.size() < Kd; ++i) {  // partial Fisher-Yates
+                    std::swap(candidates[i], candidates[i + rs.below(candidates.size() - i)]);
+                    chosen.push_back(candidates[i]);
+                }
+            }
+            for (std::size_t k = Kd; k > 1; --k) std::swap(chosen[k - 1], chosen[rs.below(k)]);
+            const std::vector<double> w = slot_weights(c, rs, Kd);
+            for (std::size_t k = 0; k < Kd; ++k) {
+                sel[t * K + off + k] = chosen[k];
+                wts[t * K + off + k] = w[k];
+            }
         }
     }
+    if (rt.capacity_factor > 0.0) {
+        // Each expert keeps its first ceil(c*T*K/E) pairs in ascending token order; the rest keep
+        // their index but get weight 0. The shared expert is exempt.
+        const auto cap = static_cast<std::size_t>(std::ceil(rt.capacity_factor * static_cast<double>(T * K) /
+                                                            static_cast<double>(E)));
+        std::vector<std::size_t> load(E, 0);
+        std::size_t dropped = 0;
+        for (std::size_t i = 0; i < T * K; ++i) {
+            if (shared && i % K == 0) continue;
+            if (load[sel[i]] >= cap) {
+                wts[i] = 0.0;
+                ++dropped;
+            } else {
+                ++load[sel[i]];
+            }
+        }
+        if (report) report->dropped_pairs = dropped;
+    }
+    for (std::size_t t = 0; t < T; ++t)
+        for (std::size_t k = 0; k < K; ++k) {
+            idx.set_index(t * K + k, static_cast<std::int64_t>(sel[t * K + k]));
+            compact.set(t * K + k, wts[t * K + k]);
+            dense.set(sel[t * K + k] * T + t, wts[t * K + k]);
+        }
     p.inputs[kTopkIndices] = std::move(idx);
     p.inputs[kRoutingWeights] = rp.routing_layout == RoutingLayout::compact ? std::move(compact) : std::move(dense);
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "moe/generator/routers.hpp"
 #include "moe/spec/problem.hpp"
 
 namespace moe::generator {
@@ -28,6 +29,21 @@ struct RoutingSpec {
     std::vector<std::size_t> always;   // experts every token selects
     double skew = 0.0;                 // Zipf exponent s: expert e drawn with weight 1/(e+1)^s (0: uniform)
     Weights weights = Weights::softmax;
+    // Router front-end (routers.hpp): none = the random draw above; otherwise logits [T, E] are
+    // drawn (stream "router_logits", normal with standard deviation logit_scale) and routed.
+    RouterKind router = RouterKind::none;
+    std::size_t n_group = 1, topk_group = 1;  // group_limited
+    bool normalize = true;                    // softmax_topk, sigmoid_bias, group_limited
+    double logit_scale = 1.0;
+    double bias_scale = 0.0;                  // per-expert bias uniform in [-bias_scale, bias_scale)
+    bool balanced = false;                    // every expert gets exactly T*K/E pairs
+    std::optional<std::size_t> shared_expert; // every token's slot 0, weight 1
+    double capacity_factor = 0.0;             // > 0: at most ceil(c*T*K/E) pairs per expert
+
+    // Whether the case uses any of router / balanced / shared_expert / capacity_factor.
+    bool extended() const {
+        return router != RouterKind::none || balanced || shared_expert.has_value() || capacity_factor > 0.0;
+    }
 };
 
 // A value written into one element of an input after filling (NaN/Inf propagation cases).

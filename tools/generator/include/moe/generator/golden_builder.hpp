@@ -21,6 +21,7 @@ struct BuildReport {
     double exact_bits = 0.0;        // exact cases: the most significand bits any step needs
     bool dense_differs = false;     // output_dense was stored
     double reference_seconds = 0.0; // time in the reference (sparse mode)
+    std::size_t dropped_pairs = 0;  // capacity_factor cases: (token, expert) pairs given weight 0
 };
 
 // Fills c.outputs (and c.stages) from c.problem's inputs.
