@@ -192,9 +192,25 @@ int main(int argc, char** argv) {
     app.add_option("--alpha", alpha, "--strategy-stats: all-experts loading when batch*K >= alpha*E (default 1.0)");
     app.add_option("--block-size", block_size, "--strategy-stats: blockwise block size (default 512)");
     app.add_option("--devices", devices, "--strategy-stats: expert_parallel devices D (default 8)");
+    bool worked_examples = false;
+    app.add_flag("--worked-examples", worked_examples,
+                 "Print the blockwise statistics of the Neuron guide's worked example (1000 tokens, 8 experts, top-2,\n"
+                 "block 256) for its best case (250 pairs per expert) and worst case (1750, 36 x 5, 35 x 2)");
     CLI11_PARSE(app, argc, argv);
 
     return moe::cli::run_with_exit_codes("moe-bench", [&] {
+        if (worked_examples) {
+            // tests/test_blockwise.cpp checks these figures against the guide's.
+            const std::vector<std::pair<const char*, std::vector<std::size_t>>> cases = {
+                {"best case: 250 pairs per expert", std::vector<std::size_t>(8, 250)},
+                {"worst case: one expert 1750 pairs, the others 36 or 35", {1750, 36, 36, 36, 36, 36, 35, 35}}};
+            for (const auto& [title, counts] : cases) {
+                const auto plan = moe::backends::plan_blocks(counts, 256, 8);
+                std::printf("1000 tokens, 8 experts, top-2, block_size 256, %s\n%s\n", title,
+                            moe::backends::blockwise_stats(plan, moe::backends::BlockwiseOptions{256}).to_text().c_str());
+            }
+            return 0;
+        }
         std::vector<Shape> shapes;
         if (hidden) {
             shapes.push_back({"custom", type_arg == "gemm2" ? moe::ExpertType::gemm2_bias_swiglu_clamp : moe::ExpertType::gemm3_swiglu,
