@@ -12,6 +12,7 @@
 #include "moe/backends/loop_backend.hpp"
 #include "moe/spec/error.hpp"
 #include "small_cases.hpp"
+#include "tensor_compare.hpp"
 
 using namespace moe;
 using namespace moe::backends;
@@ -21,17 +22,10 @@ namespace {
 
 double max_abs_diff(const Tensor& a, const Tensor& b) {
     REQUIRE(a.shape() == b.shape());
-    const auto va = a.to_f64(), vb = b.to_f64();
-    double m = 0.0;
-    for (std::size_t i = 0; i < va.size(); ++i) m = std::max(m, std::abs(va[i] - vb[i]));
-    return m;
+    return test::max_abs_diff(a, b);
 }
 
-double max_abs(const Tensor& t) {
-    double m = 0.0;
-    for (double v : t.to_f64()) m = std::max(m, std::abs(v));
-    return m;
-}
+using test::max_abs;
 
 // Qwen3-30B-A3B (Tenstorrent's Qwen3 MoE plan).
 constexpr std::size_t T = 4096, E = 128, K = 8, D = 8, H = 2048, I = 768, B = 2;  // bf16: 2 bytes
