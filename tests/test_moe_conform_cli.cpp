@@ -63,8 +63,7 @@ TEST_CASE("a wrong output fails with the worst element, the first divergent stag
     CHECK(r.exit_code == 1);
     CHECK(has(r.output, "FAIL"));
     CHECK(has(r.output, "1 of 224 elements outside their bound"));
-    const std::string repro = "repro: " + moe_conform() + " run --backend loop_f32 --case " + f.string();
-    CHECK(has(r.output, "moe-conform run --backend loop_f32 --case " + f.string()));
+    CHECK(has(r.output, "repro: moe-conform run --backend loop_f32 --case " + f.string()));
     CHECK(last_line(r.output) == "0 passed, 1 failed, 0 skipped");
     // The repro line reruns exactly that case.
     const auto again = run_command(moe_conform() + " run --quiet --backend loop_f32 --case " + f.string());

@@ -5,7 +5,6 @@
 #include "expert_gemm.hpp"
 #include "pipeline.hpp"
 #include "small_m_kernels.hpp"
-#include "small_m_kernels.hpp"
 
 namespace moe::backends {
 
@@ -46,9 +45,9 @@ Support CpuBackend::supports(const Problem&) const { return {}; }
 
 Precision CpuBackend::precision(DType data_type) const {
     if (data_type == DType::f64) return {DType::f64, DType::f64};
-    // bf16: the down GEMM takes bf16 activations (the library's bf16 matmul), so intermediates
-    // are stored in bf16; f32 accumulation throughout.
-    if (data_type == DType::bf16) return {DType::f32, DType::bf16};
+    // The pipeline keeps bf16 activations where the library's bf16 matmul takes them (the same
+    // predicate decides it there); f32 accumulation throughout.
+    if (cpu::rounds_bf16_intermediates(data_type)) return {DType::f32, DType::bf16};
     return {DType::f32, DType::f32};
 }
 
