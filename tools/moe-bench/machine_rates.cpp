@@ -60,7 +60,11 @@ double gemm_gflops(std::size_t M, std::size_t N, std::size_t K, int threads, int
     for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>((i * 2654435761u) % 1000) / 1000.0 - 0.5;
     w.set_range(0, v.size(), v.data());
     for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>((i * 40503u) % 1000) / 1000.0f - 0.5f;
-    const double s = best_seconds(reps, [&] { backends::cpu_f32_gemm(a.data(), M, w, 0, c.data(), threads); });
+    // The better of the weights read in place and packed once into the library's layout (as the
+    // cpu backend's prepare() packs them), so the ratio is against the engine at its best.
+    const double plain = best_seconds(reps, [&] { backends::cpu_f32_gemm(a.data(), M, w, 0, c.data(), threads); });
+    const backends::CpuPackedGemm packed(w, threads);
+    const double s = std::min(plain, best_seconds(reps, [&] { packed.run(a.data(), M, 0, c.data()); }));
     return 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) / s / 1e9;
 }
 

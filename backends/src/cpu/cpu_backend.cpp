@@ -20,6 +20,10 @@ const std::vector<CpuMutationInfo>& cpu_mutation_catalogue() {
     return list;
 }
 
+struct CpuBackend::Prepared {
+    std::map<std::string, cpu::PackedWeights> packed;
+};
+
 struct CpuBackend::Workspaces {
     cpu::Workspace<float> f32;
     cpu::Workspace<double> f64;
@@ -61,20 +65,13 @@ std::vector<const unsigned char*> weight_sources(const Problem& p) {
 
 void CpuBackend::prepare(const Problem& p) {
     prepared_for_ = nullptr;
-    prepared_.clear();
-    if (p.input(kHiddenStates).dtype() != DType::f16) return;
-    for (const char* name : {kWeight0, kWeight1, kWeight2}) {
-        if (!p.has(name)) continue;
-        const Tensor& w = p.input(name);
-        Tensor wide(DType::f32, w.shape());
-        const long long rows = static_cast<long long>(w.shape()[0] * w.shape()[1]);
-        const std::size_t cols = w.shape()[2];
-        auto* out = reinterpret_cast<float*>(wide.data());
-#pragma omp parallel for schedule(static) num_threads(threads_)
-        for (long long r = 0; r < rows; ++r)
-            cpu::f16_to_f32(w.data() + 2 * static_cast<std::size_t>(r) * cols, cols, out + static_cast<std::size_t>(r) * cols);
-        prepared_.emplace(name, std::move(wide));
-    }
+    prepared_.reset();  // the previous problem's copy goes before the next is made
+    if (p.input(kHiddenStates).dtype() == DType::f64) return;
+    const WeightLayout layout = resolve(p.attributes).weight_layout;
+    auto prepared = std::make_shared<Prepared>();
+    for (const char* name : {kWeight0, kWeight1, kWeight2})
+        if (p.has(name)) prepared->packed.emplace(name, cpu::PackedWeights(p.input(name), layout, threads_));
+    prepared_ = std::move(prepared);
     prepared_for_ = &p;
     prepared_sources_ = weight_sources(p);
 }
@@ -82,14 +79,31 @@ void CpuBackend::prepare(const Problem& p) {
 Output CpuBackend::run(const Problem& p, bool want_stages) {
     if (p.input(kHiddenStates).dtype() == DType::f64)
         return cpu::Pipeline<double>(p, threads_, options_.mutation, workspaces_->f64).run(want_stages);
-    const bool prepared = prepared_for_ == &p && prepared_sources_ == weight_sources(p);
-    return cpu::Pipeline<float>(p, threads_, options_.mutation, workspaces_->f32, prepared ? &prepared_ : nullptr)
+    const bool prepared = prepared_ && prepared_for_ == &p && prepared_sources_ == weight_sources(p);
+    return cpu::Pipeline<float>(p, threads_, options_.mutation, workspaces_->f32, prepared ? &prepared_->packed : nullptr)
         .run(want_stages);
 }
 
 void cpu_f32_gemm(const float* A, std::size_t M, const Tensor& weights, std::size_t expert, float* C, int threads) {
     const std::size_t N = weights.shape()[1], K = weights.shape()[2];
     cpu::expert_gemm(A, M, K, {&weights, expert, WeightLayout::NK}, C, N, threads);
+}
+
+}  // namespace moe::backends
+
+namespace moe::backends {
+
+struct CpuPackedGemm::Impl {
+    cpu::PackedWeights packed;
+    int threads;
+};
+
+CpuPackedGemm::CpuPackedGemm(const Tensor& weights, int threads)
+    : impl_(std::make_shared<Impl>(Impl{cpu::PackedWeights(weights, WeightLayout::NK, threads), threads})) {}
+
+void CpuPackedGemm::run(const float* A, std::size_t M, std::size_t expert, float* C) const {
+    const cpu::PackedWeights& w = impl_->packed;
+    cpu::onednn_matmul(A, DType::f32, M, w.K(), w, expert, C, w.N(), impl_->threads);
 }
 
 }  // namespace moe::backends

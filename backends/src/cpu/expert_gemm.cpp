@@ -7,6 +7,7 @@
 
 #include "moe/reference/gemm.hpp"
 #include "moe/reference/operands.hpp"
+#include "element_convert.hpp"
 #include "onednn_matmul.hpp"
 #include "small_m_kernels.hpp"
 #include "weight_view.hpp"
@@ -15,13 +16,17 @@ namespace moe::backends::cpu {
 
 namespace {
 
-// f32 -> bf16, round to nearest even (exact for values that came from bf16).
-std::uint16_t to_bf16(float v) {
-    std::uint32_t b;
-    std::memcpy(&b, &v, 4);
-    if ((b & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((b >> 16) | 0x40);  // NaN stays NaN
-    b += 0x7fffu + ((b >> 16) & 1u);
-    return static_cast<std::uint16_t>(b >> 16);
+// A's rows as bf16 for the bf16 x bf16 matmul (f32 accumulation). A's values are bf16 already (the
+// inputs, or the activation the pipeline stores in bf16, as the backend declares), so this is exact.
+const std::uint16_t* bf16_rows(const float* A, std::size_t M, std::size_t lda, std::size_t K, int threads) {
+    static thread_local std::vector<std::uint16_t> a_bf16;  // this thread's, reused between calls
+    a_bf16.resize(M * K);
+    std::uint16_t* a = a_bf16.data();  // worker threads must use this one, not their own
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && M * K > 65536)
+    for (long long m = 0; m < static_cast<long long>(M); ++m)
+        for (std::size_t k = 0; k < K; ++k)
+            a[static_cast<std::size_t>(m) * K + k] = f32_to_bf16_bits(A[static_cast<std::size_t>(m) * lda + k]);
+    return a;
 }
 
 void small_m_path(const float* A, std::size_t M, std::size_t lda, const WeightView& W, std::size_t N, float* C,
@@ -52,21 +57,15 @@ void expert_gemm(const float* A, std::size_t M, std::size_t lda, const GemmCall&
         // (A mutant's partial GEMM also goes this way, since the library computes every column.)
         return small_m_path(A, M, lda, W, std::min(W.N, call.n_limit), C, ldc, threads);
     }
-    if (W.dtype == DType::f16 && call.prepared_f32)
-        W = expert_view(*call.prepared_f32, call.expert, call.layout);  // widened once, by prepare()
-    if (W.dtype == DType::f32) return onednn_matmul(A, DType::f32, M, lda, W, C, ldc, threads);
-    if (W.dtype == DType::bf16) {
-        // bf16 x bf16 with f32 accumulation: A's values are bf16 already (the inputs, or the
-        // activation the pipeline stores in bf16, as the backend declares).
-        static thread_local std::vector<std::uint16_t> a_bf16;  // this thread's, reused between calls
-        a_bf16.resize(M * W.K);
-        std::uint16_t* a = a_bf16.data();  // worker threads must use this one, not their own
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && M * W.K > 65536)
-        for (long long m = 0; m < static_cast<long long>(M); ++m)
-            for (std::size_t k = 0; k < W.K; ++k)
-                a[static_cast<std::size_t>(m) * W.K + k] = to_bf16(A[static_cast<std::size_t>(m) * lda + k]);
-        return onednn_matmul(a, DType::bf16, M, W.K, W, C, ldc, threads);
+    if (call.packed) {
+        if (call.packed->dtype() == DType::bf16)
+            return onednn_matmul(bf16_rows(A, M, lda, W.K, threads), DType::bf16, M, W.K, *call.packed, call.expert, C,
+                                 ldc, threads);
+        return onednn_matmul(A, DType::f32, M, lda, *call.packed, call.expert, C, ldc, threads);
     }
+    if (W.dtype == DType::f32) return onednn_matmul(A, DType::f32, M, lda, W, C, ldc, threads);
+    if (W.dtype == DType::bf16)
+        return onednn_matmul(bf16_rows(A, M, lda, W.K, threads), DType::bf16, M, W.K, W, C, ldc, threads);
     // f16: the library has no f16 matmul on CPUs without AVX512-FP16, so the expert's weights are
     // widened to f32 (exactly) first.
     // Kept between calls: allocating (and page-faulting) 66 MB per expert would cost more than the

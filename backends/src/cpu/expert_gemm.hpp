@@ -7,12 +7,14 @@
 
 namespace moe::backends::cpu {
 
+class PackedWeights;
+
 struct GemmCall {
     const Tensor* weights = nullptr;
     std::size_t expert = 0;
     WeightLayout layout = WeightLayout::NK;
     std::size_t n_limit = static_cast<std::size_t>(-1);  // compute only columns below this (a mutant's bug)
-    const Tensor* prepared_f32 = nullptr;  // the same weights widened to f32 by prepare(), if any
+    const PackedWeights* packed = nullptr;  // the same weights in the library's layout (prepare()), if any
 };
 
 // Whether the pipeline keeps its intermediates in bf16 for this data type (bf16: the library's

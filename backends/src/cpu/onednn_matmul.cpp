@@ -4,15 +4,21 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 #include <algorithm>
+#include <cstdlib>
 #include <map>
-#include <vector>
 #include <mutex>
 #include <stdexcept>
 #include <tuple>
+#include <vector>
+
+#include "small_m_kernels.hpp"
 
 namespace moe::backends::cpu {
 
 namespace {
+
+using dims = dnnl::memory::dims;
+using dim = dnnl::memory::dim;
 
 dnnl::memory::data_type dnnl_type(DType t) {
     switch (t) {
@@ -22,16 +28,23 @@ dnnl::memory::data_type dnnl_type(DType t) {
     }
 }
 
+// The weights of one expert as the op stores them, seen as the library's [K, N] operand.
+dnnl::memory::desc plain_weights_md(std::size_t N, std::size_t K, DType type, WeightLayout layout) {
+    const dim n = static_cast<dim>(N), k = static_cast<dim>(K);
+    return {dims{k, n}, dnnl_type(type), layout == WeightLayout::NK ? dims{1, k} : dims{n, 1}};
+}
+
 // A primitive for each distinct problem shape seen, so a run with many small experts does not
 // pay for primitive creation every time (oneDNN's own cache still builds a descriptor per call).
 struct ShapeKey {
     std::size_t M, N, K, lda, ldc;
     DType a_type, w_type;
     WeightLayout layout;
+    bool packed;
     int threads;  // oneDNN plans its work split for the thread count at creation
     bool operator<(const ShapeKey& o) const {
-        return std::tie(M, N, K, lda, ldc, a_type, w_type, layout, threads) <
-               std::tie(o.M, o.N, o.K, o.lda, o.ldc, o.a_type, o.w_type, o.layout, o.threads);
+        return std::tie(M, N, K, lda, ldc, a_type, w_type, layout, packed, threads) <
+               std::tie(o.M, o.N, o.K, o.lda, o.ldc, o.a_type, o.w_type, o.layout, o.packed, o.threads);
     }
 };
 
@@ -50,20 +63,25 @@ Context& context() {
     return c;
 }
 
-}  // namespace
+// The library takes its thread count from OpenMP's; restored when the call returns.
+class OmpThreads {
+public:
+    explicit OmpThreads(int threads) : previous_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+    ~OmpThreads() { omp_set_num_threads(previous_); }
+    OmpThreads(const OmpThreads&) = delete;
+    OmpThreads& operator=(const OmpThreads&) = delete;
 
-void onednn_matmul(const void* A, DType a_type, std::size_t M, std::size_t lda, const WeightView& W, float* C,
-                   std::size_t ldc, int threads) {
-    using dims = dnnl::memory::dims;
-    const auto m = static_cast<dnnl::memory::dim>(M), n = static_cast<dnnl::memory::dim>(W.N),
-               k = static_cast<dnnl::memory::dim>(W.K);
-    const dnnl::memory::desc a_md(dims{m, k}, dnnl_type(a_type), dims{static_cast<dnnl::memory::dim>(lda), 1});
-    const dnnl::memory::desc w_md(dims{k, n}, dnnl_type(W.dtype), W.layout == WeightLayout::NK ? dims{1, k} : dims{n, 1});
-    const dnnl::memory::desc c_md(dims{m, n}, dnnl::memory::data_type::f32, dims{static_cast<dnnl::memory::dim>(ldc), 1});
+private:
+    int previous_;
+};
+
+void execute(const ShapeKey& key, const void* A, const dnnl::memory::desc& w_md, const void* W, float* C) {
+    const dnnl::memory::desc a_md(dims{static_cast<dim>(key.M), static_cast<dim>(key.K)}, dnnl_type(key.a_type),
+                                  dims{static_cast<dim>(key.lda), 1});
+    const dnnl::memory::desc c_md(dims{static_cast<dim>(key.M), static_cast<dim>(key.N)}, dnnl::memory::data_type::f32,
+                                  dims{static_cast<dim>(key.ldc), 1});
     Context& ctx = context();
-    const int previous = omp_get_max_threads();
-    omp_set_num_threads(threads);  // oneDNN's OpenMP runtime takes its thread count from here
-    const ShapeKey key{M, W.N, W.K, lda, ldc, a_type, W.dtype, W.layout, threads};
+    OmpThreads omp_threads(key.threads);
     Context::Entry entry;
     {
         std::lock_guard<std::mutex> lock(ctx.mutex);
@@ -79,7 +97,7 @@ void onednn_matmul(const void* A, DType a_type, std::size_t M, std::size_t lda, 
         entry = it->second;
     }
     dnnl::memory a(a_md, ctx.engine, const_cast<void*>(A));
-    dnnl::memory w(w_md, ctx.engine, const_cast<unsigned char*>(W.data));
+    dnnl::memory w(w_md, ctx.engine, const_cast<void*>(W));
     dnnl::memory c(c_md, ctx.engine, C);
     // Experts may run side by side on several threads: each thread executes on its own stream.
     static thread_local dnnl::stream stream(ctx.engine);
@@ -88,7 +106,75 @@ void onednn_matmul(const void* A, DType a_type, std::size_t M, std::size_t lda, 
     dnnl::memory pad(entry.scratchpad, ctx.engine, scratch.data());
     entry.primitive.execute(stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, c}, {DNNL_ARG_SCRATCHPAD, pad}});
     stream.wait();
-    omp_set_num_threads(previous);
+}
+
+}  // namespace
+
+struct PackedWeights::Impl {
+    DType dtype = DType::f32;
+    std::size_t N = 0, K = 0, expert_bytes = 0, experts = 0;
+    dnnl::memory::desc desc;
+    std::unique_ptr<unsigned char, decltype(&std::free)> data{nullptr, &std::free};
+    const unsigned char* expert(std::size_t e) const { return data.get() + e * expert_bytes; }
+};
+
+PackedWeights::PackedWeights(const Tensor& weights, WeightLayout layout, int threads) {
+    auto impl = std::make_shared<Impl>();
+    const WeightView first = expert_view(weights, 0, layout);
+    impl->dtype = first.dtype == DType::bf16 ? DType::bf16 : DType::f32;
+    impl->N = first.N;
+    impl->K = first.K;
+    impl->experts = weights.shape()[0];
+    Context& ctx = context();
+    OmpThreads omp_threads(threads);
+    // The layout the library picks for these weights; it does not depend on M (checked for
+    // 9..4096 rows on every named shape), so any M gives it.
+    const dim k = static_cast<dim>(impl->K), n = static_cast<dim>(impl->N);
+    const dnnl::memory::desc a_md(dims{64, k}, dnnl_type(impl->dtype), dnnl::memory::format_tag::ab);
+    const dnnl::memory::desc any_md(dims{k, n}, dnnl_type(impl->dtype), dnnl::memory::format_tag::any);
+    const dnnl::memory::desc c_md(dims{64, n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab);
+    impl->desc = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, any_md, c_md), ctx.engine).weights_desc();
+    impl->expert_bytes = (impl->desc.get_size() + 63) / 64 * 64;
+    impl->data.reset(static_cast<unsigned char*>(std::aligned_alloc(64, std::max<std::size_t>(impl->expert_bytes * impl->experts, 64))));
+    if (!impl->data) throw std::bad_alloc();
+    const dnnl::memory::desc src_md = plain_weights_md(impl->N, impl->K, impl->dtype, layout);
+    dnnl::stream stream(ctx.engine);
+    std::vector<float> wide;  // one f16 expert widened to f32
+    for (std::size_t e = 0; e < impl->experts; ++e) {
+        const WeightView view = expert_view(weights, e, layout);
+        const void* src = view.data;
+        if (view.dtype == DType::f16) {
+            wide.resize(view.N * view.K);
+            const std::size_t rows = layout == WeightLayout::NK ? view.N : view.K, cols = view.N * view.K / std::max<std::size_t>(rows, 1);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+            for (long long r = 0; r < static_cast<long long>(rows); ++r)
+                f16_to_f32(view.data + 2 * static_cast<std::size_t>(r) * cols, cols, wide.data() + static_cast<std::size_t>(r) * cols);
+            src = wide.data();
+        }
+        dnnl::memory from(src_md, ctx.engine, const_cast<void*>(src));
+        dnnl::memory to(impl->desc, ctx.engine, impl->data.get() + e * impl->expert_bytes);
+        dnnl::reorder(from, to).execute(stream, from, to);
+        stream.wait();
+    }
+    impl_ = std::move(impl);
+}
+
+DType PackedWeights::dtype() const { return impl_->dtype; }
+std::size_t PackedWeights::N() const { return impl_->N; }
+std::size_t PackedWeights::K() const { return impl_->K; }
+std::size_t PackedWeights::bytes() const { return impl_->expert_bytes * impl_->experts; }
+
+void onednn_matmul(const void* A, DType a_type, std::size_t M, std::size_t lda, const WeightView& W, float* C,
+                   std::size_t ldc, int threads) {
+    const ShapeKey key{M, W.N, W.K, lda, ldc, a_type, W.dtype, W.layout, false, threads};
+    execute(key, A, plain_weights_md(W.N, W.K, W.dtype, W.layout), W.data, C);
+}
+
+void onednn_matmul(const void* A, DType a_type, std::size_t M, std::size_t lda, const PackedWeights& packed,
+                   std::size_t expert, float* C, std::size_t ldc, int threads) {
+    const PackedWeights::Impl& w = packed.impl();
+    const ShapeKey key{M, w.N, w.K, lda, ldc, a_type, w.dtype, WeightLayout::NK, true, threads};
+    execute(key, A, w.desc, w.expert(expert), C);
 }
 
 }  // namespace moe::backends::cpu

@@ -1,6 +1,10 @@
 #include "pipeline.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "element_convert.hpp"
 
 namespace moe::backends::cpu {
 
@@ -9,6 +13,18 @@ namespace {
 template <class S>
 S swish(S x, S beta) {
     return x / (S(1) + std::exp(-beta * x));
+}
+
+template <class S>
+S round_to_bf16(S v) {
+    if constexpr (std::is_same_v<S, float>) {
+        const std::uint32_t bits = static_cast<std::uint32_t>(f32_to_bf16_bits(v)) << 16;
+        float f;
+        std::memcpy(&f, &bits, 4);
+        return f;
+    } else {
+        return round_to(DType::bf16, v);
+    }
 }
 
 template <class S>
@@ -24,7 +40,7 @@ void add_bias(const Problem& p, const char* name, std::size_t e, std::size_t n, 
 
 template <class S>
 Pipeline<S>::Pipeline(const Problem& p, int threads, CpuMutation mutation, Workspace<S>& ws,
-                      const std::map<std::string, Tensor>* prepared)
+                      const std::map<std::string, PackedWeights>* prepared)
     : p_(p), prepared_(prepared), d_(validate(p)), rp_(resolve(p.attributes)),
       gemm2_(p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp), threads_(threads),
       mutation_(mutation), plan_(make_routing_plan(p.input(kTopkIndices), d_.E)),
@@ -54,12 +70,15 @@ void Pipeline<S>::gather() {
     const long long pairs = static_cast<long long>(plan_.token.size());
 #pragma omp parallel num_threads(threads_) if (threads_ > 1 && pairs > 64)
     {
-        std::vector<double> row(d_.H);
 #pragma omp for schedule(static)
         for (long long i = 0; i < pairs; ++i) {
-            x.to_f64(plan_.token[static_cast<std::size_t>(i)] * d_.H, d_.H, row.data());
-            std::transform(row.begin(), row.end(), x_.begin() + static_cast<std::ptrdiff_t>(i) * static_cast<std::ptrdiff_t>(d_.H),
-                           [](double v) { return static_cast<S>(v); });
+            S* dst = x_.data() + static_cast<std::size_t>(i) * d_.H;
+            const std::size_t src = plan_.token[static_cast<std::size_t>(i)] * d_.H;
+            if constexpr (std::is_same_v<S, float>) {
+                widen_to_f32(x, src, d_.H, dst);
+            } else {
+                x.to_f64(src, d_.H, dst);
+            }
         }
     }
 }
@@ -83,7 +102,7 @@ void Pipeline<S>::activation(std::size_t begin, std::size_t end, int threads) {
             } else {
                 a[j] = swish(f[j], beta) * up_[i * d_.I + j];
             }
-            if (to_bf16) a[j] = static_cast<S>(round_to(DType::bf16, static_cast<double>(a[j])));
+            if (to_bf16) a[j] = round_to_bf16(a[j]);
         }
     }
 }
@@ -93,7 +112,7 @@ GemmCall Pipeline<S>::call(const char* weight, std::size_t e) const {
     GemmCall c{&p_.input(weight), e, rp_.weight_layout};
     if (prepared_) {
         auto it = prepared_->find(weight);
-        if (it != prepared_->end()) c.prepared_f32 = &it->second;
+        if (it != prepared_->end()) c.packed = &it->second;
     }
     return c;
 }
@@ -126,7 +145,6 @@ Tensor Pipeline<S>::scatter_reduce() const {
 #pragma omp parallel num_threads(threads_) if (threads_ > 1 && T > 16)
     {
         std::vector<S> acc(d_.H);
-        std::vector<double> wide(d_.H);
 #pragma omp for schedule(static)
         for (long long tt = 0; tt < T; ++tt) {
             const std::size_t t = static_cast<std::size_t>(tt);
@@ -137,8 +155,11 @@ Tensor Pipeline<S>::scatter_reduce() const {
                 const bool lost = mutation_ == CpuMutation::scatter_race && t % 2 == 0 && k + 1 == d_.K && d_.K > 1;
                 for (std::size_t h = 0; h < d_.H; ++h) acc[h] = lost ? w * y[h] : acc[h] + w * y[h];
             }
-            std::copy(acc.begin(), acc.end(), wide.begin());
-            out.set_range(t * d_.H, d_.H, wide.data());
+            if constexpr (std::is_same_v<S, float>) {
+                narrow_from_f32(acc.data(), d_.H, out, t * d_.H);
+            } else {
+                out.set_range(t * d_.H, d_.H, acc.data());
+            }
         }
     }
     return out;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "expert_gemm.hpp"
+#include "onednn_matmul.hpp"
 #include "moe/backends/backend.hpp"
 #include "moe/backends/cpu_backend.hpp"
 #include "moe/backends/routing_plan.hpp"
@@ -21,9 +22,9 @@ struct Workspace {
 template <class S>
 class Pipeline {
 public:
-    // `prepared`: weights widened to f32 by CpuBackend::prepare (by input name), or null.
+    // `prepared`: weights in the library's layout from CpuBackend::prepare (by input name), or null.
     Pipeline(const Problem& p, int threads, CpuMutation mutation, Workspace<S>& ws,
-             const std::map<std::string, Tensor>* prepared = nullptr);
+             const std::map<std::string, PackedWeights>* prepared = nullptr);
     Output run(bool want_stages);
 
 private:
@@ -36,7 +37,7 @@ private:
     GemmCall call(const char* weight, std::size_t e) const;
 
     const Problem& p_;
-    const std::map<std::string, Tensor>* prepared_;
+    const std::map<std::string, PackedWeights>* prepared_;
     Dims d_;
     ResolvedParams rp_;
     bool gemm2_;

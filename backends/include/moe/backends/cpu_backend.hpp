@@ -40,25 +40,39 @@ public:
     Support supports(const Problem& p) const override;
     Precision precision(DType data_type) const override;
     bool provides_stages() const override { return true; }
-    // f16 weights: widened to f32 once, for the library GEMM (it has no f16 matmul on CPUs
-    // without AVX512-FP16); decode keeps reading the f16 weights.
+    // The weights reordered once into the GEMM library's blocked layout, as at model load (f16
+    // weights widened to f32 there: the library has no f16 matmul on CPUs without AVX512-FP16).
+    // Decode keeps reading the op's own weight tensors.
     void prepare(const Problem& p) override;
     Output run(const Problem& p, bool want_stages) override;
     int threads() const { return threads_; }
 
 private:
     struct Workspaces;  // buffers reused between runs
+    struct Prepared;    // what prepare() made
     CpuOptions options_;
     std::shared_ptr<Workspaces> workspaces_;
     int threads_;
     // What prepare() made, and for which problem (its address and its weights' storage).
     const Problem* prepared_for_ = nullptr;
     std::vector<const unsigned char*> prepared_sources_;
-    std::map<std::string, Tensor> prepared_;
+    std::shared_ptr<Prepared> prepared_;
 };
 
 // The cpu backend's f32 GEMM engine on its own: C[M, N] = A[M, K] W[expert]^T, W an [E, N, K]
 // tensor read in its own type. moe-bench measures the machine's GEMM rate with it.
 void cpu_f32_gemm(const float* A, std::size_t M, const Tensor& weights, std::size_t expert, float* C, int threads);
+
+// The same engine on weights packed once into the library's layout, as prepare() packs them: the
+// best GEMM rate the engine reaches. `pack` runs once, `run` as often as timed.
+class CpuPackedGemm {
+public:
+    CpuPackedGemm(const Tensor& weights, int threads);  // [E, N, K], f32
+    void run(const float* A, std::size_t M, std::size_t expert, float* C) const;
+
+private:
+    struct Impl;
+    std::shared_ptr<const Impl> impl_;
+};
 
 }  // namespace moe::backends
