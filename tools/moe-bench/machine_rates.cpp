@@ -15,15 +15,10 @@ namespace moe::bench {
 namespace {
 
 template <class F>
-double best_seconds(int reps, F&& f) {
-    f();  // warm-up
-    double best = 1e300;
-    for (int r = 0; r < reps; ++r) {
-        const auto s = std::chrono::steady_clock::now();
-        f();
-        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - s).count());
-    }
-    return best;
+double time_once(F&& f) {
+    const auto s = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - s).count();
 }
 
 __attribute__((target("avx512f"))) double sum_avx512(const float* p, std::size_t n) {
@@ -53,40 +48,74 @@ double sum_portable(const float* p, std::size_t n) {
 
 }  // namespace
 
-double gemm_gflops(std::size_t M, std::size_t N, std::size_t K, int threads, int reps) {
-    std::vector<float> a(M * K), c(M * N);
-    Tensor w(DType::f32, {1, N, K});
+struct GemmProbe::State {
+    std::size_t M, N, K;
+    int threads;
+    std::vector<float> a, c;
+    Tensor w;
+    std::unique_ptr<backends::CpuPackedGemm> packed;  // null when reading in place was faster
+    void run() {
+        if (packed) packed->run(a.data(), M, 0, c.data());
+        else backends::cpu_f32_gemm(a.data(), M, w, 0, c.data(), threads);
+    }
+};
+
+GemmProbe::GemmProbe(std::size_t M, std::size_t N, std::size_t K, int threads)
+    : s_(std::make_unique<State>(State{M, N, K, threads, std::vector<float>(M * K), std::vector<float>(M * N),
+                                       Tensor(DType::f32, {1, N, K}), nullptr})) {
     std::vector<double> v(N * K);
     for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>((i * 2654435761u) % 1000) / 1000.0 - 0.5;
-    w.set_range(0, v.size(), v.data());
-    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>((i * 40503u) % 1000) / 1000.0f - 0.5f;
-    // The better of the weights read in place and packed once into the library's layout (as the
-    // cpu backend's prepare() packs them), so the ratio is against the engine at its best.
-    const double plain = best_seconds(reps, [&] { backends::cpu_f32_gemm(a.data(), M, w, 0, c.data(), threads); });
-    const backends::CpuPackedGemm packed(w, threads);
-    const double s = std::min(plain, best_seconds(reps, [&] { packed.run(a.data(), M, 0, c.data()); }));
-    return 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) / s / 1e9;
+    s_->w.set_range(0, v.size(), v.data());
+    for (std::size_t i = 0; i < s_->a.size(); ++i) s_->a[i] = static_cast<float>((i * 40503u) % 1000) / 1000.0f - 0.5f;
+    const auto best_of_3 = [&] {
+        s_->run();  // warm-up
+        double best = 1e300;
+        for (int r = 0; r < 3; ++r) best = std::min(best, time_once([&] { s_->run(); }));
+        return best;
+    };
+    const double plain = best_of_3();
+    s_->packed = std::make_unique<backends::CpuPackedGemm>(s_->w, threads);
+    if (best_of_3() > plain) s_->packed.reset();
 }
 
-double read_bandwidth_gbs(std::size_t bytes, int threads, int reps) {
-    const std::size_t n = bytes / sizeof(float);
-    std::vector<float> buf(n);
+GemmProbe::~GemmProbe() = default;
+
+double GemmProbe::seconds() {
+    return time_once([&] { s_->run(); });
+}
+
+double GemmProbe::flops() const {
+    return 2.0 * static_cast<double>(s_->M) * static_cast<double>(s_->N) * static_cast<double>(s_->K);
+}
+
+ReadProbe::ReadProbe(std::size_t bytes, int threads) : buf_(bytes / sizeof(float)), threads_(threads) {
+    const long long n = static_cast<long long>(buf_.size());
 #pragma omp parallel for num_threads(threads) schedule(static)
-    for (long long i = 0; i < static_cast<long long>(n); ++i) buf[static_cast<std::size_t>(i)] = 1.0f;
+    for (long long i = 0; i < n; ++i) buf_[static_cast<std::size_t>(i)] = 1.0f;
+    seconds();  // warm-up
+}
+
+double ReadProbe::seconds() {
+    const std::size_t n = buf_.size();
     const bool avx512 = __builtin_cpu_supports("avx512f");
-    volatile double sink = 0;
-    const double s = best_seconds(reps, [&] {
+    static volatile double sink = 0;
+    return time_once([&] {
         double total = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : total)
+#pragma omp parallel num_threads(threads_) reduction(+ : total)
         {
             const int t = omp_get_thread_num(), nt = omp_get_num_threads();
             const std::size_t chunk = (n + static_cast<std::size_t>(nt) - 1) / static_cast<std::size_t>(nt);
             const std::size_t b = std::min(n, chunk * static_cast<std::size_t>(t)), e = std::min(n, b + chunk);
-            total += avx512 ? sum_avx512(buf.data() + b, e - b) : sum_portable(buf.data() + b, e - b);
+            total += avx512 ? sum_avx512(buf_.data() + b, e - b) : sum_portable(buf_.data() + b, e - b);
         }
         sink = sink + total;
     });
-    return static_cast<double>(bytes) / s / 1e9;
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
 }
 
 }  // namespace moe::bench

@@ -1,17 +1,42 @@
 #pragma once
 // What this machine can do, measured in the same run as the backend: a plain f32 GEMM with the
-// cpu backend's engine, and streaming read bandwidth.
+// cpu backend's engine, and streaming read bandwidth. moe-bench times them interleaved with the
+// backend's repetitions (backend, GEMM, read, backend, ...) and compares medians, so that every
+// ratio sees the same states of a noisy host (a shared second vCPU moves the 2-thread read
+// bandwidth between about 40 and 77 GB/s from one minute to the next).
 #include <cstddef>
+#include <memory>
+#include <vector>
 
 namespace moe::bench {
 
-// Both report the best of `reps` runs after a warm-up: what the machine can do. The backend's
-// own figure is a median, so the ratios printed against these are conservative on a noisy host.
+// C[M, N] = A[M, K] B^T (f32), B an [N, K] matrix, with the better of the engine's two ways of
+// reading the weights (in place, or packed once into the library's layout as the cpu backend's
+// prepare() does; chosen by a best-of-3 after a warm-up).
+class GemmProbe {
+public:
+    GemmProbe(std::size_t M, std::size_t N, std::size_t K, int threads);
+    ~GemmProbe();
+    double seconds();  // one timed GEMM
+    double flops() const;
 
-// GFLOP/s of C[M, N] = A[M, K] B^T (f32).
-double gemm_gflops(std::size_t M, std::size_t N, std::size_t K, int threads, int reps);
+private:
+    struct State;
+    std::unique_ptr<State> s_;
+};
 
-// GB/s of reading a buffer of `bytes` (larger than the caches) with `threads` threads.
-double read_bandwidth_gbs(std::size_t bytes, int threads, int reps);
+// Reading a buffer of `bytes` (larger than the caches) with `threads` threads.
+class ReadProbe {
+public:
+    ReadProbe(std::size_t bytes, int threads);
+    double seconds();  // one timed pass
+    double bytes() const { return static_cast<double>(buf_.size() * sizeof(float)); }
+
+private:
+    std::vector<float> buf_;
+    int threads_;
+};
+
+double median(std::vector<double> v);
 
 }  // namespace moe::bench

@@ -232,17 +232,18 @@ int main(int argc, char** argv) {
         if (!b->availability().available) throw moe::InputError("backend " + backend + " unavailable: " + b->availability().reason);
         const auto* opencl = dynamic_cast<const moe::backends::OpenclBackend*>(b.get());
         if (opencl) std::printf("moe-bench: %s\n", b->description().c_str());
-        const double read_gbs = moe::bench::read_bandwidth_gbs(std::size_t(1) << 30, threads, 10);
-        std::printf("moe-bench: backend %s, %d threads; streaming read bandwidth %.1f GB/s (1 GiB, best of 10, %d threads)\n",
-                    b->name().c_str(), threads, read_gbs, threads);
-        std::printf("%-14s %5s %-5s %-8s %10s %9s %9s %6s %9s %8s %6s %8s\n", "shape", "T", "dtype", "routing", "median_ms",
-                    "GFLOP/s", "gemm", "ratio", "weights", "GB/s", "of_bw", "vs_ref");
+        moe::bench::ReadProbe read_probe(std::size_t(1) << 30, threads);
+        std::printf("moe-bench: backend %s; machine figures with %d threads: a plain f32 GEMM of the same FLOP count (gemm) and a "
+                    "1 GiB streaming read (of_bw), timed between the backend's repetitions; every figure is a median\n",
+                    b->name().c_str(), threads);
+        std::printf("%-14s %5s %-5s %-8s %10s %9s %9s %6s %9s %8s %8s %6s %8s\n", "shape", "T", "dtype", "routing", "median_ms",
+                    "GFLOP/s", "gemm", "ratio", "weights", "GB/s", "read", "of_bw", "vs_ref");
         std::vector<Row> rows;
         for (const auto& s : shapes) {
             for (std::size_t T : tokens) {
                 // The plain GEMM of the same FLOP count: every (token, slot) pair through one matrix
                 // of 3I outputs by H inputs.
-                const double gemm = moe::bench::gemm_gflops(T * s.topk, 3 * s.inter, s.hidden, threads, T <= 8 ? 20 : 5);
+                moe::bench::GemmProbe gemm_probe(T * s.topk, 3 * s.inter, s.hidden, threads);
                 for (const auto& dt : dtypes) {
                     const auto dtype = moe::parse_dtype(dt);
                     if (!dtype || !moe::is_floating(*dtype) || *dtype == moe::DType::f64)
@@ -254,35 +255,36 @@ int main(int argc, char** argv) {
                     b->prepare(p);  // once per problem, as at model load; timed on its own
                     r.prepare_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - prep_start).count();
                     b->run(p, false);  // warm-up
-                    std::vector<double> t;
+                    std::vector<double> t, t_gemm, t_read;
                     std::vector<std::pair<double, std::map<std::string, double>>> by_run;  // opencl: (seconds, kernel times)
                     for (int i = 0; i < n; ++i) {
                         const auto st = std::chrono::steady_clock::now();
                         b->run(p, false);
                         t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - st).count());
                         if (opencl) by_run.emplace_back(t.back(), opencl->last_kernel_times());
+                        t_gemm.push_back(gemm_probe.seconds());
+                        t_read.push_back(read_probe.seconds());
                     }
-                    std::sort(t.begin(), t.end());
-                    r.seconds = t[t.size() / 2];
+                    r.seconds = moe::bench::median(t);
                     if (opencl) {  // the kernel split of the median run
                         std::sort(by_run.begin(), by_run.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
                         r.kernel_seconds = by_run[by_run.size() / 2].second;
                     }
                     const double flops = 2.0 * double(T) * double(s.topk) * 3.0 * double(s.hidden) * double(s.inter);
                     r.gflops = flops / r.seconds / 1e9;
-                    r.gemm_gflops = gemm;
+                    r.gemm_gflops = gemm_probe.flops() / moe::bench::median(t_gemm) / 1e9;
                     r.weight_gb = weight_bytes_touched(p) / 1e9;
                     r.gbs = r.weight_gb / r.seconds;
-                    r.read_gbs = read_gbs;
+                    r.read_gbs = read_probe.bytes() / moe::bench::median(t_read) / 1e9;
                     if (vs_reference) {
                         auto ref = moe::backends::make_builtin_backend("reference");
                         const auto st = std::chrono::steady_clock::now();
                         ref->run(p, false);
                         r.reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - st).count();
                     }
-                    std::printf("%-14s %5zu %-5s %-8s %10.3f %9.1f %9.1f %6.2f %7.3fGB %8.1f %6.2f", s.name.c_str(), T,
+                    std::printf("%-14s %5zu %-5s %-8s %10.3f %9.1f %9.1f %6.2f %7.3fGB %8.1f %8.1f %6.2f", s.name.c_str(), T,
                                 dt.c_str(), routing.c_str(), r.seconds * 1e3, r.gflops, r.gemm_gflops, r.gflops / r.gemm_gflops,
-                                r.weight_gb, r.gbs, r.gbs / r.read_gbs);
+                                r.weight_gb, r.gbs, r.read_gbs, r.gbs / r.read_gbs);
                     if (vs_reference) std::printf(" %7.1fx", r.reference_seconds / r.seconds);
                     std::printf("\n");
                     if (opencl) {

@@ -61,50 +61,50 @@ MOE_AVX512 inline __mmask16 tail_mask(std::size_t remaining) {
     return remaining >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << remaining) - 1u);
 }
 
-// NK: weights rows contiguous along K. R rows of W against M rows of A; each output keeps 16
-// partial sums, reduced at the end. Fixed R and M let the compiler keep every accumulator in a
-// register.
-template <DType T, int M, int R>
-MOE_AVX512 inline void nk_tile(const float* A, std::size_t lda, const WeightView& W, float* C, std::size_t ldc,
-                               std::size_t n) {
-    const std::size_t K = W.K;
-    constexpr std::size_t kElementBytes = T == DType::f32 ? 4 : 2;
-    __m512 acc[M][R];
-#pragma GCC unroll 64
-    for (int m = 0; m < M; ++m)
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) acc[m][r] = _mm512_setzero_ps();
-    for (std::size_t k = 0; k < K; k += 16) {
-        const __mmask16 mask = tail_mask(K - k);
-        __m512 w[R];
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) {
-            const std::size_t at = (n + static_cast<std::size_t>(r)) * K + k;
-            // Decode streams R weight rows at once, more than the hardware prefetcher follows:
-            // ask for each row's data 512 elements ahead.
-            _mm_prefetch(reinterpret_cast<const char*>(W.data + (at + 512) * kElementBytes), _MM_HINT_T0);
-            w[r] = load16<T>(W.data, at, mask);
-        }
-#pragma GCC unroll 8
-        for (int m = 0; m < M; ++m) {
-            const __m512 a = _mm512_maskz_loadu_ps(mask, A + static_cast<std::size_t>(m) * lda + k);
-#pragma GCC unroll 8
-            for (int r = 0; r < R; ++r) acc[m][r] = _mm512_fmadd_ps(a, w[r], acc[m][r]);
-        }
-    }
-#pragma GCC unroll 8
-    for (int m = 0; m < M; ++m)
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) C[static_cast<std::size_t>(m) * ldc + n + static_cast<std::size_t>(r)] = _mm512_reduce_add_ps(acc[m][r]);
-}
-
+// NK: weight rows contiguous along K. One weight row at a time, in memory order, so each thread
+// reads one sequential stream that the hardware prefetcher follows at full speed (interleaving 8
+// rows measured 10-25 % slower, 16-bit weights worst, even with software prefetch). U independent
+// accumulators per row of A hide the FMA latency; each output's order is fixed (lane j sums
+// k = 16 (U i + u) + j, then the lanes and the U sums are added in a fixed tree).
 template <DType T, int M>
 MOE_AVX512 void nk_kernel(const float* A, std::size_t lda, const WeightView& W, float* C, std::size_t ldc,
                           std::size_t n0, std::size_t n1) {
-    constexpr int R = M <= 2 ? 8 : 2;
-    std::size_t n = n0;
-    for (; n + R <= n1; n += R) nk_tile<T, M, R>(A, lda, W, C, ldc, n);
-    for (; n < n1; ++n) nk_tile<T, M, 1>(A, lda, W, C, ldc, n);
+    constexpr int U = M <= 2 ? 4 : M <= 4 ? 2 : 1;
+    constexpr std::size_t kStep = 16 * U;
+    const std::size_t K = W.K;
+    for (std::size_t n = n0; n < n1; ++n) {
+        const std::size_t row = n * K;
+        __m512 acc[M][U];
+#pragma GCC unroll 64
+        for (int m = 0; m < M; ++m)
+#pragma GCC unroll 4
+            for (int u = 0; u < U; ++u) acc[m][u] = _mm512_setzero_ps();
+        std::size_t k = 0;
+        for (; k + kStep <= K; k += kStep) {
+#pragma GCC unroll 4
+            for (int u = 0; u < U; ++u) {
+                const std::size_t ku = k + 16 * static_cast<std::size_t>(u);
+                const __m512 w = load16<T>(W.data, row + ku, 0xFFFF);
+#pragma GCC unroll 8
+                for (int m = 0; m < M; ++m)
+                    acc[m][u] = _mm512_fmadd_ps(_mm512_loadu_ps(A + static_cast<std::size_t>(m) * lda + ku), w, acc[m][u]);
+            }
+        }
+        for (; k < K; k += 16) {  // the last K % kStep elements, 16 (or fewer) at a time
+            const __mmask16 mask = tail_mask(K - k);
+            const __m512 w = load16<T>(W.data, row + k, mask);
+#pragma GCC unroll 8
+            for (int m = 0; m < M; ++m)
+                acc[m][0] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, A + static_cast<std::size_t>(m) * lda + k), w, acc[m][0]);
+        }
+#pragma GCC unroll 8
+        for (int m = 0; m < M; ++m) {
+            __m512 sum = acc[m][0];
+#pragma GCC unroll 4
+            for (int u = 1; u < U; ++u) sum = _mm512_add_ps(sum, acc[m][u]);
+            C[static_cast<std::size_t>(m) * ldc + n] = _mm512_reduce_add_ps(sum);
+        }
+    }
 }
 
 // KN: weight rows contiguous along N. 32 outputs at a time, A broadcast one k at a time.
