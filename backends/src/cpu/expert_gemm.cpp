@@ -52,16 +52,20 @@ bool rounds_bf16_intermediates(DType data) { return data == DType::bf16; }
 void expert_gemm(const float* A, std::size_t M, std::size_t lda, const GemmCall& call, float* C, std::size_t ldc,
                  int threads) {
     WeightView W = expert_view(*call.weights, call.expert, call.layout);
-    if (M <= kSmallM || call.n_limit < W.N) {
-        // Few rows: each weight is read once, in its own type, which is what decode is bound by.
-        // (A mutant's partial GEMM also goes this way, since the library computes every column.)
-        return small_m_path(A, M, lda, W, std::min(W.N, call.n_limit), C, ldc, threads);
-    }
-    if (call.packed) {
+    const bool partial = call.n_limit < W.N;  // a mutant's partial GEMM: the library computes every column
+    if (call.packed && !partial && !(M <= kSmallM && W.dtype == DType::f16)) {
+        // Weights in the library's layout: its kernels beat ours at every M, even at one row
+        // (they stream the packed panels at 1.3-1.6x our rate on one thread; README). f16 decode
+        // keeps reading the f16 weights: the packed copy is f32, twice the bytes (measured: 26 ms
+        // against 35 ms for gpt-oss-20b at T = 8).
         if (call.packed->dtype() == DType::bf16)
             return onednn_matmul(bf16_rows(A, M, lda, W.K, threads), DType::bf16, M, W.K, *call.packed, call.expert, C,
                                  ldc, threads);
         return onednn_matmul(A, DType::f32, M, lda, *call.packed, call.expert, C, ldc, threads);
+    }
+    if (M <= kSmallM || partial) {
+        // Few rows: each weight is read once, in its own type, which is what decode is bound by.
+        return small_m_path(A, M, lda, W, std::min(W.N, call.n_limit), C, ldc, threads);
     }
     if (W.dtype == DType::f32) return onednn_matmul(A, DType::f32, M, lda, W, C, ldc, threads);
     if (W.dtype == DType::bf16)

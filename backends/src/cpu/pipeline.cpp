@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <type_traits>
+
+#include <omp.h>
 
 #include "element_convert.hpp"
 
@@ -179,9 +182,8 @@ template <class S>
 Output Pipeline<S>::run(bool want_stages) {
     gather();
     // Many experts with few rows each (prefill over many experts): experts side by side, one
-    // thread each, largest first; there is no per-GEMM synchronisation to pay. An expert with
-    // many rows (a hot expert), and every expert when there are too few to share out, gets all
-    // threads.
+    // thread each; there is no per-GEMM synchronisation to pay. An expert with many rows (a hot
+    // expert), and every expert when there are too few to share out, gets all threads.
     constexpr std::size_t kSharedRows = 256;
     std::vector<std::size_t> side_by_side;
     const bool split = threads_ > 1 && plan_.used.size() >= 2 * static_cast<std::size_t>(threads_);
@@ -190,12 +192,25 @@ Output Pipeline<S>::run(bool want_stages) {
         if (split && plan_.counts[e] < kSharedRows) side_by_side.push_back(i);
         else run_expert(e, i == 1, threads_);
     }
+    // Largest first. Even threads take from the large end, odd threads from the small end, so
+    // the GEMMs of experts with many rows (compute-bound) run while the others stream the
+    // weights of experts with a few rows (bound by memory), and the two meet in the middle.
     std::stable_sort(side_by_side.begin(), side_by_side.end(),
                      [&](std::size_t a, std::size_t b) { return plan_.counts[plan_.used[a]] > plan_.counts[plan_.used[b]]; });
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_) if (!side_by_side.empty())
-    for (long long j = 0; j < static_cast<long long>(side_by_side.size()); ++j) {
-        const std::size_t i = side_by_side[static_cast<std::size_t>(j)];
-        run_expert(plan_.used[i], i == 1, 1);
+    std::size_t front = 0, back = side_by_side.size();  // unclaimed: [front, back)
+    std::mutex claim;
+#pragma omp parallel num_threads(threads_) if (!side_by_side.empty())
+    {
+        const bool from_front = omp_get_thread_num() % 2 == 0;
+        for (;;) {
+            std::size_t i;
+            {
+                std::lock_guard<std::mutex> lock(claim);
+                if (front == back) break;
+                i = side_by_side[from_front ? front++ : --back];
+            }
+            run_expert(plan_.used[i], i == 1, 1);  // the result does not depend on which thread runs it
+        }
     }
     Output o;
     o.output = scatter_reduce();
