@@ -205,10 +205,16 @@ TEST_CASE("opencl prepare(): weights uploaded once and reused for the same probl
     }
     CHECK(diff <= 2e-5 * scale);
     const auto times = b.last_kernel_times();
-    for (const char* k : {"moe_mask_gen", "moe_gather", "moe_gemm", "moe_swiglu", "moe_scatter_reduce"}) {
+    for (const char* k : {"moe_mask_gen", "moe_gather", "moe_swiglu", "moe_scatter_reduce"}) {
         CAPTURE(k);
         REQUIRE(times.count(k) == 1);
         CHECK(times.at(k) >= 0.0);
     }
-    CHECK(times.at("moe_gemm") > 0.0);
+    // q's experts have 1-8 rows each: its GEMMs run as moe_gemm_rows (the few-rows kernel).
+    REQUIRE(times.count("moe_gemm_rows") == 1);
+    CHECK(times.at("moe_gemm_rows") > 0.0);
+    // p (T = 45, about 18 rows per expert) runs as moe_gemm (row blocks).
+    b.run(p, false);
+    REQUIRE(b.last_kernel_times().count("moe_gemm") == 1);
+    CHECK(b.last_kernel_times().at("moe_gemm") > 0.0);
 }
