@@ -196,6 +196,11 @@ std::vector<float> gemm(const std::vector<float>& A, std::size_t M, const Tensor
     return ocl::gemm_rows(runtime(device), A, M, weights, kn, expert, bias);
 }
 
+std::vector<float> gemm_experts(const std::vector<float>& A, const std::vector<std::size_t>& counts,
+                                const Tensor& weights, bool kn, const Tensor* bias, const std::string& device) {
+    return ocl::gemm_expert_rows(runtime(device), A, counts, weights, kn, bias);
+}
+
 std::vector<float> swiglu(const std::vector<float>& first, const std::vector<float>& up, std::size_t rows,
                           std::size_t inter, bool gemm2, float beta, float limit, int gate_lane, const std::string& device) {
     return ocl::swiglu_rows(runtime(device), first, up, rows, inter, gemm2, beta, limit, gate_lane);

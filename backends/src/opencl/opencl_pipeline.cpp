@@ -260,25 +260,36 @@ std::vector<float> gather_rows(const Runtime& rt, const Tensor& x, const std::ve
     return v;
 }
 
-std::vector<float> gemm_rows(const Runtime& rt, const std::vector<float>& A, std::size_t M, const Tensor& w, bool kn,
-                             std::size_t expert, const Tensor* bias) {
+std::vector<float> gemm_expert_rows(const Runtime& rt, const std::vector<float>& A,
+                                    const std::vector<std::size_t>& counts, const Tensor& w, bool kn,
+                                    const Tensor* bias) {
     // NK: [E, N, K]; KN: [E, K, N].
     const std::size_t N = kn ? w.shape()[2] : w.shape()[1], K = kn ? w.shape()[1] : w.shape()[2];
-    if (A.size() != M * K) throw std::invalid_argument("gemm_rows: A is not M x K");
+    const std::size_t E = w.shape()[0];
+    if (counts.size() != E) throw std::invalid_argument("gemm_expert_rows: one count per expert");
+    std::vector<std::size_t> offsets(E + 1, 0), used;
+    for (std::size_t e = 0; e < E; ++e) {
+        offsets[e + 1] = offsets[e] + counts[e];
+        if (counts[e]) used.push_back(e);
+    }
+    const std::size_t M = offsets[E];
+    if (A.size() != M * K) throw std::invalid_argument("gemm_expert_rows: A is not (sum of counts) x K");
     Buffer d_a = rt.buffer(A.size() * sizeof(float), A.data(), gemm_pad(rt));
     const Weights dw = weights(rt, w);
     const Weights db = bias ? weights(rt, *bias) : Weights{rt.buffer(0), 0};
     Buffer out = rt.buffer(M * N * sizeof(float));
-    const std::size_t E = w.shape()[0];
-    std::vector<std::size_t> offsets(E + 1, 0), counts(E, 0);
-    counts[expert] = M;
-    for (std::size_t e = expert + 1; e <= E; ++e) offsets[e] = M;
-    const std::vector<std::size_t> used = M ? std::vector<std::size_t>{expert} : std::vector<std::size_t>{};
     gemm(rt, d_a, gemm_tiles(rt.gemm(), kn, used, offsets, counts, false), u32(N), u32(K), dw, kn,
          bias ? &db : nullptr, out);
     auto v = read_vec<float>(rt, out, M * N);
     rt.take_kernel_times();
     return v;
+}
+
+std::vector<float> gemm_rows(const Runtime& rt, const std::vector<float>& A, std::size_t M, const Tensor& w, bool kn,
+                             std::size_t expert, const Tensor* bias) {
+    std::vector<std::size_t> counts(w.shape()[0], 0);
+    counts.at(expert) = M;
+    return gemm_expert_rows(rt, A, counts, w, kn, bias);
 }
 
 std::vector<float> swiglu_rows(const Runtime& rt, const std::vector<float>& first, const std::vector<float>& up,
