@@ -24,8 +24,6 @@ i32 elem_type(DType t) {
     }
 }
 
-std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
-
 Buffer upload(const Runtime& rt, const Tensor& t) { return rt.buffer(t.nbytes(), t.data()); }
 
 // Bytes past the end of a GEMM operand that moe_gemm may read (and never uses).
