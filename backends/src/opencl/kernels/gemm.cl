@@ -1,35 +1,36 @@
 // gemm: the gathered rows of every used expert times that expert's weight matrix, in one launch.
 //   C[c_row0 + m, n] = sum_k A[a_row0 + m, k] * W[expert](n, k)  (+ bias[expert, n]),  m < rows, n < N
 // W is read in its own type; NK layout: (e, n, k) at (e*N + n)*K + k; KN: (e*K + k)*N + n.
-// Accumulation in f32 (the k order is fixed by the tile shape: deterministic from run to run).
+// Accumulation in f32; the k order is fixed by the tile sizes (deterministic from run to run).
 //
-// A launch covers a list of row tiles (`tiles`, one uint4 per tile: expert, first row of A, first
-// row of C, rows <= TM), built on the host from mask_gen's counts and offsets; group id 1 picks
-// the row tile, group id 0 the column tile. Work-groups are LX x LY work-items; each computes an
-// MWI x NWI block (rows y + i*LY, columns x + j*LX, so that neighbouring work-items touch
-// neighbouring addresses), i.e. a TM x TN tile per work-group with TM = LY*MWI, TN = LX*NWI.
-// Each step stages a TM x TK slice of A and a TK x TN slice of W (widened to f32) in local memory,
-// so every weight element fetched from global memory is used TM times and every A element TN
-// times; the step's multiply-adds are fully unrolled (all sizes are compile-time constants).
+// A launch covers a list of row tiles (`tiles`, 4 uints per tile: expert, first row of A, first
+// row of C, rows), built on the host from mask_gen's counts and offsets; group id 1 picks the row
+// tile, group id 0 the column tile. Work-groups are LX x LY work-items; each computes MWI rows by
+// NV vectors of VW columns (rows y + i*LY, column vectors x + v*LX, so that neighbouring
+// work-items touch neighbouring vectors): a TM x TN tile per work-group, TM = LY*MWI,
+// TN = LX*NV*VW. Each k-step stages a TM x TK slice of A and a TK x TN slice of W (widened to
+// f32) in local memory, double-buffered, so every weight element fetched from global memory is
+// used TM times and every A element TN times; the step's multiply-adds are fully unrolled.
 //
-// The sizes come from the host as -D flags at program build (cl_runtime.cpp, from the device's
-// work-group, local-memory and vector-width limits). Two instances are built: moe_gemm_* for
-// blocks of rows (MOE_GT_*) and moe_gemm_rows_* for a few rows per expert (MOE_GR_*, decode: one
-// row of work-items, each weight element streamed once per tile and used by every row).
+// The sizes are compile-time constants, -D flags at program build chosen on the host from the
+// device's preferred vector width, work-group and local-memory limits (choose_gemm_config in
+// cl_runtime.cpp). Kernels, one per weight type and layout:
+//   moe_gemm_*       blocks of rows (MOE_GT_* sizes);
+//   moe_gemm_rows_*  a few rows (an expert's remainder, decode): KN tiled with one row of
+//                    work-items (MOE_GR_*); NK streamed from global memory without local memory,
+//                    MOE_GR_MR rows and MOE_GR_NC columns per work-item.
 //
 // Edges without partial-tile branches: rows past `rows` read the tile's last row (never stored);
-// columns past N and k past K read past the end of a row (the host pads every A and W buffer by
-// MOE_PAD_ELEMS elements, so the read stays inside the buffer), and the k overshoot is zeroed in
-// both operands so it adds nothing; columns past N are never stored.
+// vectors past N or K read past the end of a row, which stays inside the buffer (the host pads
+// every A, weight and bias buffer by GemmConfig::pad_elems() elements); what lies past K is
+// zeroed in both operands so it adds nothing, and columns past N are never stored.
 //
 // Selftest mutations, compiled in only when the host passes the -D flag (moe-conform selftest):
 //   MOE_MUT_TILE_EDGE     the last partial tile of output columns is not computed (not stored)
-//   MOE_MUT_NO_BARRIER    no barrier between loading the tiles and using them: a work-item
-//                         multiplies weight rows that other work-items have not loaded yet
-//                         (the previous step's values)
+//   MOE_MUT_NO_BARRIER    the k-loop has no barrier: a work-item multiplies tiles the others
+//                         have not loaded yet, and overwrites the buffer they still read
 //   MOE_MUT_TILE_ROW_SKIP the last row of the weight tile is never loaded: the tile is used
 //                         before it is complete (stale or uninitialised local memory)
-
 
 #define MOE_CAT_(a, b) a##b
 #define MOE_CAT(a, b) MOE_CAT_(a, b)
@@ -37,8 +38,6 @@
 #define VLOAD MOE_CAT(vload, MOE_VW)
 #define VSTORE MOE_CAT(vstore, MOE_VW)
 #define VLOAD_HALF MOE_CAT(vload_half, MOE_VW)
-#define VUSHORT MOE_CAT(ushort, MOE_VW)
-#define VUINT MOE_CAT(uint, MOE_VW)
 #define VCONVERT_UINT MOE_CAT(convert_uint, MOE_VW)
 #define VAS_FLOAT MOE_CAT(as_float, MOE_VW)
 
@@ -132,7 +131,7 @@ inline void moe_gemm_tile(__global const float* restrict A, __global const uint*
     const uint n0 = get_group_id(0) * TN;
     const ulong w_base = (ulong)expert * N * K;
 
-    VT acc[8][4];  // MWI x NV used (at most 8 x 4, checked on the host)
+    VT acc[8][4];  // MWI x NV used (at most 8 x 4, checked at the end of this file)
 #pragma unroll
     for (uint i = 0; i < MWI; ++i)
 #pragma unroll
@@ -211,7 +210,7 @@ inline void moe_gemm_rows_nk(__global const float* restrict A, __global const ui
     for (uint i = 0; i < MR; ++i) a_rows[i] = A + (ulong)(a_row0 + min(i, rows - 1)) * K;
 #pragma unroll
     for (uint j = 0; j < NC; ++j) w_rows[j] = ((ulong)expert * N + min(n0 + x + j * LX, N - 1)) * K;
-    VT acc[8][8];  // MR x NC used (at most 8 x 8, checked on the host)
+    VT acc[8][8];  // MR x NC used (at most 8 x 8, checked at the end of this file)
 #pragma unroll
     for (uint i = 0; i < MR; ++i)
 #pragma unroll
@@ -312,3 +311,10 @@ MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f16_nk, MOE_F16)
 MOE_GEMM_KERNEL(moe_gemm_rows_f16_kn, MOE_F16, 1, MOE_GR)
 MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_bf16_nk, MOE_BF16)
 MOE_GEMM_KERNEL(moe_gemm_rows_bf16_kn, MOE_BF16, 1, MOE_GR)
+
+#if MOE_GT_MWI > 8 || MOE_GR_MWI > 8 || MOE_GT_NV > 4 || MOE_GR_NV > 4 || MOE_GR_MR > 8 || MOE_GR_NC > 8
+#error "moe_gemm: at most 8 rows and 4 vectors (NK rows: 8 rows, 8 columns) per work-item"
+#endif
+#if MOE_GT_TK % MOE_VW || MOE_GR_TK % MOE_VW
+#error "moe_gemm: the k-step must be a multiple of the vector width"
+#endif
