@@ -1,8 +1,12 @@
 // The opencl backend's kernels one at a time (moe/backends/opencl_testing.hpp), each on inputs
 // taken from the reference's stage data and checked against the next stage: gather, the first
-// GEMM(s) and the down GEMM per expert, SwiGLU, scatter-reduce. Cases: an empty expert, one
-// expert taking every token, T = 1 and T = 45 (no tile divides it); both expert types, both
-// weight layouts (conventions spec and openvino).
+// GEMM(s) and the down GEMM per expert and over all experts in one launch, SwiGLU,
+// scatter-reduce. Cases: an empty expert, one expert taking every token, T = 1, T = 8 (decode:
+// every expert's rows go to moe_gemm_rows), T = 45 (no tile divides it: blocks of moe_gemm,
+// partial ones included), 70 tokens on one expert (a full block of the tiled kernel plus a
+// remainder of a few rows for moe_gemm_rows), and H = 200, I = 70 (several column tiles and
+// k-steps, so the double-buffered loop alternates); both expert types, both weight layouts
+// (conventions spec and openvino).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -49,6 +53,7 @@ struct Case {
     const char* what;
     std::size_t T;
     std::vector<std::size_t> exclude, always;
+    std::size_t H = 33, I = 19;  // no dimension is a multiple of a tile
 };
 
 const std::vector<Case>& cases() {
@@ -56,7 +61,10 @@ const std::vector<Case>& cases() {
         {"empty experts 1 and 3", 45, {1, 3}, {}},
         {"expert 0 takes every token", 45, {}, {0}},
         {"T = 1", 1, {}, {}},
+        {"T = 8 (decode: moe_gemm_rows only)", 8, {}, {}},
         {"T = 45", 45, {}, {}},
+        {"expert 0 takes 70 tokens (a block and a few-row remainder)", 70, {}, {0}},
+        {"H = 200, I = 70 (several column tiles and k-steps)", 45, {}, {}, 200, 70},
     };
     return list;
 }
@@ -101,6 +109,19 @@ void check_kernels(const Problem& p) {
         const auto act_rows = to_f32(stage_rows(act, plan, begin, M));
         const auto down = oclt::gemm(act_rows, M, p.input(gemm2 ? kWeight1 : kWeight2), kn, e, b1);
         CHECK(rel_diff(down, stage_rows(ref.stages.at("down"), plan, begin, M)) < 2e-5);
+    }
+
+    // The same GEMMs over every expert in one launch per kernel, as the pipeline runs them.
+    {
+        const auto first = oclt::gemm_experts(gathered, plan.counts, p.input(kWeight0), kn, b0);
+        CHECK(rel_diff(first, stage_rows(ref.stages.at(gemm2 ? "gate_up" : "gate"), plan, 0, pairs)) < 2e-5);
+        if (!gemm2) {
+            const auto up = oclt::gemm_experts(gathered, plan.counts, p.input(kWeight1), kn);
+            CHECK(rel_diff(up, stage_rows(ref.stages.at("up"), plan, 0, pairs)) < 2e-5);
+        }
+        const auto act_rows = to_f32(stage_rows(act, plan, 0, pairs));
+        const auto down = oclt::gemm_experts(act_rows, plan.counts, p.input(gemm2 ? kWeight1 : kWeight2), kn, b1);
+        CHECK(rel_diff(down, stage_rows(ref.stages.at("down"), plan, 0, pairs)) < 2e-5);
     }
 
     // SwiGLU on the reference's first-GEMM values of every pair ([T, K] order).
@@ -149,8 +170,7 @@ TEST_CASE("opencl kernels one by one against the reference's stages") {
                 CAPTURE(expert_type_name(type));
                 CAPTURE(convention_name(conv));
                 CAPTURE(c.what);
-                // H = 33, I = 19: no dimension is a multiple of a tile.
-                auto spec = test::small_spec(type, conv, c.T, 33, 19, 5, 2, DType::f32);
+                auto spec = test::small_spec(type, conv, c.T, c.H, c.I, 5, 2, DType::f32);
                 spec.routing.exclude = c.exclude;
                 spec.routing.always = c.always;
                 const Problem p = generator::synthesize(spec);
@@ -166,11 +186,15 @@ TEST_CASE("opencl kernels one by one against the reference's stages") {
 TEST_CASE("opencl kernels: weights read in their own type (f16, bf16), both layouts") {
     for (auto dtype : {DType::f16, DType::bf16}) {
         for (auto conv : {Convention::spec, Convention::openvino}) {
-            CAPTURE(dtype_name(dtype));
-            CAPTURE(convention_name(conv));
-            // The reference widens the stored f16/bf16 values exactly, and so do the kernels.
-            const Problem p = test::small_problem(ExpertType::gemm2_bias_swiglu_clamp, conv, 45, 33, 19, 5, 2, dtype);
-            check_kernels(p);
+            for (std::size_t T : {8u, 45u}) {  // moe_gemm_rows only; mostly moe_gemm
+                CAPTURE(dtype_name(dtype));
+                CAPTURE(convention_name(conv));
+                CAPTURE(T);
+                // The reference widens the stored f16/bf16 values exactly, and so do the kernels.
+                const Problem p =
+                    test::small_problem(ExpertType::gemm2_bias_swiglu_clamp, conv, T, 33, 19, 5, 2, dtype);
+                check_kernels(p);
+            }
         }
     }
 }
@@ -205,10 +229,16 @@ TEST_CASE("opencl prepare(): weights uploaded once and reused for the same probl
     }
     CHECK(diff <= 2e-5 * scale);
     const auto times = b.last_kernel_times();
-    for (const char* k : {"moe_mask_gen", "moe_gather", "moe_gemm", "moe_swiglu", "moe_scatter_reduce"}) {
+    for (const char* k : {"moe_mask_gen", "moe_gather", "moe_swiglu", "moe_scatter_reduce"}) {
         CAPTURE(k);
         REQUIRE(times.count(k) == 1);
         CHECK(times.at(k) >= 0.0);
     }
-    CHECK(times.at("moe_gemm") > 0.0);
+    // q's experts have 1-8 rows each: its GEMMs run as moe_gemm_rows (the few-rows kernel).
+    REQUIRE(times.count("moe_gemm_rows") == 1);
+    CHECK(times.at("moe_gemm_rows") > 0.0);
+    // p (T = 45, about 18 rows per expert) runs as moe_gemm (row blocks).
+    b.run(p, false);
+    REQUIRE(b.last_kernel_times().count("moe_gemm") == 1);
+    CHECK(b.last_kernel_times().at("moe_gemm") > 0.0);
 }

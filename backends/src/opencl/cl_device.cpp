@@ -76,6 +76,7 @@ Devices enumerate_devices() {
             d.max_work_group = device_value<std::size_t>(devices[di], CL_DEVICE_MAX_WORK_GROUP_SIZE);
             clGetDeviceInfo(devices[di], CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof d.max_item_sizes, d.max_item_sizes, nullptr);
             d.local_mem = device_value<cl_ulong>(devices[di], CL_DEVICE_LOCAL_MEM_SIZE);
+            d.float_vector_width = device_value<cl_uint>(devices[di], CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT);
             const std::string ext = " " + device_string(devices[di], CL_DEVICE_EXTENSIONS) + " ";
             d.fp16 = ext.find(" cl_khr_fp16 ") != std::string::npos;
             d.fp64 = ext.find(" cl_khr_fp64 ") != std::string::npos;

@@ -18,6 +18,7 @@ struct DeviceInfo {
     std::size_t max_work_group = 0;
     std::size_t max_item_sizes[3] = {0, 0, 0};
     cl_ulong local_mem = 0;
+    cl_uint float_vector_width = 1;  // CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT
     bool fp16 = false, fp64 = false;
 };
 

@@ -61,6 +61,8 @@ const std::vector<OpenclMutationInfo>& opencl_mutation_catalogue() {
     static const std::vector<OpenclMutationInfo> list = {
         {OpenclMutation::tile_edge_dropped, "opencl_tile_edge_dropped",
          "opencl: moe_gemm leaves the last partial tile of output columns uncomputed"},
+        {OpenclMutation::missing_barrier, "opencl_missing_barrier",
+         "opencl: moe_gemm's k-loop has no barrier: work-items multiply tiles the others have not loaded yet"},
         {OpenclMutation::tile_row_skipped, "opencl_tile_row_skipped",
          "opencl: moe_gemm never loads the last row of its weight tile (reads an incomplete tile)"},
         {OpenclMutation::wrong_offset, "opencl_wrong_offset",
@@ -88,7 +90,6 @@ OpenclBackend::OpenclBackend(OpenclOptions options) : state_(std::make_unique<St
 OpenclBackend::~OpenclBackend() = default;
 
 std::string OpenclBackend::name() const {
-    if (state_->options.mutation == OpenclMutation::missing_barrier) return "mutant:opencl_missing_barrier";
     for (const auto& m : opencl_mutation_catalogue())
         if (m.mutation == state_->options.mutation) return "mutant:" + m.name;
     return "opencl";
@@ -193,6 +194,11 @@ std::vector<float> gather(const Tensor& x, const std::vector<std::uint32_t>& tok
 std::vector<float> gemm(const std::vector<float>& A, std::size_t M, const Tensor& weights, bool kn, std::size_t expert,
                         const Tensor* bias, const std::string& device) {
     return ocl::gemm_rows(runtime(device), A, M, weights, kn, expert, bias);
+}
+
+std::vector<float> gemm_experts(const std::vector<float>& A, const std::vector<std::size_t>& counts,
+                                const Tensor& weights, bool kn, const Tensor* bias, const std::string& device) {
+    return ocl::gemm_expert_rows(runtime(device), A, counts, weights, kn, bias);
 }
 
 std::vector<float> swiglu(const std::vector<float>& first, const std::vector<float>& up, std::size_t rows,

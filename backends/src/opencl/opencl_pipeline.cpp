@@ -24,9 +24,10 @@ i32 elem_type(DType t) {
     }
 }
 
-std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
-
 Buffer upload(const Runtime& rt, const Tensor& t) { return rt.buffer(t.nbytes(), t.data()); }
+
+// Bytes past the end of a GEMM operand that moe_gemm may read (and never uses).
+std::size_t gemm_pad(const Runtime& rt) { return rt.gemm().pad_elems() * sizeof(float); }
 
 template <class T>
 std::vector<T> read_vec(const Runtime& rt, const Buffer& b, std::size_t n) {
@@ -36,19 +37,62 @@ std::vector<T> read_vec(const Runtime& rt, const Buffer& b, std::size_t n) {
 }
 
 // A tensor on the device and how to read it.
-Weights weights(const Runtime& rt, const Tensor& t) { return {upload(rt, t), elem_type(t.dtype())}; }
+// Padded for moe_gemm's reads past the end.
+Weights weights(const Runtime& rt, const Tensor& t) {
+    return {rt.buffer(t.nbytes(), t.data(), gemm_pad(rt)), elem_type(t.dtype())};
+}
 Weights weights(const Runtime& rt, const Problem& p, const char* name) { return weights(rt, p.input(name)); }
 
-// One expert's GEMM over its block of rows [row0, row0 + M) of C, reading rows [a_row0,
-// a_row0 + M) of A (the same block, but for the wrong-offset mutant); see kernels/gemm.cl.
-void gemm(const Runtime& rt, const Buffer& A, u32 a_row0, u32 row0, u32 M, u32 N, u32 K, const Weights& w, bool kn,
-          u32 expert, const Weights* bias, Buffer& C) {
-    const u32 ts = rt.gemm_tile();
-    rt.args("moe_gemm", A, a_row0, row0, M, N, K, w.buf, w.type, i32(kn), expert, bias ? bias->buf : w.buf,
-            bias ? bias->type : i32(0), i32(bias != nullptr), C, ts, LocalBytes{ts * ts * sizeof(float)},
-            LocalBytes{ts * ts * sizeof(float)});
-    const std::size_t global[2] = {round_up(N, ts), round_up(M, ts)}, local[2] = {ts, ts};
-    rt.launch("moe_gemm", 2, global, local);
+const char* type_suffix(i32 type) { return type == 1 ? "f16" : type == 2 ? "bf16" : "f32"; }
+
+// Row tiles of every used expert for one GEMM, 4 values each (expert, first row of A, first row
+// of C, rows): blocks of tm rows for moe_gemm; an expert's remainder of at most tm / 4 rows goes
+// to moe_gemm_rows in tiles of rows_tm (a fuller block would cost more there: it re-reads the
+// weights per tile), a larger remainder to one more, partial, block.
+struct GemmTiles {
+    std::vector<u32> tiled, rows;
+};
+GemmTiles gemm_tiles(const GemmConfig& c, bool kn, const std::vector<std::size_t>& used,
+                     const std::vector<std::size_t>& offsets, const std::vector<std::size_t>& counts,
+                     bool wrong_offset) {
+    GemmTiles g;
+    const u32 tm = c.tiled_tm(), rtm = c.rows_tm(kn);
+    for (std::size_t u = 0; u < used.size(); ++u) {
+        const std::size_t e = used[u];
+        const u32 row0 = u32(offsets[e]), count = u32(counts[e]);
+        // The wrong-offset mutant: the second used expert reads its rows at the first's offset.
+        const u32 a_row0 = wrong_offset && u == 1 ? u32(offsets[used[0]]) : row0;
+        u32 r = 0;
+        for (; r + tm <= count; r += tm) g.tiled.insert(g.tiled.end(), {u32(e), a_row0 + r, row0 + r, tm});
+        if (count - r > tm / 4) {
+            g.tiled.insert(g.tiled.end(), {u32(e), a_row0 + r, row0 + r, count - r});
+            continue;
+        }
+        for (; r < count; r += rtm) g.rows.insert(g.rows.end(), {u32(e), a_row0 + r, row0 + r, std::min(rtm, count - r)});
+    }
+    return g;
+}
+
+// One GEMM over every used expert's rows (see kernels/gemm.cl): C = A * W[e] (+ bias[e]) for
+// each tile, one launch per kernel that has tiles. A is padded (gemm().pad_elems()).
+void gemm(const Runtime& rt, const Buffer& A, const GemmTiles& g, u32 N, u32 K, const Weights& w, bool kn,
+          const Weights* bias, Buffer& C) {
+    const GemmConfig& c = rt.gemm();
+    const std::string suffix = std::string("_") + type_suffix(w.type) + (kn ? "_kn" : "_nk");
+    const auto run = [&](const std::vector<u32>& tiles, bool rows) {
+        if (tiles.empty() || N == 0) return;
+        const std::string name = (rows ? "moe_gemm_rows" : "moe_gemm") + suffix;
+        Buffer table = rt.buffer(tiles.size() * sizeof(u32), tiles.data());
+        rt.args(name.c_str(), A, table, N, K, w.buf, bias ? bias->buf : w.buf, bias ? bias->type : i32(0),
+                i32(bias != nullptr), C);
+        const GemmShape& s = rows ? c.rows : c.tiled;
+        const std::size_t tn = rows ? c.rows_tn(kn) : c.tiled_tn();
+        const std::size_t ly = rows ? 1 : s.ly;
+        const std::size_t global[2] = {(N + tn - 1) / tn * s.lx, tiles.size() / 4 * ly}, local[2] = {s.lx, ly};
+        rt.launch(name.c_str(), 2, global, local, rows ? "moe_gemm_rows" : "moe_gemm");
+    };
+    run(g.tiled, false);
+    run(g.rows, true);
 }
 
 void gather(const Runtime& rt, const Buffer& x, i32 x_type, const Buffer& token, std::size_t H, std::size_t pairs,
@@ -147,7 +191,7 @@ Output run_pipeline(const Runtime& rt, const Problem& p, bool want_stages, const
 
     // 2. gather the routed rows, expert-major, as f32.
     Buffer d_x = upload(rt, x);
-    Buffer gathered = rt.buffer(pairs * d.H * sizeof(float));
+    Buffer gathered = rt.buffer(pairs * d.H * sizeof(float), nullptr, gemm_pad(rt));
     gather(rt, d_x, elem_type(x.dtype()), plan.token, d.H, pairs, gathered);
 
     // 3. first GEMM(s) per used expert: gate_up (+ bias_0) for GEMM2, gate and up for GEMM3.
@@ -159,26 +203,21 @@ Output run_pipeline(const Runtime& rt, const Problem& p, bool want_stages, const
     const bool has_b0 = dw.has_b0, has_b1 = dw.has_b1;
     Buffer first = rt.buffer(pairs * n0 * sizeof(float));
     Buffer up = rt.buffer(gemm2 ? 0 : pairs * d.I * sizeof(float));
-    Buffer act = rt.buffer(pairs * d.I * sizeof(float));
+    Buffer act = rt.buffer(pairs * d.I * sizeof(float), nullptr, gemm_pad(rt));
     Buffer down = rt.buffer(pairs * d.H * sizeof(float));
     const RoutingPlan& hp = plan.host;
-    for (std::size_t u = 0; u < hp.used.size(); ++u) {
-        const std::size_t e = hp.used[u];
-        const u32 row0 = u32(hp.offsets[e]), m = u32(hp.counts[e]);
-        // The wrong-offset mutant: the second used expert reads its rows at the first's offset.
-        const u32 a_row0 = options.wrong_offset && u == 1 ? u32(hp.offsets[hp.used[0]]) : row0;
-        gemm(rt, gathered, a_row0, row0, m, u32(n0), u32(d.H), w0, kn, u32(e), has_b0 ? &b0 : nullptr, first);
-        if (!gemm2) gemm(rt, gathered, a_row0, row0, m, u32(d.I), u32(d.H), w1, kn, u32(e), nullptr, up);
-    }
+    const GemmTiles tiles = gemm_tiles(rt.gemm(), kn, hp.used, hp.offsets, hp.counts, false);
+    const GemmTiles first_tiles =
+        options.wrong_offset ? gemm_tiles(rt.gemm(), kn, hp.used, hp.offsets, hp.counts, true) : tiles;
+    gemm(rt, gathered, first_tiles, u32(n0), u32(d.H), w0, kn, has_b0 ? &b0 : nullptr, first);
+    if (!gemm2) gemm(rt, gathered, first_tiles, u32(d.I), u32(d.H), w1, kn, nullptr, up);
 
     // 4. activation over every routed pair at once.
     swiglu(rt, first, gemm2 ? first : up, act, d.I, pairs, gemm2, float(rp.swish_beta), float(rp.clamp_limit),
            rp.gate_lane);
 
-    // 5. down GEMM per used expert (+ bias_1 for GEMM2).
-    for (std::size_t e : hp.used)
-        gemm(rt, act, u32(hp.offsets[e]), u32(hp.offsets[e]), u32(hp.counts[e]), u32(d.H), u32(d.I), gemm2 ? w1 : w2,
-             kn, u32(e), has_b1 ? &b1 : nullptr, down);
+    // 5. down GEMM over every used expert (+ bias_1 for GEMM2).
+    gemm(rt, act, tiles, u32(d.H), u32(d.I), gemm2 ? w1 : w2, kn, has_b1 ? &b1 : nullptr, down);
 
     // 6. scatter-reduce in slot order. The routing weight of (t, k) is read on the host in the
     //    convention's layout (compact: t*K + k; dense: e*T + t), as the cpu pipeline does.
@@ -219,19 +258,36 @@ std::vector<float> gather_rows(const Runtime& rt, const Tensor& x, const std::ve
     return v;
 }
 
-std::vector<float> gemm_rows(const Runtime& rt, const std::vector<float>& A, std::size_t M, const Tensor& w, bool kn,
-                             std::size_t expert, const Tensor* bias) {
+std::vector<float> gemm_expert_rows(const Runtime& rt, const std::vector<float>& A,
+                                    const std::vector<std::size_t>& counts, const Tensor& w, bool kn,
+                                    const Tensor* bias) {
     // NK: [E, N, K]; KN: [E, K, N].
     const std::size_t N = kn ? w.shape()[2] : w.shape()[1], K = kn ? w.shape()[1] : w.shape()[2];
-    if (A.size() != M * K) throw std::invalid_argument("gemm_rows: A is not M x K");
-    Buffer d_a = rt.buffer(A.size() * sizeof(float), A.data());
+    const std::size_t E = w.shape()[0];
+    if (counts.size() != E) throw std::invalid_argument("gemm_expert_rows: one count per expert");
+    std::vector<std::size_t> offsets(E + 1, 0), used;
+    for (std::size_t e = 0; e < E; ++e) {
+        offsets[e + 1] = offsets[e] + counts[e];
+        if (counts[e]) used.push_back(e);
+    }
+    const std::size_t M = offsets[E];
+    if (A.size() != M * K) throw std::invalid_argument("gemm_expert_rows: A is not (sum of counts) x K");
+    Buffer d_a = rt.buffer(A.size() * sizeof(float), A.data(), gemm_pad(rt));
     const Weights dw = weights(rt, w);
     const Weights db = bias ? weights(rt, *bias) : Weights{rt.buffer(0), 0};
     Buffer out = rt.buffer(M * N * sizeof(float));
-    gemm(rt, d_a, 0, 0, u32(M), u32(N), u32(K), dw, kn, u32(expert), bias ? &db : nullptr, out);
+    gemm(rt, d_a, gemm_tiles(rt.gemm(), kn, used, offsets, counts, false), u32(N), u32(K), dw, kn,
+         bias ? &db : nullptr, out);
     auto v = read_vec<float>(rt, out, M * N);
     rt.take_kernel_times();
     return v;
+}
+
+std::vector<float> gemm_rows(const Runtime& rt, const std::vector<float>& A, std::size_t M, const Tensor& w, bool kn,
+                             std::size_t expert, const Tensor* bias) {
+    std::vector<std::size_t> counts(w.shape()[0], 0);
+    counts.at(expert) = M;
+    return gemm_expert_rows(rt, A, counts, w, kn, bias);
 }
 
 std::vector<float> swiglu_rows(const Runtime& rt, const std::vector<float>& first, const std::vector<float>& up,

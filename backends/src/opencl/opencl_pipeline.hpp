@@ -42,6 +42,9 @@ Output run_pipeline(const Runtime& rt, const Problem& p, bool want_stages, const
 std::vector<float> gather_rows(const Runtime& rt, const Tensor& x, const std::vector<std::uint32_t>& token);
 std::vector<float> gemm_rows(const Runtime& rt, const std::vector<float>& A, std::size_t M, const Tensor& weights,
                              bool kn, std::size_t expert, const Tensor* bias);
+std::vector<float> gemm_expert_rows(const Runtime& rt, const std::vector<float>& A,
+                                    const std::vector<std::size_t>& counts, const Tensor& weights, bool kn,
+                                    const Tensor* bias);
 std::vector<float> swiglu_rows(const Runtime& rt, const std::vector<float>& first, const std::vector<float>& up,
                                std::size_t rows, std::size_t inter, bool gemm2, float beta, float limit, int gate_lane);
 std::vector<float> scatter_reduce_rows(const Runtime& rt, const std::vector<float>& down,

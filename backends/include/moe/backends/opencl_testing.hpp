@@ -20,6 +20,14 @@ std::vector<float> gather(const Tensor& x, const std::vector<std::uint32_t>& tok
 std::vector<float> gemm(const std::vector<float>& A, std::size_t M, const Tensor& weights, bool kn,
                         std::size_t expert, const Tensor* bias = nullptr, const std::string& device = "");
 
+// moe_gemm over several experts in one launch per kernel, as the pipeline runs it: A holds
+// counts[0] rows of expert 0, then counts[1] rows of expert 1, ... (experts with no rows are
+// skipped); returns [sum of counts, N]. Each expert's rows are split into blocks of the tiled
+// kernel and a remainder of a few rows for moe_gemm_rows, as in the pipeline.
+std::vector<float> gemm_experts(const std::vector<float>& A, const std::vector<std::size_t>& counts,
+                                const Tensor& weights, bool kn, const Tensor* bias = nullptr,
+                                const std::string& device = "");
+
 // moe_swiglu over `rows` rows. GEMM2: first is [rows, 2 * inter] (gate_up), up is ignored;
 // GEMM3: first is gate, up is up, both [rows, inter]. Returns act, [rows, inter].
 std::vector<float> swiglu(const std::vector<float>& first, const std::vector<float>& up, std::size_t rows,
