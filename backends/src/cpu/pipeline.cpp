@@ -7,6 +7,7 @@
 
 #include <omp.h>
 
+#include "activation_kernels.hpp"
 #include "element_convert.hpp"
 
 namespace moe::backends::cpu {
@@ -97,6 +98,13 @@ void Pipeline<S>::activation(std::size_t begin, std::size_t end, int threads) {
         const std::size_t i = static_cast<std::size_t>(r);
         S* a = act_.data() + i * d_.I;
         const S* f = first_.data() + i * n0_;
+        if constexpr (std::is_same_v<S, float>) {
+            if (gemm2_) swiglu_interleaved_row(f, a, d_.I, g, L, beta);
+            else swiglu_split_row(f, up_.data() + i * d_.I, a, d_.I, beta);
+            if (to_bf16)
+                for (std::size_t j = 0; j < d_.I; ++j) a[j] = round_to_bf16(a[j]);
+            continue;
+        }
         for (std::size_t j = 0; j < d_.I; ++j) {
             if (gemm2_) {
                 const S gate = std::min(f[2 * j + g], L);
@@ -184,7 +192,7 @@ Output Pipeline<S>::run(bool want_stages) {
     // Many experts with few rows each (prefill over many experts): experts side by side, one
     // thread each; there is no per-GEMM synchronisation to pay. An expert with many rows (a hot
     // expert), and every expert when there are too few to share out, gets all threads.
-    constexpr std::size_t kSharedRows = 256;
+    const std::size_t kSharedRows = getenv("SHARED_ROWS") ? std::stoul(getenv("SHARED_ROWS")) : 256;
     std::vector<std::size_t> side_by_side;
     const bool split = threads_ > 1 && plan_.used.size() >= 2 * static_cast<std::size_t>(threads_);
     for (std::size_t i = 0; i < plan_.used.size(); ++i) {
