@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli_errors.hpp"
+#include "engine_study.hpp"
 #include "machine_rates.hpp"
 #include "moe/backends/blockwise_backend.hpp"
 #include "moe/backends/expert_parallel_backend.hpp"
@@ -196,6 +197,10 @@ int main(int argc, char** argv) {
     app.add_flag("--worked-examples", worked_examples,
                  "Print the blockwise statistics of the Neuron guide's worked example (1000 tokens, 8 experts, top-2,\n"
                  "block 256) for its best case (250 pairs per expert) and worst case (1750, 36 x 5, 35 x 2)");
+    bool study = false;
+    app.add_flag("--engine-study", study,
+                 "Print no backend timings: one expert's first and down GEMM of each --shape for 1..64 rows, 1 thread,\n"
+                 "cold weights, with the cpu engine on the weights in place and on weights packed for the library");
     CLI11_PARSE(app, argc, argv);
 
     return moe::cli::run_with_exit_codes("moe-bench", [&] {
@@ -219,6 +224,14 @@ int main(int argc, char** argv) {
             for (const auto& s : named_shapes())
                 if (shape_arg == "all" || shape_arg == s.name) shapes.push_back(s);
             if (shapes.empty()) throw moe::InputError("unknown shape '" + shape_arg + "' (gpt-oss-20b, qwen3-30b-a3b, mixtral, all)");
+        }
+        if (study) {
+            for (const auto& s : shapes) {
+                const bool gemm2 = s.type == moe::ExpertType::gemm2_bias_swiglu_clamp;
+                moe::bench::engine_study(s.name + " first GEMM", gemm2 ? 2 * s.inter : s.inter, s.hidden);
+                moe::bench::engine_study(s.name + " down GEMM", s.hidden, s.inter);
+            }
+            return 0;
         }
         if (strategy) {
             if (app.count("--tokens") == 0) tokens = {1, 8, 512, 4096};

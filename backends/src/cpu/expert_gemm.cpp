@@ -53,11 +53,13 @@ void expert_gemm(const float* A, std::size_t M, std::size_t lda, const GemmCall&
                  int threads) {
     WeightView W = expert_view(*call.weights, call.expert, call.layout);
     const bool partial = call.n_limit < W.N;  // a mutant's partial GEMM: the library computes every column
-    if (call.packed && !partial && !(M <= kSmallM && W.dtype == DType::f16)) {
+    // f16 weights with one or two rows: our kernels read the f16 weights (half the bytes of the
+    // packed f32 copy) and are not yet compute-bound; from three rows on, widening f16 in the
+    // inner loop costs more than the extra bytes (moe-bench --engine-study; mixtral at T = 8).
+    const bool f16_decode = W.dtype == DType::f16 && M <= 2;
+    if (call.packed && !partial && !f16_decode) {
         // Weights in the library's layout: its kernels beat ours at every M, even at one row
-        // (they stream the packed panels at 1.3-1.6x our rate on one thread; README). f16 decode
-        // keeps reading the f16 weights: the packed copy is f32, twice the bytes (measured: 26 ms
-        // against 35 ms for gpt-oss-20b at T = 8).
+        // (they stream the packed panels at 1.3-1.6x our rate on one thread; README).
         if (call.packed->dtype() == DType::bf16)
             return onednn_matmul(bf16_rows(A, M, lda, W.K, threads), DType::bf16, M, W.K, *call.packed, call.expert, C,
                                  ldc, threads);

@@ -1,6 +1,7 @@
 #include "onednn_matmul.hpp"
 
 #include <omp.h>
+#include <sys/mman.h>
 
 #include <oneapi/dnnl/dnnl.hpp>
 #include <algorithm>
@@ -135,8 +136,13 @@ PackedWeights::PackedWeights(const Tensor& weights, WeightLayout layout, int thr
     const dnnl::memory::desc c_md(dims{64, n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab);
     impl->desc = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, any_md, c_md), ctx.engine).weights_desc();
     impl->expert_bytes = (impl->desc.get_size() + 63) / 64 * 64;
-    impl->data.reset(static_cast<unsigned char*>(std::aligned_alloc(64, std::max<std::size_t>(impl->expert_bytes * impl->experts, 64))));
+    // 2 MiB pages where the kernel allows them (transparent huge pages in "madvise" mode): the
+    // GEMMs stream these weights, and with 4 KiB pages every page is a TLB miss.
+    constexpr std::size_t kHugePage = std::size_t(2) << 20;
+    const std::size_t total = (std::max<std::size_t>(impl->expert_bytes * impl->experts, 64) + kHugePage - 1) / kHugePage * kHugePage;
+    impl->data.reset(static_cast<unsigned char*>(std::aligned_alloc(kHugePage, total)));
     if (!impl->data) throw std::bad_alloc();
+    madvise(impl->data.get(), total, MADV_HUGEPAGE);  // advice only: without it, 4 KiB pages
     const dnnl::memory::desc src_md = plain_weights_md(impl->N, impl->K, impl->dtype, layout);
     dnnl::stream stream(ctx.engine);
     std::vector<float> wide;  // one f16 expert widened to f32
