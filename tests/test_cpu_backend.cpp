@@ -36,13 +36,30 @@ TEST_CASE("cpu agrees with the reference: both expert types, conventions and dat
     }
 }
 
-TEST_CASE("cpu: 1 and 2 threads give bit-identical outputs and stages") {
+TEST_CASE("cpu: 1 and 2 threads give bit-identical outputs and stages, weights in place or prepared") {
+    struct Size {
+        std::size_t T, E, K;  // experts side by side (150, 8, 3); all threads on each expert's GEMM:
+    };                        // few experts with many rows (600, 2, 1) and decode (1, 8, 2)
     for (auto type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
-        const Problem p = test::small_problem(type, Convention::openvino, 150, 96, 40, 8, 3, DType::bf16);
-        CpuBackend one(CpuOptions{1}), two(CpuOptions{2});
-        const auto a = one.run(p, true), b = two.run(p, true);
-        CHECK(a.output == b.output);
-        for (const auto& [name, t] : a.stages) CHECK(t == b.stages.at(name));
+        for (auto dtype : {DType::f32, DType::bf16, DType::f16}) {
+            for (Size z : {Size{150, 8, 3}, Size{600, 2, 1}, Size{1, 8, 2}}) {
+                for (bool prepared : {false, true}) {
+                    CAPTURE(expert_type_name(type));
+                    CAPTURE(dtype_name(dtype));
+                    CAPTURE(z.T);
+                    CAPTURE(prepared);
+                    const Problem p = test::small_problem(type, Convention::openvino, z.T, 96, 40, z.E, z.K, dtype);
+                    CpuBackend one(CpuOptions{1}), two(CpuOptions{2});
+                    if (prepared) {
+                        one.prepare(p);
+                        two.prepare(p);
+                    }
+                    const auto a = one.run(p, true), b = two.run(p, true);
+                    CHECK(a.output == b.output);
+                    for (const auto& [name, t] : a.stages) CHECK(t == b.stages.at(name));
+                }
+            }
+        }
     }
 }
 
