@@ -40,9 +40,10 @@ std::string CpuBackend::name() const {
 }
 
 std::string CpuBackend::description() const {
-    return std::string("routed CPU pipeline (mask_gen, gather, GEMMs, activation, scatter-reduce), ") +
-           (cpu::small_m_uses_avx512() ? "AVX-512 kernels for decode" : "portable kernels for decode") + ", oneDNN matmul for larger blocks" + ", " + std::to_string(threads_) +
-           " threads";
+    return std::string("routed CPU pipeline (mask_gen, gather, GEMMs, activation, scatter-reduce), oneDNN matmul on "
+                       "weights packed by prepare(), ") +
+           (cpu::small_m_uses_avx512() ? "AVX-512" : "portable") + " kernels for weights read in place, " +
+           std::to_string(threads_) + " threads";
 }
 
 Support CpuBackend::supports(const Problem&) const { return {}; }

@@ -1,9 +1,9 @@
 #pragma once
 // `cpu`: the routed pipeline of OpenVINO's GPU plugin on the CPU. route (mask_gen) -> gather the routed rows
 // per expert -> first GEMM(s) -> activation -> down GEMM (+ bias) -> scatter-reduce, weighted,
-// in top-k slot order. f32 arithmetic for f32/f16/bf16 inputs (weights read in their own type),
-// f64 for f64 inputs. Threads split each GEMM's output columns (decode) or rows (prefill), so a
-// hot expert is shared by all threads.
+// in top-k slot order. f32 arithmetic for f32/f16/bf16 inputs, f64 for f64 inputs. Experts with
+// few rows run side by side, one thread each; an expert with many rows (a hot expert), or too few
+// experts to share out, gets every thread. Results do not depend on the thread count.
 #include <map>
 #include <memory>
 #include <string>
