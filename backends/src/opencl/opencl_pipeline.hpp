@@ -21,6 +21,7 @@ DevicePlan mask_gen(const Runtime& rt, const Tensor& indices, std::size_t expert
 struct Weights {
     Buffer buf;
     std::int32_t type = 0;
+    bool kn = true;  // a weight tensor's layout on the device: [E, K, N] (true) or [E, N, K]
 };
 // The problem's weights and biases on the device (prepare() keeps them between runs). Absent
 // tensors are 1-byte placeholders.

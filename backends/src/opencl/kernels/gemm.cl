@@ -15,7 +15,9 @@
 // The sizes are compile-time constants, -D flags at program build chosen on the host from the
 // device's preferred vector width, work-group and local-memory limits (choose_gemm_config in
 // cl_runtime.cpp). Kernels, one per weight type and layout:
-//   moe_gemm_*       blocks of rows (MOE_GT_* sizes);
+//   moe_gemm_*       blocks of rows (MOE_GT_* sizes, 64 x 64 on PoCL);
+//   moe_gemm_small_* blocks of about half as many rows, twice as wide (MOE_GS_*, 32 x 128), for
+//                    experts with few rows (the host picks the shape per row block);
 //   moe_gemm_rows_*  a few rows (an expert's remainder, decode): KN tiled with one row of
 //                    work-items (MOE_GR_*); NK streamed from global memory without local memory,
 //                    MOE_GR_MR rows and MOE_GR_NC columns per work-item.
@@ -287,6 +289,13 @@ inline void moe_gemm_rows_nk(__global const float* restrict A, __global const ui
 #define MOE_GT_NV 1
 #define MOE_GT_TK 16
 #endif
+#ifndef MOE_GS_LX
+#define MOE_GS_LX 8
+#define MOE_GS_LY 8
+#define MOE_GS_MWI 4
+#define MOE_GS_NV 1
+#define MOE_GS_TK 16
+#endif
 #ifndef MOE_GR_LX
 #define MOE_GR_LX 16
 #define MOE_GR_LY 1
@@ -305,6 +314,12 @@ MOE_GEMM_KERNEL(moe_gemm_f16_nk, MOE_F16, 0, MOE_GT)
 MOE_GEMM_KERNEL(moe_gemm_f16_kn, MOE_F16, 1, MOE_GT)
 MOE_GEMM_KERNEL(moe_gemm_bf16_nk, MOE_BF16, 0, MOE_GT)
 MOE_GEMM_KERNEL(moe_gemm_bf16_kn, MOE_BF16, 1, MOE_GT)
+MOE_GEMM_KERNEL(moe_gemm_small_f32_nk, MOE_F32, 0, MOE_GS)
+MOE_GEMM_KERNEL(moe_gemm_small_f32_kn, MOE_F32, 1, MOE_GS)
+MOE_GEMM_KERNEL(moe_gemm_small_f16_nk, MOE_F16, 0, MOE_GS)
+MOE_GEMM_KERNEL(moe_gemm_small_f16_kn, MOE_F16, 1, MOE_GS)
+MOE_GEMM_KERNEL(moe_gemm_small_bf16_nk, MOE_BF16, 0, MOE_GS)
+MOE_GEMM_KERNEL(moe_gemm_small_bf16_kn, MOE_BF16, 1, MOE_GS)
 MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f32_nk, MOE_F32)
 MOE_GEMM_KERNEL(moe_gemm_rows_f32_kn, MOE_F32, 1, MOE_GR)
 MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f16_nk, MOE_F16)
@@ -312,9 +327,10 @@ MOE_GEMM_KERNEL(moe_gemm_rows_f16_kn, MOE_F16, 1, MOE_GR)
 MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_bf16_nk, MOE_BF16)
 MOE_GEMM_KERNEL(moe_gemm_rows_bf16_kn, MOE_BF16, 1, MOE_GR)
 
-#if MOE_GT_MWI > 8 || MOE_GR_MWI > 8 || MOE_GT_NV > 4 || MOE_GR_NV > 4 || MOE_GR_MR > 8 || MOE_GR_NC > 8
+#if MOE_GT_MWI > 8 || MOE_GS_MWI > 8 || MOE_GR_MWI > 8 || MOE_GT_NV > 4 || MOE_GS_NV > 4 || MOE_GR_NV > 4 || \
+    MOE_GR_MR > 8 || MOE_GR_NC > 8
 #error "moe_gemm: at most 8 rows and 4 vectors (NK rows: 8 rows, 8 columns) per work-item"
 #endif
-#if MOE_GT_TK % MOE_VW || MOE_GR_TK % MOE_VW
+#if MOE_GT_TK % MOE_VW || MOE_GS_TK % MOE_VW || MOE_GR_TK % MOE_VW
 #error "moe_gemm: the k-step must be a multiple of the vector width"
 #endif
