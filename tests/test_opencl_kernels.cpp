@@ -8,7 +8,8 @@
 // moe_gemm plus a remainder of a few rows for moe_gemm_rows), and H = 200, I = 70 (several
 // column tiles of either block shape and several k-steps, so the double-buffered loop
 // alternates); both expert types, both weight layouts (conventions spec and openvino; NK
-// weights are transposed on upload).
+// weights are on the device twice: as given, streamed by moe_gemm_rows_*_nk in the decode and
+// remainder cases, and transposed for the tiled kernels).
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -56,16 +56,20 @@ std::vector<unsigned char> transpose_experts(const unsigned char* src, std::size
 
 // A tensor on the device and how to read it. Padded for moe_gemm's reads past the end.
 Weights weights(const Runtime& rt, const Tensor& t) {
-    return {rt.buffer(t.nbytes(), t.data(), gemm_pad(rt)), elem_type(t.dtype()), true};
+    return {rt.buffer(t.nbytes(), t.data(), gemm_pad(rt)), elem_type(t.dtype()), {}, false};
 }
-// A weight tensor of `kn` layout ([E, K, N], else [E, N, K]); NK is stored as KN on the device
-// (moe_gemm's tiles then load whole vectors of columns instead of transposing every weight).
+// A weight tensor of `kn` layout ([E, K, N], else [E, N, K]). NK weights are on the device twice
+// (twice their size in device memory): transposed to KN for the tiled kernels (moe_gemm,
+// moe_gemm_small: their tiles then load whole vectors of columns instead of transposing every
+// weight into local memory), and as given for moe_gemm_rows, which streams NK weight rows
+// without local memory (faster for a few rows than the KN tiled rows kernel).
 Weights weights(const Runtime& rt, const Tensor& t, bool kn) {
     if (kn) return weights(rt, t);
     const auto& s = t.shape();
     const auto bytes = transpose_experts(static_cast<const unsigned char*>(t.data()), s[0], s[1], s[2],
                                          t.nbytes() / (s[0] * s[1] * s[2]));
-    return {rt.buffer(bytes.size(), bytes.data(), gemm_pad(rt)), elem_type(t.dtype()), true};
+    return {rt.buffer(bytes.size(), bytes.data(), gemm_pad(rt)), elem_type(t.dtype()),
+            rt.buffer(t.nbytes(), t.data(), gemm_pad(rt)), true};
 }
 
 const char* type_suffix(i32 type) { return type == 1 ? "f16" : type == 2 ? "bf16" : "f32"; }
@@ -75,8 +79,8 @@ const char* type_suffix(i32 type) { return type == 1 ? "f16" : type == 2 ? "bf16
 // remainder of more than tm - ts / 2 rows to one more, partial, block; then blocks of ts rows
 // (moe_gemm_small, about half as many rows, so few-row experts do not run half-empty blocks), a
 // remainder of more than ts / 2 rows to one partial small block; the last few rows to
-// moe_gemm_rows in tiles of rows_tm (a fuller block would cost more there: it re-reads the
-// weights per tile).
+// moe_gemm_rows in tiles of rows_tm(kn) (a fuller block would cost more there: it re-reads the
+// weights per tile); `kn`: the layout moe_gemm_rows reads.
 struct GemmTiles {
     std::vector<u32> tiled, small, rows;
 };
@@ -115,21 +119,23 @@ GemmTiles gemm_tiles(const GemmConfig& c, bool kn, const std::vector<std::size_t
 void gemm(const Runtime& rt, const Buffer& A, const GemmTiles& g, u32 N, u32 K, const Weights& w,
           const Weights* bias, Buffer& C) {
     const GemmConfig& c = rt.gemm();
-    const bool kn = w.kn;
-    const std::string suffix = std::string("_") + type_suffix(w.type) + (kn ? "_kn" : "_nk");
+    // The tiled kernels read the KN buffer; moe_gemm_rows the NK original when there is one.
+    const bool rows_kn = !w.has_nk;
+    const std::string type = std::string("_") + type_suffix(w.type);
     const auto run = [&](const std::vector<u32>& tiles, const char* kernel, const GemmShape& s, std::size_t tn,
-                         std::size_t ly) {
+                         std::size_t ly, bool kn) {
         if (tiles.empty() || N == 0) return;
-        const std::string name = kernel + suffix;
+        const std::string name = kernel + type + (kn ? "_kn" : "_nk");
+        const Buffer& wb = kn ? w.buf : w.nk;
         Buffer table = rt.buffer(tiles.size() * sizeof(u32), tiles.data());
-        rt.args(name.c_str(), A, table, N, K, w.buf, bias ? bias->buf : w.buf, bias ? bias->type : i32(0),
+        rt.args(name.c_str(), A, table, N, K, wb, bias ? bias->buf : wb, bias ? bias->type : i32(0),
                 i32(bias != nullptr), C);
         const std::size_t global[2] = {(N + tn - 1) / tn * s.lx, tiles.size() / 4 * ly}, local[2] = {s.lx, ly};
         rt.launch(name.c_str(), 2, global, local, kernel);
     };
-    run(g.tiled, "moe_gemm", c.tiled, c.tiled_tn(), c.tiled.ly);
-    run(g.small, "moe_gemm_small", c.small, c.small_tn(), c.small.ly);
-    run(g.rows, "moe_gemm_rows", c.rows, c.rows_tn(kn), 1);
+    run(g.tiled, "moe_gemm", c.tiled, c.tiled_tn(), c.tiled.ly, true);
+    run(g.small, "moe_gemm_small", c.small, c.small_tn(), c.small.ly, true);
+    run(g.rows, "moe_gemm_rows", c.rows, c.rows_tn(rows_kn), 1, rows_kn);
 }
 
 void gather(const Runtime& rt, const Buffer& x, i32 x_type, const Buffer& token, std::size_t H, std::size_t pairs,
@@ -173,11 +179,11 @@ DeviceWeights upload_weights(const Runtime& rt, const Problem& p) {
     DeviceWeights w;
     w.w0 = weights(rt, p.input(kWeight0), kn);
     w.w1 = weights(rt, p.input(kWeight1), kn);
-    w.w2 = gemm2 ? Weights{rt.buffer(0), 0} : weights(rt, p.input(kWeight2), kn);
+    w.w2 = gemm2 ? Weights{rt.buffer(0), 0, {}, false} : weights(rt, p.input(kWeight2), kn);
     w.has_b0 = gemm2 && p.has(kBias0);
     w.has_b1 = gemm2 && p.has(kBias1);
-    w.b0 = w.has_b0 ? weights(rt, p.input(kBias0)) : Weights{rt.buffer(0), 0};
-    w.b1 = w.has_b1 ? weights(rt, p.input(kBias1)) : Weights{rt.buffer(0), 0};
+    w.b0 = w.has_b0 ? weights(rt, p.input(kBias0)) : Weights{rt.buffer(0), 0, {}, false};
+    w.b1 = w.has_b1 ? weights(rt, p.input(kBias1)) : Weights{rt.buffer(0), 0, {}, false};
     return w;
 }
 
@@ -243,7 +249,7 @@ Output run_pipeline(const Runtime& rt, const Problem& p, bool want_stages, const
     Buffer act = rt.buffer(pairs * d.I * sizeof(float), nullptr, gemm_pad(rt));
     Buffer down = rt.buffer(pairs * d.H * sizeof(float));
     const RoutingPlan& hp = plan.host;
-    const bool kn = w0.kn;  // the layout of the weights on the device
+    const bool kn = !w0.has_nk;  // the layout moe_gemm_rows reads
     const GemmTiles tiles = gemm_tiles(rt.gemm(), kn, hp.used, hp.offsets, hp.counts, false);
     const GemmTiles first_tiles =
         options.wrong_offset ? gemm_tiles(rt.gemm(), kn, hp.used, hp.offsets, hp.counts, true) : tiles;
@@ -312,9 +318,9 @@ std::vector<float> gemm_expert_rows(const Runtime& rt, const std::vector<float>&
     if (A.size() != M * K) throw std::invalid_argument("gemm_expert_rows: A is not (sum of counts) x K");
     Buffer d_a = rt.buffer(A.size() * sizeof(float), A.data(), gemm_pad(rt));
     const Weights dw = weights(rt, w, kn);
-    const Weights db = bias ? weights(rt, *bias) : Weights{rt.buffer(0), 0};
+    const Weights db = bias ? weights(rt, *bias) : Weights{rt.buffer(0), 0, {}, false};
     Buffer out = rt.buffer(M * N * sizeof(float));
-    gemm(rt, d_a, gemm_tiles(rt.gemm(), dw.kn, used, offsets, counts, false), u32(N), u32(K), dw,
+    gemm(rt, d_a, gemm_tiles(rt.gemm(), !dw.has_nk, used, offsets, counts, false), u32(N), u32(K), dw,
          bias ? &db : nullptr, out);
     auto v = read_vec<float>(rt, out, M * N);
     rt.take_kernel_times();

@@ -16,8 +16,9 @@ namespace moe::backends::opencl_testing {
 std::vector<float> gather(const Tensor& x, const std::vector<std::uint32_t>& token, const std::string& device = "");
 
 // moe_gemm for one expert: [M, N] f32 = A[M, K] * W[expert]^T (+ bias[expert, :] when given).
-// weights: [E, N, K] when kn is false (NK layout, transposed on upload as the backend stores
-// it), [E, K, N] when true; read in their own type.
+// weights: [E, N, K] when kn is false (NK layout: uploaded as given for moe_gemm_rows and
+// transposed for the tiled kernels, as the backend stores it), [E, K, N] when true; read in
+// their own type.
 std::vector<float> gemm(const std::vector<float>& A, std::size_t M, const Tensor& weights, bool kn,
                         std::size_t expert, const Tensor* bias = nullptr, const std::string& device = "");
 
