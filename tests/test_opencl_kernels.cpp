@@ -9,7 +9,8 @@
 // column tiles of either block shape and several k-steps, so the double-buffered loop
 // alternates); both expert types, both weight layouts (conventions spec and openvino; NK
 // weights are on the device twice: as given, streamed by moe_gemm_rows_*_nk in the decode and
-// remainder cases, and transposed for the tiled kernels).
+// remainder cases (T = 1: the one-row variant; remainders of 5-8 rows: the full one), and
+// transposed for the tiled kernels).
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -12,7 +12,10 @@ constexpr const char* kKernelNames[] = {
     "moe_mask_gen",          "moe_gather",            "moe_swiglu",           "moe_scatter_reduce",
     "moe_gemm_f32_kn",       "moe_gemm_f16_kn",       "moe_gemm_bf16_kn",     "moe_gemm_small_f32_kn",
     "moe_gemm_small_f16_kn", "moe_gemm_small_bf16_kn", "moe_gemm_rows_f32_nk", "moe_gemm_rows_f32_kn",
-    "moe_gemm_rows_f16_nk",  "moe_gemm_rows_f16_kn",  "moe_gemm_rows_bf16_nk", "moe_gemm_rows_bf16_kn"};
+    "moe_gemm_rows_f16_nk",  "moe_gemm_rows_f16_kn",  "moe_gemm_rows_bf16_nk", "moe_gemm_rows_bf16_kn",
+    "moe_gemm_rows_f32_nk1", "moe_gemm_rows_f32_nk2", "moe_gemm_rows_f32_nk4", "moe_gemm_rows_f16_nk1",
+    "moe_gemm_rows_f16_nk2", "moe_gemm_rows_f16_nk4", "moe_gemm_rows_bf16_nk1", "moe_gemm_rows_bf16_nk2",
+    "moe_gemm_rows_bf16_nk4"};
 
 std::uint32_t floor_pow2(std::uint32_t v) {
     std::uint32_t p = 1;

@@ -135,7 +135,29 @@ void gemm(const Runtime& rt, const Buffer& A, const GemmTiles& g, u32 N, u32 K, 
     };
     run(g.tiled, "moe_gemm", c.tiled, c.tiled_tn(), c.tiled.ly, true);
     run(g.small, "moe_gemm_small", c.small, c.small_tn(), c.small.ly, true);
-    run(g.rows, "moe_gemm_rows", c.rows, c.rows_tn(rows_kn), 1, rows_kn);
+    if (rows_kn) {
+        run(g.rows, "moe_gemm_rows", c.rows, c.rows_tn(true), 1, true);
+        return;
+    }
+    // NK rows: tiles of at most 1, 2, 4 rows to the kernels of that many rows (_nk1, _nk2, _nk4),
+    // so that decode does not compute rows_mr copies of one row; fuller tiles to _nk.
+    std::vector<u32> by_rows[4];
+    for (std::size_t i = 0; i < g.rows.size(); i += 4) {
+        const u32 n = g.rows[i + 3];
+        auto& list = by_rows[n <= 1 ? 0 : n <= 2 ? 1 : n <= 4 ? 2 : 3];
+        list.insert(list.end(), g.rows.begin() + std::ptrdiff_t(i), g.rows.begin() + std::ptrdiff_t(i + 4));
+    }
+    const char* variant[4] = {"1", "2", "4", ""};
+    for (int v = 0; v < 4; ++v) {
+        if (by_rows[v].empty() || N == 0) continue;
+        const std::string name = std::string("moe_gemm_rows") + type + "_nk" + variant[v];
+        Buffer table = rt.buffer(by_rows[v].size() * sizeof(u32), by_rows[v].data());
+        rt.args(name.c_str(), A, table, N, K, w.nk, bias ? bias->buf : w.nk, bias ? bias->type : i32(0),
+                i32(bias != nullptr), C);
+        const std::size_t tn = c.rows_tn(false);
+        const std::size_t global[2] = {(N + tn - 1) / tn * c.rows.lx, by_rows[v].size() / 4}, local[2] = {c.rows.lx, 1};
+        rt.launch(name.c_str(), 2, global, local, "moe_gemm_rows");
+    }
 }
 
 void gather(const Runtime& rt, const Buffer& x, i32 x_type, const Buffer& token, std::size_t H, std::size_t pairs,

@@ -20,7 +20,9 @@
 //                       for experts with few rows (the host picks the shape per row block);
 //   moe_gemm_rows_*     a few rows (an expert's remainder, decode): KN tiled with one row of
 //                       work-items (MOE_GR_*); NK streamed from global memory without local
-//                       memory, MOE_GR_MR rows and MOE_GR_NC columns per work-item.
+//                       memory, MOE_GR_MR rows and MOE_GR_NC columns per work-item (and the
+//                       variants _nk1, _nk2, _nk4 for tiles of at most 1, 2, 4 rows, so that
+//                       decode does not multiply copies of its one row).
 // The tiled kernels read KN weights only: the host keeps a KN (transposed) copy of NK weights on
 // the device for them, and the NK original for moe_gemm_rows_*_nk (opencl_pipeline.cpp).
 //
@@ -251,12 +253,12 @@ inline void moe_gemm_rows_nk(__global const float* restrict A, __global const ui
                       P##_MWI, P##_NV, P##_TK);                                                                \
     }
 
-#define MOE_GEMM_ROWS_NK_KERNEL(NAME, WT)                                                                       \
+#define MOE_GEMM_ROWS_NK_KERNEL(NAME, WT, MR)                                                                   \
     __kernel __attribute__((reqd_work_group_size(MOE_GR_LX, 1, 1))) void NAME(                                 \
         __global const float* restrict A, __global const uint* restrict tiles, uint N, uint K,                 \
         __global const uchar* restrict W, __global const uchar* restrict bias, int b_type, int has_bias,      \
         __global float* restrict C) {                                                                          \
-        moe_gemm_rows_nk(A, tiles, N, K, W, bias, has_bias, C, WT, b_type, MOE_GR_LX, MOE_GR_MR, MOE_GR_NC);   \
+        moe_gemm_rows_nk(A, tiles, N, K, W, bias, has_bias, C, WT, b_type, MOE_GR_LX, MR, MOE_GR_NC);          \
     }
 
 // Defaults only for compiling the file on its own; the host always passes every size.
@@ -295,16 +297,25 @@ MOE_GEMM_KERNEL(moe_gemm_bf16_kn, MOE_BF16, MOE_GT)
 MOE_GEMM_KERNEL(moe_gemm_small_f32_kn, MOE_F32, MOE_GS)
 MOE_GEMM_KERNEL(moe_gemm_small_f16_kn, MOE_F16, MOE_GS)
 MOE_GEMM_KERNEL(moe_gemm_small_bf16_kn, MOE_BF16, MOE_GS)
-MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f32_nk, MOE_F32)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f32_nk, MOE_F32, MOE_GR_MR)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f32_nk1, MOE_F32, 1)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f32_nk2, MOE_F32, 2)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f32_nk4, MOE_F32, 4)
 MOE_GEMM_KERNEL(moe_gemm_rows_f32_kn, MOE_F32, MOE_GR)
-MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f16_nk, MOE_F16)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f16_nk, MOE_F16, MOE_GR_MR)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f16_nk1, MOE_F16, 1)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f16_nk2, MOE_F16, 2)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f16_nk4, MOE_F16, 4)
 MOE_GEMM_KERNEL(moe_gemm_rows_f16_kn, MOE_F16, MOE_GR)
-MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_bf16_nk, MOE_BF16)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_bf16_nk, MOE_BF16, MOE_GR_MR)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_bf16_nk1, MOE_BF16, 1)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_bf16_nk2, MOE_BF16, 2)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_bf16_nk4, MOE_BF16, 4)
 MOE_GEMM_KERNEL(moe_gemm_rows_bf16_kn, MOE_BF16, MOE_GR)
 
 #if MOE_GT_MWI > 8 || MOE_GS_MWI > 8 || MOE_GR_MWI > 8 || MOE_GT_NV > 4 || MOE_GS_NV > 4 || MOE_GR_NV > 4 || \
-    MOE_GR_MR > 8 || MOE_GR_NC > 8
-#error "moe_gemm: at most 8 rows and 4 vectors (NK rows: 8 rows, 8 columns) per work-item"
+    MOE_GR_MR > 8 || MOE_GR_MR < 4 || MOE_GR_NC > 8
+#error "moe_gemm: at most 8 rows and 4 vectors (NK rows: 4 to 8 rows, 8 columns) per work-item"
 #endif
 #if MOE_GT_TK % MOE_VW || MOE_GS_TK % MOE_VW || MOE_GR_TK % MOE_VW
 #error "moe_gemm: the k-step must be a multiple of the vector width"
