@@ -1,12 +1,16 @@
 // The opencl backend's kernels one at a time (moe/backends/opencl_testing.hpp), each on inputs
 // taken from the reference's stage data and checked against the next stage: gather, the first
 // GEMM(s) and the down GEMM per expert and over all experts in one launch, SwiGLU,
-// scatter-reduce. Cases: an empty expert, one expert taking every token, T = 1, T = 8 (decode:
-// every expert's rows go to moe_gemm_rows), T = 45 (no tile divides it: blocks of moe_gemm,
-// partial ones included), 70 tokens on one expert (a full block of the tiled kernel plus a
-// remainder of a few rows for moe_gemm_rows), and H = 200, I = 70 (several column tiles and
-// k-steps, so the double-buffered loop alternates); both expert types, both weight layouts
-// (conventions spec and openvino).
+// scatter-reduce. Cases: an empty expert, one expert taking every token (45: a full block of
+// moe_gemm_small plus a remainder for moe_gemm_rows), T = 1, T = 8 (decode: every expert's rows
+// go to moe_gemm_rows), T = 45 (no tile divides it: partial blocks of moe_gemm_small), 56
+// tokens on one expert (a partial block of moe_gemm), 70 tokens on one expert (a full block of
+// moe_gemm plus a remainder of a few rows for moe_gemm_rows), and H = 200, I = 70 (several
+// column tiles of either block shape and several k-steps, so the double-buffered loop
+// alternates); both expert types, both weight layouts (conventions spec and openvino; NK
+// weights are on the device twice: as given, streamed by moe_gemm_rows_*_nk in the decode and
+// remainder cases (T = 1: the one-row variant; remainders of 5-8 rows: the full one), and
+// transposed for the tiled kernels).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -63,6 +67,7 @@ const std::vector<Case>& cases() {
         {"T = 1", 1, {}, {}},
         {"T = 8 (decode: moe_gemm_rows only)", 8, {}, {}},
         {"T = 45", 45, {}, {}},
+        {"expert 0 takes 56 tokens (a partial moe_gemm block)", 56, {}, {0}},
         {"expert 0 takes 70 tokens (a block and a few-row remainder)", 70, {}, {0}},
         {"H = 200, I = 70 (several column tiles and k-steps)", 45, {}, {}, 200, 70},
     };
@@ -237,8 +242,17 @@ TEST_CASE("opencl prepare(): weights uploaded once and reused for the same probl
     // q's experts have 1-8 rows each: its GEMMs run as moe_gemm_rows (the few-rows kernel).
     REQUIRE(times.count("moe_gemm_rows") == 1);
     CHECK(times.at("moe_gemm_rows") > 0.0);
-    // p (T = 45, about 18 rows per expert) runs as moe_gemm (row blocks).
+    // p (T = 45, about 18 rows per expert) runs as moe_gemm_small (blocks of fewer rows).
     b.run(p, false);
-    REQUIRE(b.last_kernel_times().count("moe_gemm") == 1);
-    CHECK(b.last_kernel_times().at("moe_gemm") > 0.0);
+    REQUIRE(b.last_kernel_times().count("moe_gemm_small") == 1);
+    CHECK(b.last_kernel_times().at("moe_gemm_small") > 0.0);
+    // 70 tokens on expert 0: a full block of moe_gemm, a few-row remainder; the others' rows in
+    // small blocks or moe_gemm_rows.
+    auto spec = test::small_spec(ExpertType::gemm3_swiglu, Convention::spec, 70, 33, 19, 5, 2, DType::f32);
+    spec.routing.always = {0};
+    b.run(generator::synthesize(spec), false);
+    for (const char* k : {"moe_gemm", "moe_gemm_small", "moe_gemm_rows"}) {
+        CAPTURE(k);
+        REQUIRE(b.last_kernel_times().count(k) == 1);
+    }
 }

@@ -9,10 +9,13 @@ namespace moe::backends::ocl {
 
 namespace {
 constexpr const char* kKernelNames[] = {
-    "moe_mask_gen",          "moe_gather",           "moe_swiglu",           "moe_scatter_reduce",
-    "moe_gemm_f32_nk",       "moe_gemm_f32_kn",      "moe_gemm_f16_nk",      "moe_gemm_f16_kn",
-    "moe_gemm_bf16_nk",      "moe_gemm_bf16_kn",     "moe_gemm_rows_f32_nk", "moe_gemm_rows_f32_kn",
-    "moe_gemm_rows_f16_nk",  "moe_gemm_rows_f16_kn", "moe_gemm_rows_bf16_nk", "moe_gemm_rows_bf16_kn"};
+    "moe_mask_gen",          "moe_gather",            "moe_swiglu",           "moe_scatter_reduce",
+    "moe_gemm_f32_kn",       "moe_gemm_f16_kn",       "moe_gemm_bf16_kn",     "moe_gemm_small_f32_kn",
+    "moe_gemm_small_f16_kn", "moe_gemm_small_bf16_kn", "moe_gemm_rows_f32_nk", "moe_gemm_rows_f32_kn",
+    "moe_gemm_rows_f16_nk",  "moe_gemm_rows_f16_kn",  "moe_gemm_rows_bf16_nk", "moe_gemm_rows_bf16_kn",
+    "moe_gemm_rows_f32_nk1", "moe_gemm_rows_f32_nk2", "moe_gemm_rows_f32_nk4", "moe_gemm_rows_f16_nk1",
+    "moe_gemm_rows_f16_nk2", "moe_gemm_rows_f16_nk4", "moe_gemm_rows_bf16_nk1", "moe_gemm_rows_bf16_nk2",
+    "moe_gemm_rows_bf16_nk4"};
 
 std::uint32_t floor_pow2(std::uint32_t v) {
     std::uint32_t p = 1;
@@ -24,7 +27,7 @@ std::uint32_t floor_pow2(std::uint32_t v) {
 std::size_t GemmConfig::pad_elems() const {
     // Over-reads: a k-step or a vector past the end of a row (A, NK weights), a column tile past
     // N (KN weights, bias), plus one vector.
-    return std::max({tiled.tk, tiled_tn(), rows.tk, rows_tn(true), rows_tn(false)}) + vw;
+    return std::max({tiled.tk, tiled_tn(), small.tk, small_tn(), rows.tk, rows_tn(true), rows_tn(false)}) + vw;
 }
 
 std::string GemmConfig::defines() const {
@@ -33,7 +36,7 @@ std::string GemmConfig::defines() const {
         return P + "LX=" + std::to_string(s.lx) + P + "LY=" + std::to_string(s.ly) + P + "MWI=" + std::to_string(s.mwi) +
                P + "NV=" + std::to_string(s.nv) + P + "TK=" + std::to_string(s.tk);
     };
-    return "-DMOE_VW=" + std::to_string(vw) + shape("GT", tiled) + shape("GR", rows) +
+    return "-DMOE_VW=" + std::to_string(vw) + shape("GT", tiled) + shape("GS", small) + shape("GR", rows) +
            " -DMOE_GR_MR=" + std::to_string(rows_mr) + " -DMOE_GR_NC=" + std::to_string(rows_nc);
 }
 
@@ -41,7 +44,9 @@ std::string GemmConfig::describe() const {
     return "float" + std::to_string(vw) + "; tiled " + std::to_string(tiled_tm()) + "x" + std::to_string(tiled_tn()) +
            " tiles, work-group " + std::to_string(tiled.lx) + "x" + std::to_string(tiled.ly) + ", " +
            std::to_string(tiled.mwi) + "x" + std::to_string(tiled.nv * vw) + " per work-item, k-step " +
-           std::to_string(tiled.tk) + "; rows " + std::to_string(rows_tm(true)) + " (KN) / " +
+           std::to_string(tiled.tk) + "; small " + std::to_string(small_tm()) + "x" +
+           std::to_string(small_tn()) + " tiles, work-group " + std::to_string(small.lx) + "x" +
+           std::to_string(small.ly) + "; rows " + std::to_string(rows_tm(true)) + " (KN) / " +
            std::to_string(rows_tm(false)) + " (NK) per tile";
 }
 
@@ -68,6 +73,15 @@ GemmConfig choose_gemm_config(const DeviceInfo& d, std::size_t kernel_wg) {
     };
     while (t.ly > 1 && local_bytes(t) > d.local_mem) t.ly /= 2;
     while (t.lx > 1 && local_bytes(t) > d.local_mem) t.lx /= 2;
+    // Small (experts with few rows, e.g. 32 of them): half the rows and twice the columns of a
+    // tiled block, so the work-group and each work-item's block stay the same.
+    GemmShape& s = c.small;
+    s = t;
+    if (s.ly > 1) {
+        s.ly /= 2;
+        if (std::size_t(s.lx) * 2 <= max_x) s.lx *= 2;
+    }
+    while (s.lx > 1 && local_bytes(s) > d.local_mem) s.lx /= 2;
     // Rows (decode): one row of work-items over the same columns; 4 rows per tile for KN, and for
     // NK 8 rows and 4 columns per work-item streamed without local memory.
     GemmShape& r = c.rows;
@@ -111,7 +125,8 @@ void Runtime::build(const std::string& defines) {
     check(clGetKernelWorkGroupInfo(kernels_["moe_gemm_f32_kn"], device_.device, CL_KERNEL_WORK_GROUP_SIZE,
                                    sizeof kernel_wg, &kernel_wg, nullptr),
           "clGetKernelWorkGroupInfo(CL_KERNEL_WORK_GROUP_SIZE)");
-    if (kernel_wg < std::size_t(gemm_.tiled.lx) * gemm_.tiled.ly || kernel_wg < gemm_.rows.lx) {
+    if (kernel_wg < std::size_t(gemm_.tiled.lx) * gemm_.tiled.ly ||
+        kernel_wg < std::size_t(gemm_.small.lx) * gemm_.small.ly || kernel_wg < gemm_.rows.lx) {
         for (auto& [name, k] : kernels_) clReleaseKernel(k);
         kernels_.clear();
         clReleaseProgram(program_);

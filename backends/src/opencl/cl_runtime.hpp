@@ -49,10 +49,13 @@ struct GemmShape {
 struct GemmConfig {
     std::uint32_t vw = 4;   // floats per vector (float4, float8, float16)
     GemmShape tiled;        // moe_gemm_*: blocks of rows
+    GemmShape small;        // moe_gemm_small_*: blocks of fewer rows (about half), wider
     GemmShape rows;         // moe_gemm_rows_*_kn: a few rows (ly = 1)
     std::uint32_t rows_mr = 8, rows_nc = 4;  // moe_gemm_rows_*_nk: rows per tile, columns per work-item
     std::uint32_t tiled_tm() const { return tiled.ly * tiled.mwi; }
     std::uint32_t tiled_tn() const { return tiled.lx * tiled.nv * vw; }
+    std::uint32_t small_tm() const { return small.ly * small.mwi; }
+    std::uint32_t small_tn() const { return small.lx * small.nv * vw; }
     std::uint32_t rows_tm(bool kn) const { return kn ? rows.ly * rows.mwi : rows_mr; }
     std::uint32_t rows_tn(bool kn) const { return kn ? rows.lx * rows.nv * vw : rows.lx * rows_nc; }
     // Elements the kernels may read past the end of an A, weight or bias buffer (never used).

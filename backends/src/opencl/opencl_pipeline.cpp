@@ -1,6 +1,7 @@
 #include "opencl_pipeline.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <cstdint>
 #include <vector>
@@ -36,63 +37,127 @@ std::vector<T> read_vec(const Runtime& rt, const Buffer& b, std::size_t n) {
     return v;
 }
 
-// A tensor on the device and how to read it.
-// Padded for moe_gemm's reads past the end.
-Weights weights(const Runtime& rt, const Tensor& t) {
-    return {rt.buffer(t.nbytes(), t.data(), gemm_pad(rt)), elem_type(t.dtype())};
+// [E, R, C] elements of `size` bytes to [E, C, R], in blocks that stay in cache.
+std::vector<unsigned char> transpose_experts(const unsigned char* src, std::size_t E, std::size_t R, std::size_t C,
+                                             std::size_t size) {
+    std::vector<unsigned char> dst(E * R * C * size);
+    constexpr std::size_t B = 32;
+    for (std::size_t e = 0; e < E; ++e) {
+        const unsigned char* s = src + e * R * C * size;
+        unsigned char* d = dst.data() + e * R * C * size;
+        for (std::size_t r0 = 0; r0 < R; r0 += B)
+            for (std::size_t c0 = 0; c0 < C; c0 += B)
+                for (std::size_t r = r0; r < std::min(R, r0 + B); ++r)
+                    for (std::size_t c = c0; c < std::min(C, c0 + B); ++c)
+                        std::memcpy(d + (c * R + r) * size, s + (r * C + c) * size, size);
+    }
+    return dst;
 }
-Weights weights(const Runtime& rt, const Problem& p, const char* name) { return weights(rt, p.input(name)); }
+
+// A tensor on the device and how to read it. Padded for moe_gemm's reads past the end.
+Weights weights(const Runtime& rt, const Tensor& t) {
+    return {rt.buffer(t.nbytes(), t.data(), gemm_pad(rt)), elem_type(t.dtype()), {}, false};
+}
+// A weight tensor of `kn` layout ([E, K, N], else [E, N, K]). NK weights are on the device twice
+// (twice their size in device memory): transposed to KN for the tiled kernels (moe_gemm,
+// moe_gemm_small: their tiles then load whole vectors of columns instead of transposing every
+// weight into local memory), and as given for moe_gemm_rows, which streams NK weight rows
+// without local memory (faster for a few rows than the KN tiled rows kernel).
+Weights weights(const Runtime& rt, const Tensor& t, bool kn) {
+    if (kn) return weights(rt, t);
+    const auto& s = t.shape();
+    const auto bytes = transpose_experts(static_cast<const unsigned char*>(t.data()), s[0], s[1], s[2],
+                                         t.nbytes() / (s[0] * s[1] * s[2]));
+    return {rt.buffer(bytes.size(), bytes.data(), gemm_pad(rt)), elem_type(t.dtype()),
+            rt.buffer(t.nbytes(), t.data(), gemm_pad(rt)), true};
+}
 
 const char* type_suffix(i32 type) { return type == 1 ? "f16" : type == 2 ? "bf16" : "f32"; }
 
 // Row tiles of every used expert for one GEMM, 4 values each (expert, first row of A, first row
-// of C, rows): blocks of tm rows for moe_gemm; an expert's remainder of at most tm / 4 rows goes
-// to moe_gemm_rows in tiles of rows_tm (a fuller block would cost more there: it re-reads the
-// weights per tile), a larger remainder to one more, partial, block.
+// of C, rows). An expert's rows go to blocks of tm rows (moe_gemm) while at least tm are left; a
+// remainder of more than tm - ts / 2 rows to one more, partial, block; then blocks of ts rows
+// (moe_gemm_small, about half as many rows, so few-row experts do not run half-empty blocks), a
+// remainder of more than ts / 2 rows to one partial small block; the last few rows to
+// moe_gemm_rows in tiles of rows_tm(kn) (a fuller block would cost more there: it re-reads the
+// weights per tile); `kn`: the layout moe_gemm_rows reads.
 struct GemmTiles {
-    std::vector<u32> tiled, rows;
+    std::vector<u32> tiled, small, rows;
 };
 GemmTiles gemm_tiles(const GemmConfig& c, bool kn, const std::vector<std::size_t>& used,
                      const std::vector<std::size_t>& offsets, const std::vector<std::size_t>& counts,
                      bool wrong_offset) {
     GemmTiles g;
-    const u32 tm = c.tiled_tm(), rtm = c.rows_tm(kn);
+    const u32 tm = c.tiled_tm(), ts = c.small_tm(), rtm = c.rows_tm(kn);
+    const u32 big_min = tm - ts / 2, small_min = ts / 2;
     for (std::size_t u = 0; u < used.size(); ++u) {
         const std::size_t e = used[u];
         const u32 row0 = u32(offsets[e]), count = u32(counts[e]);
         // The wrong-offset mutant: the second used expert reads its rows at the first's offset.
         const u32 a_row0 = wrong_offset && u == 1 ? u32(offsets[used[0]]) : row0;
+        const auto add = [&](std::vector<u32>& list, u32 r, u32 n) {
+            list.insert(list.end(), {u32(e), a_row0 + r, row0 + r, n});
+        };
         u32 r = 0;
-        for (; r + tm <= count; r += tm) g.tiled.insert(g.tiled.end(), {u32(e), a_row0 + r, row0 + r, tm});
-        if (count - r > tm / 4) {
-            g.tiled.insert(g.tiled.end(), {u32(e), a_row0 + r, row0 + r, count - r});
+        for (; r + tm <= count; r += tm) add(g.tiled, r, tm);
+        if (count - r > big_min) {
+            add(g.tiled, r, count - r);
             continue;
         }
-        for (; r < count; r += rtm) g.rows.insert(g.rows.end(), {u32(e), a_row0 + r, row0 + r, std::min(rtm, count - r)});
+        for (; r + ts <= count; r += ts) add(g.small, r, ts);
+        if (count - r > small_min) {
+            add(g.small, r, count - r);
+            continue;
+        }
+        for (; r < count; r += rtm) add(g.rows, r, std::min(rtm, count - r));
     }
     return g;
 }
 
 // One GEMM over every used expert's rows (see kernels/gemm.cl): C = A * W[e] (+ bias[e]) for
 // each tile, one launch per kernel that has tiles. A is padded (gemm().pad_elems()).
-void gemm(const Runtime& rt, const Buffer& A, const GemmTiles& g, u32 N, u32 K, const Weights& w, bool kn,
+void gemm(const Runtime& rt, const Buffer& A, const GemmTiles& g, u32 N, u32 K, const Weights& w,
           const Weights* bias, Buffer& C) {
     const GemmConfig& c = rt.gemm();
-    const std::string suffix = std::string("_") + type_suffix(w.type) + (kn ? "_kn" : "_nk");
-    const auto run = [&](const std::vector<u32>& tiles, bool rows) {
+    // The tiled kernels read the KN buffer; moe_gemm_rows the NK original when there is one.
+    const bool rows_kn = !w.has_nk;
+    const std::string type = std::string("_") + type_suffix(w.type);
+    const auto run = [&](const std::vector<u32>& tiles, const char* kernel, const GemmShape& s, std::size_t tn,
+                         std::size_t ly, bool kn) {
         if (tiles.empty() || N == 0) return;
-        const std::string name = (rows ? "moe_gemm_rows" : "moe_gemm") + suffix;
+        const std::string name = kernel + type + (kn ? "_kn" : "_nk");
+        const Buffer& wb = kn ? w.buf : w.nk;
         Buffer table = rt.buffer(tiles.size() * sizeof(u32), tiles.data());
-        rt.args(name.c_str(), A, table, N, K, w.buf, bias ? bias->buf : w.buf, bias ? bias->type : i32(0),
+        rt.args(name.c_str(), A, table, N, K, wb, bias ? bias->buf : wb, bias ? bias->type : i32(0),
                 i32(bias != nullptr), C);
-        const GemmShape& s = rows ? c.rows : c.tiled;
-        const std::size_t tn = rows ? c.rows_tn(kn) : c.tiled_tn();
-        const std::size_t ly = rows ? 1 : s.ly;
         const std::size_t global[2] = {(N + tn - 1) / tn * s.lx, tiles.size() / 4 * ly}, local[2] = {s.lx, ly};
-        rt.launch(name.c_str(), 2, global, local, rows ? "moe_gemm_rows" : "moe_gemm");
+        rt.launch(name.c_str(), 2, global, local, kernel);
     };
-    run(g.tiled, false);
-    run(g.rows, true);
+    run(g.tiled, "moe_gemm", c.tiled, c.tiled_tn(), c.tiled.ly, true);
+    run(g.small, "moe_gemm_small", c.small, c.small_tn(), c.small.ly, true);
+    if (rows_kn) {
+        run(g.rows, "moe_gemm_rows", c.rows, c.rows_tn(true), 1, true);
+        return;
+    }
+    // NK rows: tiles of at most 1, 2, 4 rows to the kernels of that many rows (_nk1, _nk2, _nk4),
+    // so that decode does not compute rows_mr copies of one row; fuller tiles to _nk.
+    std::vector<u32> by_rows[4];
+    for (std::size_t i = 0; i < g.rows.size(); i += 4) {
+        const u32 n = g.rows[i + 3];
+        auto& list = by_rows[n <= 1 ? 0 : n <= 2 ? 1 : n <= 4 ? 2 : 3];
+        list.insert(list.end(), g.rows.begin() + std::ptrdiff_t(i), g.rows.begin() + std::ptrdiff_t(i + 4));
+    }
+    const char* variant[4] = {"1", "2", "4", ""};
+    for (int v = 0; v < 4; ++v) {
+        if (by_rows[v].empty() || N == 0) continue;
+        const std::string name = std::string("moe_gemm_rows") + type + "_nk" + variant[v];
+        Buffer table = rt.buffer(by_rows[v].size() * sizeof(u32), by_rows[v].data());
+        rt.args(name.c_str(), A, table, N, K, w.nk, bias ? bias->buf : w.nk, bias ? bias->type : i32(0),
+                i32(bias != nullptr), C);
+        const std::size_t tn = c.rows_tn(false);
+        const std::size_t global[2] = {(N + tn - 1) / tn * c.rows.lx, by_rows[v].size() / 4}, local[2] = {c.rows.lx, 1};
+        rt.launch(name.c_str(), 2, global, local, "moe_gemm_rows");
+    }
 }
 
 void gather(const Runtime& rt, const Buffer& x, i32 x_type, const Buffer& token, std::size_t H, std::size_t pairs,
@@ -132,14 +197,15 @@ Tensor stage(const Runtime& rt, const Buffer& b, const RoutingPlan& plan, std::s
 
 DeviceWeights upload_weights(const Runtime& rt, const Problem& p) {
     const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
+    const bool kn = resolve(p.attributes).weight_layout == WeightLayout::KN;
     DeviceWeights w;
-    w.w0 = weights(rt, p, kWeight0);
-    w.w1 = weights(rt, p, kWeight1);
-    w.w2 = gemm2 ? Weights{rt.buffer(0), 0} : weights(rt, p, kWeight2);
+    w.w0 = weights(rt, p.input(kWeight0), kn);
+    w.w1 = weights(rt, p.input(kWeight1), kn);
+    w.w2 = gemm2 ? Weights{rt.buffer(0), 0, {}, false} : weights(rt, p.input(kWeight2), kn);
     w.has_b0 = gemm2 && p.has(kBias0);
     w.has_b1 = gemm2 && p.has(kBias1);
-    w.b0 = w.has_b0 ? weights(rt, p, kBias0) : Weights{rt.buffer(0), 0};
-    w.b1 = w.has_b1 ? weights(rt, p, kBias1) : Weights{rt.buffer(0), 0};
+    w.b0 = w.has_b0 ? weights(rt, p.input(kBias0)) : Weights{rt.buffer(0), 0, {}, false};
+    w.b1 = w.has_b1 ? weights(rt, p.input(kBias1)) : Weights{rt.buffer(0), 0, {}, false};
     return w;
 }
 
@@ -182,7 +248,6 @@ Output run_pipeline(const Runtime& rt, const Problem& p, bool want_stages, const
     const Dims d = validate(p);
     const ResolvedParams rp = resolve(p.attributes);
     const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
-    const bool kn = rp.weight_layout == WeightLayout::KN;
     const std::size_t pairs = d.T * d.K, n0 = d.first_gemm_width(p.attributes.expert_type);
     const Tensor& x = p.input(kHiddenStates);
 
@@ -206,18 +271,19 @@ Output run_pipeline(const Runtime& rt, const Problem& p, bool want_stages, const
     Buffer act = rt.buffer(pairs * d.I * sizeof(float), nullptr, gemm_pad(rt));
     Buffer down = rt.buffer(pairs * d.H * sizeof(float));
     const RoutingPlan& hp = plan.host;
+    const bool kn = !w0.has_nk;  // the layout moe_gemm_rows reads
     const GemmTiles tiles = gemm_tiles(rt.gemm(), kn, hp.used, hp.offsets, hp.counts, false);
     const GemmTiles first_tiles =
         options.wrong_offset ? gemm_tiles(rt.gemm(), kn, hp.used, hp.offsets, hp.counts, true) : tiles;
-    gemm(rt, gathered, first_tiles, u32(n0), u32(d.H), w0, kn, has_b0 ? &b0 : nullptr, first);
-    if (!gemm2) gemm(rt, gathered, first_tiles, u32(d.I), u32(d.H), w1, kn, nullptr, up);
+    gemm(rt, gathered, first_tiles, u32(n0), u32(d.H), w0, has_b0 ? &b0 : nullptr, first);
+    if (!gemm2) gemm(rt, gathered, first_tiles, u32(d.I), u32(d.H), w1, nullptr, up);
 
     // 4. activation over every routed pair at once.
     swiglu(rt, first, gemm2 ? first : up, act, d.I, pairs, gemm2, float(rp.swish_beta), float(rp.clamp_limit),
            rp.gate_lane);
 
     // 5. down GEMM over every used expert (+ bias_1 for GEMM2).
-    gemm(rt, act, tiles, u32(d.H), u32(d.I), gemm2 ? w1 : w2, kn, has_b1 ? &b1 : nullptr, down);
+    gemm(rt, act, tiles, u32(d.H), u32(d.I), gemm2 ? w1 : w2, has_b1 ? &b1 : nullptr, down);
 
     // 6. scatter-reduce in slot order. The routing weight of (t, k) is read on the host in the
     //    convention's layout (compact: t*K + k; dense: e*T + t), as the cpu pipeline does.
@@ -273,10 +339,10 @@ std::vector<float> gemm_expert_rows(const Runtime& rt, const std::vector<float>&
     const std::size_t M = offsets[E];
     if (A.size() != M * K) throw std::invalid_argument("gemm_expert_rows: A is not (sum of counts) x K");
     Buffer d_a = rt.buffer(A.size() * sizeof(float), A.data(), gemm_pad(rt));
-    const Weights dw = weights(rt, w);
-    const Weights db = bias ? weights(rt, *bias) : Weights{rt.buffer(0), 0};
+    const Weights dw = weights(rt, w, kn);
+    const Weights db = bias ? weights(rt, *bias) : Weights{rt.buffer(0), 0, {}, false};
     Buffer out = rt.buffer(M * N * sizeof(float));
-    gemm(rt, d_a, gemm_tiles(rt.gemm(), kn, used, offsets, counts, false), u32(N), u32(K), dw, kn,
+    gemm(rt, d_a, gemm_tiles(rt.gemm(), !dw.has_nk, used, offsets, counts, false), u32(N), u32(K), dw,
          bias ? &db : nullptr, out);
     auto v = read_vec<float>(rt, out, M * N);
     rt.take_kernel_times();

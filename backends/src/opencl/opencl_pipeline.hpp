@@ -17,10 +17,15 @@ struct DevicePlan {
 };
 DevicePlan mask_gen(const Runtime& rt, const Tensor& indices, std::size_t experts);
 
-// A tensor on the device, read in its own element type (code of kernels/common.cl).
+// A tensor on the device, read in its own element type (code of kernels/common.cl). A weight
+// tensor is in `buf` as [E, K, N] (KN, what the tiled kernels read); an NK weight tensor is also
+// kept as given, [E, N, K], in `nk` (what moe_gemm_rows_*_nk streams), so NK weights take twice
+// their size in device memory. KN weights and biases have `buf` only.
 struct Weights {
     Buffer buf;
     std::int32_t type = 0;
+    Buffer nk;             // the NK original when has_nk
+    bool has_nk = false;
 };
 // The problem's weights and biases on the device (prepare() keeps them between runs). Absent
 // tensors are 1-byte placeholders.

@@ -16,14 +16,16 @@ namespace moe::backends::opencl_testing {
 std::vector<float> gather(const Tensor& x, const std::vector<std::uint32_t>& token, const std::string& device = "");
 
 // moe_gemm for one expert: [M, N] f32 = A[M, K] * W[expert]^T (+ bias[expert, :] when given).
-// weights: [E, N, K] when kn is false (NK layout), [E, K, N] when true; read in their own type.
+// weights: [E, N, K] when kn is false (NK layout: uploaded as given for moe_gemm_rows and
+// transposed for the tiled kernels, as the backend stores it), [E, K, N] when true; read in
+// their own type.
 std::vector<float> gemm(const std::vector<float>& A, std::size_t M, const Tensor& weights, bool kn,
                         std::size_t expert, const Tensor* bias = nullptr, const std::string& device = "");
 
 // moe_gemm over several experts in one launch per kernel, as the pipeline runs it: A holds
 // counts[0] rows of expert 0, then counts[1] rows of expert 1, ... (experts with no rows are
-// skipped); returns [sum of counts, N]. Each expert's rows are split into blocks of the tiled
-// kernel and a remainder of a few rows for moe_gemm_rows, as in the pipeline.
+// skipped); returns [sum of counts, N]. Each expert's rows are split into blocks of moe_gemm or
+// moe_gemm_small and a remainder of a few rows for moe_gemm_rows, as in the pipeline.
 std::vector<float> gemm_experts(const std::vector<float>& A, const std::vector<std::size_t>& counts,
                                 const Tensor& weights, bool kn, const Tensor* bias = nullptr,
                                 const std::string& device = "");

@@ -14,11 +14,17 @@
 //
 // The sizes are compile-time constants, -D flags at program build chosen on the host from the
 // device's preferred vector width, work-group and local-memory limits (choose_gemm_config in
-// cl_runtime.cpp). Kernels, one per weight type and layout:
-//   moe_gemm_*       blocks of rows (MOE_GT_* sizes);
-//   moe_gemm_rows_*  a few rows (an expert's remainder, decode): KN tiled with one row of
-//                    work-items (MOE_GR_*); NK streamed from global memory without local memory,
-//                    MOE_GR_MR rows and MOE_GR_NC columns per work-item.
+// cl_runtime.cpp). Kernels, one per weight type (and for moe_gemm_rows_* per layout):
+//   moe_gemm_*_kn       blocks of rows (MOE_GT_* sizes, 64 x 64 on PoCL);
+//   moe_gemm_small_*_kn blocks of about half as many rows, twice as wide (MOE_GS_*, 32 x 128),
+//                       for experts with few rows (the host picks the shape per row block);
+//   moe_gemm_rows_*     a few rows (an expert's remainder, decode): KN tiled with one row of
+//                       work-items (MOE_GR_*); NK streamed from global memory without local
+//                       memory, MOE_GR_MR rows and MOE_GR_NC columns per work-item (and the
+//                       variants _nk1, _nk2, _nk4 for tiles of at most 1, 2, 4 rows, so that
+//                       decode does not multiply copies of its one row).
+// The tiled kernels read KN weights only: the host keeps a KN (transposed) copy of NK weights on
+// the device for them, and the NK original for moe_gemm_rows_*_nk (opencl_pipeline.cpp).
 //
 // Edges without partial-tile branches: rows past `rows` read the tile's last row (never stored);
 // vectors past N or K read past the end of a row, which stays inside the buffer (the host pads
@@ -52,7 +58,7 @@ inline VT moe_load_vec(__global const uchar* p, ulong i, const int type) {
 // TK x NVT vectors), spread over the work-group by a linear work-item index l.
 inline void moe_gemm_load(__global const float* restrict A, __global const uchar* restrict W, uint N, uint K,
                           uint k0, uint a_row0, uint rows, uint n0, ulong w_base, __local VT* a_tile,
-                          __local VT* w_tile, const int w_type, const int kn, const uint TM, const uint TN,
+                          __local VT* w_tile, const int w_type, const uint TM, const uint TN,
                           const uint TK, const uint WG) {
     const uint VW = MOE_VW, KV = TK / VW, NVT = TN / VW;
     const uint l = get_local_id(1) * get_local_size(0) + get_local_id(0);
@@ -72,38 +78,17 @@ inline void moe_gemm_load(__global const float* restrict A, __global const uchar
             a_tile[q] = a;
         }
     }
-    if (kn) {
-        // KN: VW consecutive columns of one k, as they lie in memory.
+    // KN: VW consecutive columns of one k, as they lie in memory.
 #pragma unroll
-        for (uint p = 0; p < (TK * NVT + WG - 1) / WG; ++p) {
-            const uint q = l + p * WG;
-            const uint kk = q / NVT;
+    for (uint p = 0; p < (TK * NVT + WG - 1) / WG; ++p) {
+        const uint q = l + p * WG;
+        const uint kk = q / NVT;
 #ifdef MOE_MUT_TILE_ROW_SKIP
-            if (kk == TK - 1) continue;  // the w_tile row kk = TK - 1 is never loaded
+        if (kk == TK - 1) continue;  // the w_tile row kk = TK - 1 is never loaded
 #endif
-            if (q < TK * NVT) {
-                const VT w = moe_load_vec(W, w_base + (ulong)min(k0 + kk, K - 1) * N + n0 + (q % NVT) * VW, w_type);
-                w_tile[q] = k0 + kk < K ? w : (VT)0.0f;
-            }
-        }
-    } else {
-        // NK: VW consecutive k of one column, stored transposed.
-        __local float* w_s = (__local float*)w_tile;
-#pragma unroll
-        for (uint p = 0; p < (TN * KV + WG - 1) / WG; ++p) {
-            const uint q = l + p * WG;
-            if (q < TN * KV) {
-                const uint nn = q / KV, kk = (q % KV) * VW;
-                float w[MOE_VW];
-                VSTORE(moe_load_vec(W, w_base + (ulong)min(n0 + nn, N - 1) * K + k0 + kk, w_type), 0, w);
-#pragma unroll
-                for (uint j = 0; j < VW; ++j) {
-#ifdef MOE_MUT_TILE_ROW_SKIP
-                    if (kk + j == TK - 1) continue;
-#endif
-                    w_s[(kk + j) * TN + nn] = k0 + kk + j < K ? w[j] : 0.0f;
-                }
-            }
+        if (q < TK * NVT) {
+            const VT w = moe_load_vec(W, w_base + (ulong)min(k0 + kk, K - 1) * N + n0 + (q % NVT) * VW, w_type);
+            w_tile[q] = k0 + kk < K ? w : (VT)0.0f;
         }
     }
 }
@@ -120,7 +105,7 @@ inline void moe_gemm_load(__global const float* restrict A, __global const uchar
 inline void moe_gemm_tile(__global const float* restrict A, __global const uint* restrict tiles, uint N, uint K,
                           __global const uchar* restrict W, __global const uchar* restrict bias, int has_bias,
                           __global float* restrict C, __local VT* a_buf, __local VT* w_buf,
-                          const int w_type, const int b_type, const int kn, const uint LX, const uint LY,
+                          const int w_type, const int b_type, const uint LX, const uint LY,
                           const uint MWI, const uint NV, const uint TK) {
     const uint VW = MOE_VW, TM = LY * MWI, TN = LX * NV * VW, WG = LX * LY;
     const uint A_SIZE = TM * TK / VW, W_SIZE = TK * TN / VW, NVT = TN / VW;
@@ -137,13 +122,13 @@ inline void moe_gemm_tile(__global const float* restrict A, __global const uint*
 #pragma unroll
         for (uint v = 0; v < NV; ++v) acc[i][v] = 0.0f;
 
-    moe_gemm_load(A, W, N, K, 0, a_row0, rows, n0, w_base, a_buf, w_buf, w_type, kn, TM, TN, TK, WG);
+    moe_gemm_load(A, W, N, K, 0, a_row0, rows, n0, w_base, a_buf, w_buf, w_type, TM, TN, TK, WG);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint k0 = 0, s = 0; k0 < K; k0 += TK, ++s) {
         const uint cur = s & 1;
         if (k0 + TK < K)
             moe_gemm_load(A, W, N, K, k0 + TK, a_row0, rows, n0, w_base, a_buf + (cur ^ 1) * A_SIZE,
-                          w_buf + (cur ^ 1) * W_SIZE, w_type, kn, TM, TN, TK, WG);
+                          w_buf + (cur ^ 1) * W_SIZE, w_type, TM, TN, TK, WG);
         // This work-item's MWI x NV*VW block: rows y + i*LY, column vectors x + v*LX.
         __local const float* ap = (__local const float*)(a_buf + cur * A_SIZE) + get_local_id(1) * TK;
         __local const VT* bp = w_buf + cur * W_SIZE + get_local_id(0);
@@ -193,9 +178,9 @@ inline void moe_gemm_tile(__global const float* restrict A, __global const uint*
 // Few rows, NK layout (decode): no local memory. Work-item x computes columns n0 + x + j*LX
 // (j < NC) for the tile's rows (at most MR): it streams those NC weight rows along k in vectors
 // of VW, multiplies them with the same k-slice of each A row, and sums the vector lanes at the
-// end. Each weight element is read once per row tile and used by every row of it. (The tiled
-// kernel would transpose every weight into local memory, which costs more than the decode's
-// multiply-adds.)
+// end. Each weight element is read once per row tile and used by every row of it. It reads the
+// NK original the host keeps next to the KN copy (the KN tiled rows kernel, with its local
+// memory staging, is slower for a few rows).
 inline void moe_gemm_rows_nk(__global const float* restrict A, __global const uint* restrict tiles, uint N,
                              uint K, __global const uchar* restrict W, __global const uchar* restrict bias,
                              int has_bias, __global float* restrict C, const int w_type, const int b_type,
@@ -256,24 +241,24 @@ inline void moe_gemm_rows_nk(__global const float* restrict A, __global const ui
     }
 }
 
-// The kernels: one per weight type and layout (the loads specialise), for each tile shape.
-#define MOE_GEMM_KERNEL(NAME, WT, KN, P)                                                                         \
+// The kernels: one per weight type (the loads specialise), for each tile shape; KN weights.
+#define MOE_GEMM_KERNEL(NAME, WT, P)                                                                             \
     __kernel __attribute__((reqd_work_group_size(P##_LX, P##_LY, 1))) void NAME(                               \
         __global const float* restrict A, __global const uint* restrict tiles, uint N, uint K,                 \
         __global const uchar* restrict W, __global const uchar* restrict bias, int b_type, int has_bias,      \
         __global float* restrict C) {                                                                          \
         __local VT a_tile[2 * P##_LY * P##_MWI * P##_TK / MOE_VW];                                             \
         __local VT w_tile[2 * P##_TK * P##_LX * P##_NV];                                                       \
-        moe_gemm_tile(A, tiles, N, K, W, bias, has_bias, C, a_tile, w_tile, WT, b_type, KN, P##_LX, P##_LY,     \
+        moe_gemm_tile(A, tiles, N, K, W, bias, has_bias, C, a_tile, w_tile, WT, b_type, P##_LX, P##_LY,         \
                       P##_MWI, P##_NV, P##_TK);                                                                \
     }
 
-#define MOE_GEMM_ROWS_NK_KERNEL(NAME, WT)                                                                       \
+#define MOE_GEMM_ROWS_NK_KERNEL(NAME, WT, MR)                                                                   \
     __kernel __attribute__((reqd_work_group_size(MOE_GR_LX, 1, 1))) void NAME(                                 \
         __global const float* restrict A, __global const uint* restrict tiles, uint N, uint K,                 \
         __global const uchar* restrict W, __global const uchar* restrict bias, int b_type, int has_bias,      \
         __global float* restrict C) {                                                                          \
-        moe_gemm_rows_nk(A, tiles, N, K, W, bias, has_bias, C, WT, b_type, MOE_GR_LX, MOE_GR_MR, MOE_GR_NC);   \
+        moe_gemm_rows_nk(A, tiles, N, K, W, bias, has_bias, C, WT, b_type, MOE_GR_LX, MR, MOE_GR_NC);          \
     }
 
 // Defaults only for compiling the file on its own; the host always passes every size.
@@ -287,6 +272,13 @@ inline void moe_gemm_rows_nk(__global const float* restrict A, __global const ui
 #define MOE_GT_NV 1
 #define MOE_GT_TK 16
 #endif
+#ifndef MOE_GS_LX
+#define MOE_GS_LX 8
+#define MOE_GS_LY 8
+#define MOE_GS_MWI 4
+#define MOE_GS_NV 1
+#define MOE_GS_TK 16
+#endif
 #ifndef MOE_GR_LX
 #define MOE_GR_LX 16
 #define MOE_GR_LY 1
@@ -297,24 +289,34 @@ inline void moe_gemm_rows_nk(__global const float* restrict A, __global const ui
 #define MOE_GR_MR 8
 #endif
 
-// moe_gemm_*: blocks of rows, tiled; moe_gemm_rows_*: a few rows (KN tiled with one row of
-// work-items, NK streamed).
-MOE_GEMM_KERNEL(moe_gemm_f32_nk, MOE_F32, 0, MOE_GT)
-MOE_GEMM_KERNEL(moe_gemm_f32_kn, MOE_F32, 1, MOE_GT)
-MOE_GEMM_KERNEL(moe_gemm_f16_nk, MOE_F16, 0, MOE_GT)
-MOE_GEMM_KERNEL(moe_gemm_f16_kn, MOE_F16, 1, MOE_GT)
-MOE_GEMM_KERNEL(moe_gemm_bf16_nk, MOE_BF16, 0, MOE_GT)
-MOE_GEMM_KERNEL(moe_gemm_bf16_kn, MOE_BF16, 1, MOE_GT)
-MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f32_nk, MOE_F32)
-MOE_GEMM_KERNEL(moe_gemm_rows_f32_kn, MOE_F32, 1, MOE_GR)
-MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f16_nk, MOE_F16)
-MOE_GEMM_KERNEL(moe_gemm_rows_f16_kn, MOE_F16, 1, MOE_GR)
-MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_bf16_nk, MOE_BF16)
-MOE_GEMM_KERNEL(moe_gemm_rows_bf16_kn, MOE_BF16, 1, MOE_GR)
+// moe_gemm_*_kn, moe_gemm_small_*_kn: blocks of rows, tiled (KN weights only); moe_gemm_rows_*: a
+// few rows (KN tiled with one row of work-items, NK streamed).
+MOE_GEMM_KERNEL(moe_gemm_f32_kn, MOE_F32, MOE_GT)
+MOE_GEMM_KERNEL(moe_gemm_f16_kn, MOE_F16, MOE_GT)
+MOE_GEMM_KERNEL(moe_gemm_bf16_kn, MOE_BF16, MOE_GT)
+MOE_GEMM_KERNEL(moe_gemm_small_f32_kn, MOE_F32, MOE_GS)
+MOE_GEMM_KERNEL(moe_gemm_small_f16_kn, MOE_F16, MOE_GS)
+MOE_GEMM_KERNEL(moe_gemm_small_bf16_kn, MOE_BF16, MOE_GS)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f32_nk, MOE_F32, MOE_GR_MR)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f32_nk1, MOE_F32, 1)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f32_nk2, MOE_F32, 2)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f32_nk4, MOE_F32, 4)
+MOE_GEMM_KERNEL(moe_gemm_rows_f32_kn, MOE_F32, MOE_GR)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f16_nk, MOE_F16, MOE_GR_MR)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f16_nk1, MOE_F16, 1)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f16_nk2, MOE_F16, 2)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f16_nk4, MOE_F16, 4)
+MOE_GEMM_KERNEL(moe_gemm_rows_f16_kn, MOE_F16, MOE_GR)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_bf16_nk, MOE_BF16, MOE_GR_MR)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_bf16_nk1, MOE_BF16, 1)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_bf16_nk2, MOE_BF16, 2)
+MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_bf16_nk4, MOE_BF16, 4)
+MOE_GEMM_KERNEL(moe_gemm_rows_bf16_kn, MOE_BF16, MOE_GR)
 
-#if MOE_GT_MWI > 8 || MOE_GR_MWI > 8 || MOE_GT_NV > 4 || MOE_GR_NV > 4 || MOE_GR_MR > 8 || MOE_GR_NC > 8
-#error "moe_gemm: at most 8 rows and 4 vectors (NK rows: 8 rows, 8 columns) per work-item"
+#if MOE_GT_MWI > 8 || MOE_GS_MWI > 8 || MOE_GR_MWI > 8 || MOE_GT_NV > 4 || MOE_GS_NV > 4 || MOE_GR_NV > 4 || \
+    MOE_GR_MR > 8 || MOE_GR_MR < 4 || MOE_GR_NC > 8
+#error "moe_gemm: at most 8 rows and 4 vectors (NK rows: 4 to 8 rows, 8 columns) per work-item"
 #endif
-#if MOE_GT_TK % MOE_VW || MOE_GR_TK % MOE_VW
+#if MOE_GT_TK % MOE_VW || MOE_GS_TK % MOE_VW || MOE_GR_TK % MOE_VW
 #error "moe_gemm: the k-step must be a multiple of the vector width"
 #endif
