@@ -1,5 +1,7 @@
 #include "activation_kernels.hpp"
 
+#include "cpu_features.hpp"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -10,11 +12,6 @@ namespace moe::backends::cpu {
 namespace {
 
 float swish(float x, float beta) { return x / (1.0f + std::exp(-beta * x)); }
-
-bool has_avx512() {
-    static const bool yes = __builtin_cpu_supports("avx512f");
-    return yes;
-}
 
 #define MOE_AVX512 __attribute__((target("avx512f,fma")))
 
@@ -92,12 +89,12 @@ void scalar_swiglu_split_row(const float* gate, const float* up, float* act, std
 }
 
 void swiglu_interleaved_row(const float* first, float* act, std::size_t I, int gate_lane, float limit, float beta) {
-    if (has_avx512()) return swiglu_interleaved_avx512(first, act, I, gate_lane, limit, beta);
+    if (cpu_has_avx512()) return swiglu_interleaved_avx512(first, act, I, gate_lane, limit, beta);
     scalar_swiglu_interleaved_row(first, act, I, gate_lane, limit, beta);
 }
 
 void swiglu_split_row(const float* gate, const float* up, float* act, std::size_t I, float beta) {
-    if (has_avx512()) return swiglu_split_avx512(gate, up, act, I, beta);
+    if (cpu_has_avx512()) return swiglu_split_avx512(gate, up, act, I, beta);
     scalar_swiglu_split_row(gate, up, act, I, beta);
 }
 

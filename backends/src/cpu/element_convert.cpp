@@ -1,5 +1,7 @@
 #include "element_convert.hpp"
 
+#include "cpu_features.hpp"
+
 #include <immintrin.h>
 
 #include <cstring>
@@ -11,11 +13,6 @@
 namespace moe::backends::cpu {
 
 namespace {
-
-bool has_avx512() {
-    static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c");
-    return yes;
-}
 
 // F16C's conversion with round-to-nearest-even gives the same bits as f64_to_f16_bits on every
 // finite and infinite value (an f32 widened to f64 is exact, so the rounding sees the same number).
@@ -66,7 +63,7 @@ void narrow_from_f32(const float* in, std::size_t count, Tensor& t, std::size_t 
     switch (t.dtype()) {
         case DType::f32: std::memcpy(p, in, count * sizeof(float)); return;
         case DType::f16:
-            if (has_avx512()) return f32_to_f16_avx512(in, count, reinterpret_cast<std::uint16_t*>(p));
+            if (cpu_has_avx512()) return f32_to_f16_avx512(in, count, reinterpret_cast<std::uint16_t*>(p));
             for (std::size_t i = 0; i < count; ++i) {
                 const std::uint16_t h = f64_to_f16_bits(in[i]);
                 std::memcpy(p + 2 * i, &h, 2);

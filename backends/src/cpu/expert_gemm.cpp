@@ -77,12 +77,8 @@ void expert_gemm(const float* A, std::size_t M, std::size_t lda, const GemmCall&
     // conversion itself.
     static thread_local std::vector<float> wide_f32;
     wide_f32.resize(W.N * W.K);
-    float* wide = wide_f32.data();  // worker threads must use this one, not their own
-    const std::size_t rows = W.layout == WeightLayout::NK ? W.N : W.K, cols = W.N * W.K / std::max<std::size_t>(rows, 1);
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-    for (long long r = 0; r < static_cast<long long>(rows); ++r)
-        f16_to_f32(W.data + 2 * static_cast<std::size_t>(r) * cols, cols, wide + static_cast<std::size_t>(r) * cols);
-    W.data = reinterpret_cast<const unsigned char*>(wide);
+    f16_to_f32(W.data, wide_f32.size(), wide_f32.data(), threads);
+    W.data = reinterpret_cast<const unsigned char*>(wide_f32.data());
     W.dtype = DType::f32;
     onednn_matmul(A, DType::f32, M, lda, W, C, ldc, threads);
 }

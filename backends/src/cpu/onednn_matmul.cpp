@@ -151,10 +151,7 @@ PackedWeights::PackedWeights(const Tensor& weights, WeightLayout layout, int thr
         const void* src = view.data;
         if (view.dtype == DType::f16) {
             wide.resize(view.N * view.K);
-            const std::size_t rows = layout == WeightLayout::NK ? view.N : view.K, cols = view.N * view.K / std::max<std::size_t>(rows, 1);
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
-            for (long long r = 0; r < static_cast<long long>(rows); ++r)
-                f16_to_f32(view.data + 2 * static_cast<std::size_t>(r) * cols, cols, wide.data() + static_cast<std::size_t>(r) * cols);
+            f16_to_f32(view.data, wide.size(), wide.data(), threads);
             src = wide.data();
         }
         dnnl::memory from(src_md, ctx.engine, const_cast<void*>(src));

@@ -1,7 +1,10 @@
 #include "small_m_kernels.hpp"
 
+#include "cpu_features.hpp"
+
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -157,13 +160,6 @@ void avx512_dispatch_m(const float* A, std::size_t M, std::size_t lda, const Wei
     }
 }
 
-bool cpu_has_avx512() {
-    static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("f16c") &&
-                            __builtin_cpu_supports("fma");
-    return yes;
-}
-
 MOE_AVX512 void f16_to_f32_avx512(const unsigned char* bits, std::size_t count, float* out) {
     std::size_t i = 0;
     for (; i < count; i += 16) {
@@ -180,6 +176,18 @@ void f16_to_f32(const unsigned char* bits, std::size_t count, float* out) {
         std::uint16_t b;
         std::memcpy(&b, bits + 2 * i, 2);
         out[i] = static_cast<float>(f16_bits_to_f64(b));
+    }
+}
+
+void f16_to_f32(const unsigned char* bits, std::size_t count, float* out, int threads) {
+    // Chunks of 64 Ki elements split among the threads; each element converts on its own, so the
+    // split does not change the result.
+    constexpr std::size_t kChunk = 1 << 16;
+    const long long chunks = static_cast<long long>((count + kChunk - 1) / kChunk);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && chunks > 1)
+    for (long long c = 0; c < chunks; ++c) {
+        const std::size_t begin = static_cast<std::size_t>(c) * kChunk;
+        f16_to_f32(bits + 2 * begin, std::min(kChunk, count - begin), out + begin);
     }
 }
 

@@ -16,6 +16,8 @@ void small_m_gemm(const float* A, std::size_t M, std::size_t lda, const WeightVi
 
 // out[i] = f16 bits[i] widened to f32, for i < count (vectorized where the CPU allows).
 void f16_to_f32(const unsigned char* bits, std::size_t count, float* out);
+// The same with `threads` threads (a whole expert's weights).
+void f16_to_f32(const unsigned char* bits, std::size_t count, float* out, int threads);
 
 // Whether the AVX-512 kernels are in use (else a portable scalar version).
 bool small_m_uses_avx512();

@@ -1,0 +1,13 @@
+#pragma once
+// Whether this CPU runs the backend's AVX-512 code paths (kernels, activations, conversions):
+// AVX-512 F/BW/VL with F16C and FMA. Each path falls back to portable code otherwise.
+namespace moe::backends::cpu {
+
+inline bool cpu_has_avx512() {
+    static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("f16c") &&
+                            __builtin_cpu_supports("fma");
+    return yes;
+}
+
+}  // namespace moe::backends::cpu
