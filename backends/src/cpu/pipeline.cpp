@@ -19,16 +19,12 @@ S swish(S x, S beta) {
     return x / (S(1) + std::exp(-beta * x));
 }
 
-template <class S>
-S round_to_bf16(S v) {
-    if constexpr (std::is_same_v<S, float>) {
-        const std::uint32_t bits = static_cast<std::uint32_t>(f32_to_bf16_bits(v)) << 16;
-        float f;
-        std::memcpy(&f, &bits, 4);
-        return f;
-    } else {
-        return round_to(DType::bf16, v);
-    }
+// bf16 data keeps its activations in bf16 (round to nearest even; NaN stays NaN).
+float round_to_bf16(float v) {
+    const std::uint32_t bits = static_cast<std::uint32_t>(f32_to_bf16_bits(v)) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
 }
 
 template <class S>
@@ -103,17 +99,16 @@ void Pipeline<S>::activation(std::size_t begin, std::size_t end, int threads) {
             else swiglu_split_row(f, up_.data() + i * d_.I, a, d_.I, beta);
             if (to_bf16)
                 for (std::size_t j = 0; j < d_.I; ++j) a[j] = round_to_bf16(a[j]);
-            continue;
-        }
-        for (std::size_t j = 0; j < d_.I; ++j) {
-            if (gemm2_) {
-                const S gate = std::min(f[2 * j + g], L);
-                const S lin = std::max(-L, std::min(f[2 * j + 1 - g], L));
-                a[j] = (lin + S(1)) * swish(gate, beta);
-            } else {
-                a[j] = swish(f[j], beta) * up_[i * d_.I + j];
+        } else {  // f64 data: the scalar definition, nothing stored narrower
+            for (std::size_t j = 0; j < d_.I; ++j) {
+                if (gemm2_) {
+                    const S gate = std::min(f[2 * j + g], L);
+                    const S lin = std::max(-L, std::min(f[2 * j + 1 - g], L));
+                    a[j] = (lin + S(1)) * swish(gate, beta);
+                } else {
+                    a[j] = swish(f[j], beta) * up_[i * d_.I + j];
+                }
             }
-            if (to_bf16) a[j] = round_to_bf16(a[j]);
         }
     }
 }
