@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <set>
 
-#include "moe/conformance/golden_file.hpp"
+#include "moe/golden/golden_file.hpp"
 #include "moe/generator/case_spec.hpp"
 #include "moe/reference/interpreter.hpp"
 

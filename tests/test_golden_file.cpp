@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "moe/conformance/golden_file.hpp"
+#include "moe/golden/golden_file.hpp"
 #include "temp_dir.hpp"
 #include "moe/spec/problem.hpp"
 

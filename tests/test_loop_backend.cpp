@@ -15,7 +15,7 @@
 using namespace moe;
 using moe::backends::LoopBackend;
 using moe::backends::LoopOptions;
-using moe::backends::Mutation;
+using moe::backends::LoopMutation;
 using moe::test::small_problem;
 using moe::test::small_spec;
 
@@ -118,7 +118,7 @@ TEST_CASE("loop_f32 takes i64 indices, [E, N] biases and absent biases") {
 
 TEST_CASE("names, descriptions and declared precision") {
     LoopBackend f32;
-    LoopBackend lowp({true, Mutation::none});
+    LoopBackend lowp({true, LoopMutation::none});
     CHECK(f32.name() == "loop_f32");
     CHECK(lowp.name() == "loop_lowp");
     CHECK_FALSE(f32.description().empty());
@@ -134,7 +134,7 @@ TEST_CASE("names, descriptions and declared precision") {
     CHECK(lowp.precision(DType::f32).storage == DType::f32);
     CHECK(lowp.precision(DType::f64).storage == DType::f32);
     // The f16_accumulation mutant's bug is that it declares f32.
-    CHECK(LoopBackend({false, Mutation::f16_accumulation}).precision(DType::f32).compute == DType::f32);
+    CHECK(LoopBackend({false, LoopMutation::f16_accumulation}).precision(DType::f32).compute == DType::f32);
 }
 
 TEST_CASE("stages: names, shapes and values agree with the reference's") {
@@ -174,7 +174,7 @@ TEST_CASE("loop_lowp keeps its stages in the data type and stays close to the re
                 CAPTURE(convention_name(conv));
                 CAPTURE(dtype_name(dt));
                 const Problem p = small_problem(type, conv, 5, 12, 6, 4, 2, dt);
-                const auto out = LoopBackend({true, Mutation::none}).run(p, true);
+                const auto out = LoopBackend({true, LoopMutation::none}).run(p, true);
                 REQUIRE(out.stages.size() == (type == ExpertType::gemm2_bias_swiglu_clamp ? 3u : 4u));
                 std::size_t not_representable = 0;
                 for (const auto& [name, s] : out.stages)
@@ -192,23 +192,23 @@ TEST_CASE("loop_lowp keeps its stages in the data type and stays close to the re
             }
 }
 
-TEST_CASE("the mutation catalogue: 14 mutations, unique names, mutant:<name>") {
-    const auto& cat = backends::mutation_catalogue();
+TEST_CASE("the loop mutants: 14 mutations, unique names, mutant:<name>") {
+    const auto mutants = backends::loop_mutants();
     const std::vector<std::string> expected = {
         "lanes_swapped",  "alpha_beta_swapped", "plus_one_dropped",     "clamp_lower_dropped",
         "minimum_dropped", "bias0_dropped",     "bias1_dropped",        "swish_beta_one",
         "routing_slot_shifted", "last_expert_ignored", "token_output_to_neighbour", "gemm3_up_ignored",
         "f16_accumulation", "hidden_off_by_one"};
-    REQUIRE(cat.size() == 14);
+    REQUIRE(mutants.size() == 14);
     std::set<std::string> names;
-    for (std::size_t i = 0; i < cat.size(); ++i) {
-        CHECK(cat[i].mutation != Mutation::none);
-        CHECK(cat[i].name == expected[i]);
-        CHECK_FALSE(cat[i].description.empty());
-        names.insert(cat[i].name);
-        LoopBackend mutant({false, cat[i].mutation});
-        CHECK(mutant.name() == "mutant:" + cat[i].name);
-        CHECK(mutant.description() == cat[i].description);
+    for (std::size_t i = 0; i < mutants.size(); ++i) {
+        CHECK(mutants[i].name == expected[i]);
+        CHECK(mutants[i].family == "loop");
+        CHECK_FALSE(mutants[i].description.empty());
+        names.insert(mutants[i].name);
+        const auto mutant = mutants[i].make();
+        CHECK(mutant->name() == "mutant:" + mutants[i].name);
+        CHECK(mutant->description() == mutants[i].description);
     }
     CHECK(names.size() == 14);
 }
@@ -221,13 +221,13 @@ TEST_CASE("every mutant changes the output of a problem where its mistake matter
     const Problem gemm3 = small_problem(ExpertType::gemm3_swiglu, Convention::openvino);
     const Tensor good2 = loop_output(gemm2), good3 = loop_output(gemm3);
 
-    for (const auto& m : backends::mutation_catalogue()) {
+    for (const auto& m : backends::loop_mutants()) {
         CAPTURE(m.name);
-        if (m.mutation == Mutation::f16_accumulation) continue;  // below, on a problem of its own
-        const bool on_gemm3 = m.mutation == Mutation::gemm3_up_ignored;
+        if (m.name == "f16_accumulation") continue;  // below, on a problem of its own
+        const bool on_gemm3 = m.name == "gemm3_up_ignored";
         const Problem& p = on_gemm3 ? gemm3 : gemm2;
         const Tensor& good = on_gemm3 ? good3 : good2;
-        const double diff = max_diff(loop_output(p, {false, m.mutation}), good);
+        const double diff = max_diff(m.make()->run(p, false).output, good);
         // f32 rounding moves outputs by ~1e-6 relative; a mutation by percent.
         CHECK(diff > 1e-2 * max_abs(good));
     }
@@ -238,7 +238,7 @@ TEST_CASE("the f16_accumulation mutant differs far more than f32 rounding on a l
     const Problem p = generator::synthesize(spec);
     const Tensor ref = reference::run(p).output;
     const Tensor good = loop_output(p);
-    const Tensor bad = loop_output(p, {false, Mutation::f16_accumulation});
+    const Tensor bad = loop_output(p, {false, LoopMutation::f16_accumulation});
     const double f32_error = max_diff(good, ref);
     const double f16_error = max_diff(bad, good);
     CAPTURE(f32_error);
@@ -250,9 +250,9 @@ TEST_CASE("the f16_accumulation mutant differs far more than f32 rounding on a l
 TEST_CASE("mutants apply to the stages too") {
     const Problem p = gemm2_mutation_problem();
     const auto good = LoopBackend().run(p, true).stages;
-    const auto bad = LoopBackend({false, Mutation::bias0_dropped}).run(p, true).stages;
+    const auto bad = LoopBackend({false, LoopMutation::bias0_dropped}).run(p, true).stages;
     CHECK(max_diff(good.at("gate_up"), bad.at("gate_up")) > 0.1);
-    const auto swapped = LoopBackend({false, Mutation::lanes_swapped}).run(p, true).stages;
+    const auto swapped = LoopBackend({false, LoopMutation::lanes_swapped}).run(p, true).stages;
     CHECK(max_diff(good.at("gate_up"), swapped.at("gate_up")) == 0.0);  // same GEMM, different activation
     CHECK(max_diff(good.at("act"), swapped.at("act")) > 0.1);
 }

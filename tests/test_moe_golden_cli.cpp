@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "moe/conformance/golden_file.hpp"
+#include "moe/golden/golden_file.hpp"
 #include "run_command.hpp"
 #include "temp_dir.hpp"
 #include "small_cases.hpp"

@@ -30,7 +30,7 @@ std::map<std::string, Tensor> output_error_terms(const golden::GoldenCase& c, in
     return terms;
 }
 
-Comparison compare_output(const golden::GoldenCase& c, const Tensor& got, const backends::Precision& precision,
+Comparison compare_output(const golden::GoldenCase& c, const Tensor& got, const Precision& precision,
                           int threads) {
     Comparison r;
     const Tensor& ref = c.outputs.at("output");
@@ -144,7 +144,7 @@ std::optional<std::string> vacuous_case(const golden::GoldenCase& c) {
 
 std::optional<StageDivergence> first_divergent_stage(const golden::GoldenCase& c,
                                                      const std::map<std::string, Tensor>& got_stages,
-                                                     const backends::Precision& precision, int threads) {
+                                                     const Precision& precision, int threads) {
     const Problem& p = c.problem;
     const Dims d = validate(p);
     const ToleranceModel model = tolerance_model(precision, p.input(kHiddenStates).dtype(), d);

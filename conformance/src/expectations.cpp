@@ -3,29 +3,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "moe/golden/suite.hpp"
 #include "moe/spec/error.hpp"
 
 namespace moe::conformance {
-
-bool glob_match(const std::string& pattern, const std::string& name) {
-    std::size_t p = 0, n = 0, star = std::string::npos, mark = 0;
-    while (n < name.size()) {
-        if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
-            ++p;
-            ++n;
-        } else if (p < pattern.size() && pattern[p] == '*') {
-            star = p++;
-            mark = n;
-        } else if (star != std::string::npos) {
-            p = star + 1;
-            n = ++mark;
-        } else {
-            return false;
-        }
-    }
-    while (p < pattern.size() && pattern[p] == '*') ++p;
-    return p == pattern.size();
-}
 
 std::vector<Expectation> load_expectations(const std::filesystem::path& file) {
     const std::string where = "expectation file " + file.string();
@@ -65,7 +46,7 @@ std::vector<Expectation> load_expectations(const std::filesystem::path& file) {
 const Expectation* find_expectation(const std::vector<Expectation>& list, const std::string& backend,
                                     const std::string& case_name) {
     for (const auto& e : list)
-        if (glob_match(e.backend, backend) && glob_match(e.case_glob, case_name)) return &e;
+        if (golden::glob_match(e.backend, backend) && golden::glob_match(e.case_glob, case_name)) return &e;
     return nullptr;
 }
 

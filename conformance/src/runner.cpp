@@ -7,27 +7,13 @@
 #include <iostream>
 
 #include "moe/conformance/compare.hpp"
-#include "moe/conformance/golden_file.hpp"
+#include "moe/golden/golden_file.hpp"
+#include "moe/golden/suite.hpp"
 #include "moe/spec/error.hpp"
 
 namespace moe::conformance {
 
 namespace fs = std::filesystem;
-
-bool tier_includes(const std::string& run_tier, const std::string& case_tier) {
-    auto rank = [](const std::string& t) { return t == "quick" ? 0 : t == "ci" ? 1 : 2; };
-    return rank(case_tier) <= rank(run_tier);
-}
-
-std::vector<std::string> suite_files(const std::string& dir) {
-    if (!fs::is_directory(dir)) throw InputError("suite folder " + dir + " does not exist");
-    std::vector<std::string> files;
-    for (const auto& e : fs::directory_iterator(dir))
-        if (e.is_regular_file() && e.path().extension() == ".h5") files.push_back(e.path().string());
-    std::sort(files.begin(), files.end());
-    if (files.empty()) throw InputError("suite folder " + dir + " holds no .h5 golden file");
-    return files;
-}
 
 namespace {
 
@@ -39,7 +25,7 @@ std::string quote(const std::string& s) {
 }
 
 // One backend on one case.
-CaseResult run_one(const golden::GoldenCase& c, const std::string& file, backends::Backend& b, const RunOptions& o) {
+CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend& b, const RunOptions& o) {
     CaseResult r;
     r.case_name = c.problem.name;
     r.file = file;
@@ -67,11 +53,11 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, backend
         r.reason = "not supported: " + support.reason;
         return r;
     }
-    const backends::Precision precision = b.precision(data);
+    const Precision precision = b.precision(data);
     r.compute_type = std::string(dtype_name(precision.compute));
     r.storage_type = std::string(dtype_name(precision.storage));
 
-    backends::Output out;
+    Output out;
     const auto start = std::chrono::steady_clock::now();
     try {
         b.prepare(c.problem);
@@ -104,7 +90,7 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, backend
 
 }  // namespace
 
-RunOutcome run_suite(const RunOptions& o, const std::vector<backends::Backend*>& backends) {
+RunOutcome run_suite(const RunOptions& o, const std::vector<Backend*>& backends) {
     RunOutcome outcome;
     std::size_t n = 0;
     for (const auto& file : o.files) {
@@ -121,9 +107,9 @@ RunOutcome run_suite(const RunOptions& o, const std::vector<backends::Backend*>&
             outcome.input_errors.push_back("golden file '" + file + "': the problem is rejected: " + e.what());
             continue;
         }
-        if (!c.tier.empty() && !tier_includes(o.tier, c.tier)) continue;
+        if (!c.tier.empty() && !golden::tier_includes(o.tier, c.tier)) continue;
         bool keep = o.filters.empty();
-        for (const auto& f : o.filters) keep = keep || glob_match(f, c.problem.name);
+        for (const auto& f : o.filters) keep = keep || golden::glob_match(f, c.problem.name);
         if (!keep) continue;
         for (auto* b : backends) {
             CaseResult r = run_one(c, file, *b, o);

@@ -31,7 +31,7 @@ double smallest_subnormal(DType t) {
 
 }  // namespace
 
-ToleranceModel tolerance_model(const backends::Precision& p, DType data, const Dims& d) {
+ToleranceModel tolerance_model(const Precision& p, DType data, const Dims& d) {
     const double uc = unit_roundoff(p.compute), um = unit_roundoff(p.storage), ut = unit_roundoff(data);
     // A backend that computes below the data type also rounds its inputs x and W: two more
     // roundings in each product.
@@ -52,7 +52,7 @@ ToleranceModel tolerance_model(const backends::Precision& p, DType data, const D
     return m;
 }
 
-bool exact_comparison_applies(bool case_is_exact, const backends::Precision& p) {
+bool exact_comparison_applies(bool case_is_exact, const Precision& p) {
     return case_is_exact && significand_bits(p.compute) >= 24 && significand_bits(p.storage) >= 24;
 }
 

@@ -4,7 +4,7 @@
 #include <exception>
 #include <iostream>
 
-#include "moe/conformance/golden_file.hpp"
+#include "moe/golden/golden_file.hpp"
 #include "moe/spec/error.hpp"
 
 namespace moe::cli {

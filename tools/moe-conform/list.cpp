@@ -1,8 +1,8 @@
+// list: the built-in backends (availability, precision), the OpenCL devices and the mutants.
 #include <iomanip>
 #include <iostream>
 
 #include "commands.hpp"
-#include "moe/backends/opencl_backend.hpp"
 #include "moe/backends/registry.hpp"
 
 namespace moe::conform_cli {
@@ -33,7 +33,7 @@ int list() {
         if (!a.available) std::cout << "  " << std::setw(30) << "" << "why: " << a.reason << "\n";
     }
     std::cout << "OpenCL devices (moe-conform run --backend opencl --device P:D|NAME):\n";
-    for (const auto& line : backends::opencl_device_list()) std::cout << "  " << line << "\n";
+    for (const auto& line : backends::device_list()) std::cout << "  " << line << "\n";
     std::cout << "Selftest mutants (moe-conform selftest):\n";
     for (const auto& m : backends::selftest_mutants())
         std::cout << "  " << std::setw(28) << m.name << m.description << "\n";

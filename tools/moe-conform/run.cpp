@@ -6,6 +6,7 @@
 #include "moe/backends/registry.hpp"
 #include "moe/conformance/reports.hpp"
 #include "moe/conformance/runner.hpp"
+#include "moe/golden/suite.hpp"
 
 namespace moe::conform_cli {
 
@@ -29,14 +30,14 @@ std::string shell_quote(const std::string& s) {
 }  // namespace
 
 int run(const RunCommand& c) {
-    std::vector<std::unique_ptr<backends::Backend>> owned;
-    std::vector<backends::Backend*> list;
+    std::vector<std::unique_ptr<Backend>> owned;
+    std::vector<Backend*> list;
     for (const auto& name : expand_backend_names(c.backends)) {
         owned.push_back(backends::make_builtin_backend(name, backends::BuiltinOptions{c.device}));
         list.push_back(owned.back().get());
     }
     conformance::RunOptions o;
-    o.files = c.suite.empty() ? c.cases : conformance::suite_files(c.suite);
+    o.files = c.suite.empty() ? c.cases : golden::suite_files(c.suite);
     o.filters = c.filters;
     o.tier = c.tier;
     o.threads = c.threads;

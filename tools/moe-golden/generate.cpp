@@ -4,11 +4,10 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "moe/conformance/expectations.hpp"
-#include "moe/conformance/runner.hpp"
+#include "moe/golden/suite.hpp"
 #include "moe/generator/case_spec.hpp"
 #include "moe/generator/golden_builder.hpp"
-#include "moe/generator/manifest.hpp"
+#include "moe/golden/manifest.hpp"
 
 namespace moe::golden_cli {
 
@@ -17,9 +16,9 @@ namespace fs = std::filesystem;
 int generate(const GenerateOptions& o) {
     std::vector<generator::CaseSpec> cases;
     for (auto& c : generator::load_catalog(o.catalog)) {
-        if (!conformance::tier_includes(o.tier, c.tier)) continue;
+        if (!golden::tier_includes(o.tier, c.tier)) continue;
         bool keep = o.filters.empty();
-        for (const auto& f : o.filters) keep = keep || conformance::glob_match(f, c.name);
+        for (const auto& f : o.filters) keep = keep || golden::glob_match(f, c.name);
         if (keep) cases.push_back(std::move(c));
     }
     if (cases.empty()) {
@@ -45,7 +44,7 @@ int generate(const GenerateOptions& o) {
         if (report.dense_differs) std::cerr << ", dense reading differs (output_dense stored)";
         std::cerr << "\n";
     }
-    if (o.manifest) generator::write_manifest(o.out_dir);
+    if (o.manifest) golden::write_manifest(o.out_dir);
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cerr << "moe-golden: wrote " << cases.size() << " case(s) to " << o.out_dir << " in " << std::fixed
               << std::setprecision(1) << total << " s" << (o.manifest ? " and its manifest" : "") << "\n";

@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "moe/conformance/golden_file.hpp"
+#include "moe/golden/golden_file.hpp"
 #include "moe/spec/error.hpp"
 
 namespace moe::golden_cli {

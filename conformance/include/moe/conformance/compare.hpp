@@ -4,8 +4,8 @@
 #include <optional>
 #include <string>
 
-#include "moe/backends/backend.hpp"
-#include "moe/conformance/golden_file.hpp"
+#include "moe/spec/backend.hpp"
+#include "moe/golden/golden_file.hpp"
 #include "moe/conformance/results.hpp"
 #include "moe/conformance/tolerance.hpp"
 
@@ -28,7 +28,7 @@ std::map<std::string, Tensor> output_error_terms(const golden::GoldenCase& c, in
 //  - non-finite reference, or an element where /outputs/output_dense differs: got must have the
 //    class (finite, NaN, +Inf, -Inf) of one of the readings, and be within bound when finite and
 //    the sparse reading is finite.
-Comparison compare_output(const golden::GoldenCase& c, const Tensor& got, const backends::Precision& precision,
+Comparison compare_output(const golden::GoldenCase& c, const Tensor& got, const Precision& precision,
                           int threads);
 
 // Why a passing comparison says nothing (mostly-zero output, saturated activation), if it does not.
@@ -38,6 +38,6 @@ std::optional<std::string> vacuous_case(const golden::GoldenCase& c);
 // reference's error analysis, spec/tolerance.md).
 std::optional<StageDivergence> first_divergent_stage(const golden::GoldenCase& c,
                                                      const std::map<std::string, Tensor>& got_stages,
-                                                     const backends::Precision& precision, int threads);
+                                                     const Precision& precision, int threads);
 
 }  // namespace moe::conformance

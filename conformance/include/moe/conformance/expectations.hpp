@@ -24,6 +24,4 @@ std::vector<Expectation> load_expectations(const std::filesystem::path& file);
 const Expectation* find_expectation(const std::vector<Expectation>& list, const std::string& backend,
                                     const std::string& case_name);
 
-bool glob_match(const std::string& pattern, const std::string& text);
-
 }  // namespace moe::conformance

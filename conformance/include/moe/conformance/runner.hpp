@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "moe/backends/backend.hpp"
+#include "moe/spec/backend.hpp"
 #include "moe/conformance/expectations.hpp"
 #include "moe/conformance/results.hpp"
 
@@ -27,11 +27,6 @@ struct RunOutcome {
     std::vector<std::string> input_errors;  // bad files and rejected problems (exit 2)
 };
 
-// Every *.h5 file in `dir`, sorted by name. Throws InputError if there is none.
-std::vector<std::string> suite_files(const std::string& dir);
-
-RunOutcome run_suite(const RunOptions& o, const std::vector<backends::Backend*>& backends);
-
-bool tier_includes(const std::string& run_tier, const std::string& case_tier);
+RunOutcome run_suite(const RunOptions& o, const std::vector<Backend*>& backends);
 
 }  // namespace moe::conformance

@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "moe/backends/backend.hpp"
+#include "moe/spec/backend.hpp"
 #include "moe/spec/problem.hpp"
 
 namespace moe::conformance {
@@ -28,12 +28,12 @@ struct ToleranceModel {
 };
 
 // The coefficients for a backend that computes a case of `data` type with precision `p`.
-ToleranceModel tolerance_model(const backends::Precision& p, DType data, const Dims& d);
+ToleranceModel tolerance_model(const Precision& p, DType data, const Dims& d);
 
 // An exact-by-construction case is compared with a zero tolerance (got == the reference rounded
 // to the output type) when the backend's compute type has at least f32's 24 significand bits,
 // which the case's certificate assumes.
-bool exact_comparison_applies(bool case_is_exact, const backends::Precision& p);
+bool exact_comparison_applies(bool case_is_exact, const Precision& p);
 
 // Units in the last place of `t` at magnitude |v| (the spacing of t's values around v).
 double ulp(DType t, double v);

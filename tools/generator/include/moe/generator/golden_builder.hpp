@@ -3,7 +3,7 @@
 // output where non-finite data makes the two readings differ (spec/errata.md, E11).
 #include <string>
 
-#include "moe/conformance/golden_file.hpp"
+#include "moe/golden/golden_file.hpp"
 #include "moe/generator/case_spec.hpp"
 #include "moe/generator/kink_guard.hpp"
 

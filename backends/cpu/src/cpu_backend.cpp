@@ -1,0 +1,116 @@
+#include "moe/backends/cpu_backend.hpp"
+
+#include <thread>
+
+#include "expert_gemm.hpp"
+#include "moe/backends/mutation_table.hpp"
+#include "pipeline.hpp"
+#include "small_m_kernels.hpp"
+
+namespace moe::backends {
+
+namespace {
+
+constexpr MutationEntry<CpuMutation> kCpuMutations[] = {
+    {CpuMutation::tile_edge_dropped, "cpu_tile_edge_dropped",
+     "cpu: the first GEMM leaves the last partial 16-column tile uncomputed"},
+    {CpuMutation::wrong_expert_block, "cpu_wrong_expert_block",
+     "cpu: the second used expert's first GEMM reads the next expert's weights"},
+    {CpuMutation::scatter_race, "cpu_scatter_race",
+     "cpu: lost updates in the scatter-reduce (even tokens keep only their last slot)"},
+};
+
+}  // namespace
+
+std::vector<Mutant> cpu_mutants() {
+    return mutants_from_table<CpuMutation>(kCpuMutations, "cpu", [](CpuMutation m) -> std::unique_ptr<Backend> {
+        return std::make_unique<CpuBackend>(CpuOptions{0, m});
+    });
+}
+
+struct CpuBackend::Prepared {
+    std::map<std::string, cpu::PackedWeights> packed;
+};
+
+struct CpuBackend::Workspaces {
+    cpu::Workspace<float> f32;
+    cpu::Workspace<double> f64;
+};
+
+CpuBackend::CpuBackend(CpuOptions options)
+    : options_(options), workspaces_(std::make_shared<Workspaces>()),
+      threads_(options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
+
+std::string CpuBackend::name() const {
+    return mutant_or_plain_name(kCpuMutations, options_.mutation, "cpu");
+}
+
+std::string CpuBackend::description() const {
+    return std::string("routed CPU pipeline (mask_gen, gather, GEMMs, activation, scatter-reduce), oneDNN matmul on "
+                       "weights packed by prepare(), ") +
+           (cpu::small_m_uses_avx512() ? "AVX-512" : "portable") + " kernels for weights read in place, " +
+           std::to_string(threads_) + " threads";
+}
+
+Support CpuBackend::supports(const Problem&) const { return {}; }
+
+Precision CpuBackend::precision(DType data_type) const {
+    if (data_type == DType::f64) return {DType::f64, DType::f64};
+    // The pipeline keeps bf16 activations where the library's bf16 matmul takes them (the same
+    // predicate decides it there); f32 accumulation throughout.
+    if (cpu::rounds_bf16_intermediates(data_type)) return {DType::f32, DType::bf16};
+    return {DType::f32, DType::f32};
+}
+
+namespace {
+std::vector<const unsigned char*> weight_sources(const Problem& p) {
+    std::vector<const unsigned char*> v;
+    for (const char* w : {kWeight0, kWeight1, kWeight2}) v.push_back(p.has(w) ? p.input(w).data() : nullptr);
+    return v;
+}
+}  // namespace
+
+void CpuBackend::prepare(const Problem& p) {
+    prepared_for_ = nullptr;
+    prepared_.reset();  // the previous problem's copy goes before the next is made
+    if (p.input(kHiddenStates).dtype() == DType::f64) return;
+    const WeightLayout layout = resolve(p.attributes).weight_layout;
+    auto prepared = std::make_shared<Prepared>();
+    for (const char* name : {kWeight0, kWeight1, kWeight2})
+        if (p.has(name)) prepared->packed.emplace(name, cpu::PackedWeights(p.input(name), layout, threads_));
+    prepared_ = std::move(prepared);
+    prepared_for_ = &p;
+    prepared_sources_ = weight_sources(p);
+}
+
+Output CpuBackend::run(const Problem& p, bool want_stages) {
+    if (p.input(kHiddenStates).dtype() == DType::f64)
+        return cpu::Pipeline<double>(p, threads_, options_.mutation, workspaces_->f64).run(want_stages);
+    const bool prepared = prepared_ && prepared_for_ == &p && prepared_sources_ == weight_sources(p);
+    return cpu::Pipeline<float>(p, threads_, options_.mutation, workspaces_->f32, prepared ? &prepared_->packed : nullptr)
+        .run(want_stages);
+}
+
+void cpu_f32_gemm(const float* A, std::size_t M, const Tensor& weights, std::size_t expert, float* C, int threads) {
+    const std::size_t N = weights.shape()[1], K = weights.shape()[2];
+    cpu::expert_gemm(A, M, K, {&weights, expert, WeightLayout::NK}, C, N, threads);
+}
+
+}  // namespace moe::backends
+
+namespace moe::backends {
+
+struct CpuPackedGemm::Impl {
+    cpu::PackedWeights packed;
+    int threads;
+};
+
+CpuPackedGemm::CpuPackedGemm(const Tensor& weights, int threads)
+    : impl_(std::make_shared<Impl>(Impl{cpu::PackedWeights(weights, WeightLayout::NK, threads), threads})) {}
+
+void CpuPackedGemm::run(const float* A, std::size_t M, std::size_t expert, float* C) const {
+    const cpu::PackedWeights& w = impl_->packed;
+    cpu::onednn_matmul(A, DType::f32, M, w.K(), w, expert, C, w.N(), impl_->threads);
+}
+
+}  // namespace moe::backends

@@ -1,0 +1,75 @@
+#pragma once
+// `opencl`: the routed pipeline of OpenVINO's GPU plugin as OpenCL kernels (backends/src/opencl/kernels):
+// mask_gen -> gather -> first GEMM(s) -> SwiGLU -> down GEMM (+ bias) -> scatter-reduce, f32
+// arithmetic and f32 intermediates on the device for f32/f16/bf16 inputs (weights read in their
+// own type). f64 inputs are declared unsupported. Runs on any OpenCL 1.2+ device behind the ICD
+// loader (PoCL on a CPU-only machine).
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "moe/spec/backend.hpp"
+#include "moe/spec/mutant.hpp"
+#include "moe/backends/routing_plan.hpp"
+
+namespace moe::backends {
+
+// The deliberately broken variants `moe-conform selftest` must catch. Kernel mutations are
+// compiled in with -D flags (kernels/gemm.cl), host ones change an offset; the correct backend
+// builds neither.
+enum class OpenclMutation {
+    none,
+    tile_edge_dropped,  // moe_gemm leaves the last partial tile of output columns uncomputed
+    // moe_gemm's k-loop without its barrier: a work-item multiplies tiles that the others have
+    // not loaded yet. Caught deterministically on PoCL's CPU device too: PoCL runs the
+    // work-items one after another between barriers and adds barriers of its own only at loop
+    // boundaries, and the double-buffered k-step body (load step s + 1, compute step s) has
+    // no inner loop left after unrolling, so none covers the missing one.
+    missing_barrier,
+    tile_row_skipped,   // moe_gemm: the last row of the weight tile is never loaded (tile used incomplete)
+    wrong_offset,       // the second used expert's first GEMM reads its rows at the first expert's offset
+};
+
+// The opencl mutants (every OpenclMutation but none).
+std::vector<Mutant> opencl_mutants();
+
+struct OpenclOptions {
+    // "" = the first GPU, else the first device of any type; "P:D" = platform P, device D;
+    // otherwise a case-insensitive substring of the device or platform name.
+    std::string device;
+    OpenclMutation mutation = OpenclMutation::none;
+};
+
+class OpenclBackend : public Backend {
+public:
+    explicit OpenclBackend(OpenclOptions options = {});
+    ~OpenclBackend() override;
+    std::string name() const override;  // opencl, or mutant:<mutation name>
+    std::string description() const override;
+    Availability availability() const override;
+    Support supports(const Problem& p) const override;
+    Precision precision(DType data_type) const override;
+    bool provides_stages() const override { return true; }
+    // Uploads the weights and biases to the device once; run() on the same, unchanged problem
+    // object reuses them (any other problem is uploaded as it runs).
+    void prepare(const Problem& p) override;
+    Output run(const Problem& p, bool want_stages) override;
+    // Device time of the last run() per kernel name (moe_gemm, moe_gather, ...), in seconds,
+    // summed over its launches, from the queue's profiling events.
+    std::map<std::string, double> last_kernel_times() const override;
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+// One line per OpenCL device found (platform:device index, name, platform, version, type,
+// compute units, max work-group size, local memory, fp16/fp64), or one line saying why none.
+std::vector<std::string> opencl_device_list();
+
+// Testing hook: runs only the moe_mask_gen kernel on the selected device and returns what it
+// produced, in make_routing_plan's form. Throws (with the reason) when no device is available.
+RoutingPlan opencl_mask_gen(const Tensor& indices, std::size_t experts, const std::string& device = "");
+
+}  // namespace moe::backends

@@ -1,0 +1,219 @@
+#include "moe/backends/opencl_backend.hpp"
+
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "moe/backends/mutation_table.hpp"
+#include "moe/backends/opencl_testing.hpp"
+
+#include "cl_device.hpp"
+#include "cl_runtime.hpp"
+#include "opencl_pipeline.hpp"
+
+namespace moe::backends {
+
+namespace {
+
+constexpr const char* kStagesText = "OpenCL pipeline (mask_gen, gather, tiled GEMM, SwiGLU, scatter-reduce)";
+
+// The selected device's runtime, or why there is none.
+struct Selected {
+    std::unique_ptr<ocl::Runtime> runtime;
+    std::string reason;
+};
+
+Selected select(const std::string& spec) {
+    Selected s;
+    try {
+        const ocl::Devices devices = ocl::enumerate_devices();
+        std::string why;
+        const auto d = ocl::select_device(devices, spec, why);
+        if (!d) {
+            s.reason = why;
+            return s;
+        }
+        s.runtime = std::make_unique<ocl::Runtime>(*d);
+    } catch (const ocl::ClError& e) {
+        s.reason = e.what();
+    }
+    return s;
+}
+
+// The -D flags that compile a kernel mutation in (kernels/gemm.cl); "" for the others.
+std::string mutation_defines(OpenclMutation m) {
+    switch (m) {
+        case OpenclMutation::tile_edge_dropped: return "-DMOE_MUT_TILE_EDGE";
+        case OpenclMutation::missing_barrier: return "-DMOE_MUT_NO_BARRIER";
+        case OpenclMutation::tile_row_skipped: return "-DMOE_MUT_TILE_ROW_SKIP";
+        default: return "";
+    }
+}
+
+std::vector<const unsigned char*> weight_sources(const Problem& p) {
+    std::vector<const unsigned char*> v;
+    for (const char* w : {kWeight0, kWeight1, kWeight2, kBias0, kBias1}) v.push_back(p.has(w) ? p.input(w).data() : nullptr);
+    return v;
+}
+
+constexpr MutationEntry<OpenclMutation> kOpenclMutations[] = {
+    {OpenclMutation::tile_edge_dropped, "opencl_tile_edge_dropped",
+     "opencl: moe_gemm leaves the last partial tile of output columns uncomputed"},
+    {OpenclMutation::missing_barrier, "opencl_missing_barrier",
+     "opencl: moe_gemm's k-loop has no barrier: work-items multiply tiles the others have not loaded yet"},
+    {OpenclMutation::tile_row_skipped, "opencl_tile_row_skipped",
+     "opencl: moe_gemm never loads the last row of its weight tile (reads an incomplete tile)"},
+    {OpenclMutation::wrong_offset, "opencl_wrong_offset",
+     "opencl: the second used expert's first GEMM reads its rows at the first expert's offset"},
+};
+
+}  // namespace
+
+std::vector<Mutant> opencl_mutants() {
+    return mutants_from_table<OpenclMutation>(kOpenclMutations, "opencl", [](OpenclMutation m) -> std::unique_ptr<Backend> {
+        return std::make_unique<OpenclBackend>(OpenclOptions{"", m});
+    });
+}
+
+struct OpenclBackend::State {
+    OpenclOptions options;
+    Selected selected;
+    std::mutex build_mutex;  // the program is built on first use (a few hundred ms on PoCL)
+    // What prepare() uploaded, and for which problem (its address and its weights' storage).
+    const Problem* prepared_for = nullptr;
+    std::vector<const unsigned char*> prepared_sources;
+    std::optional<ocl::DeviceWeights> prepared;
+    std::map<std::string, double> kernel_times;  // of the last run
+};
+
+OpenclBackend::OpenclBackend(OpenclOptions options) : state_(std::make_unique<State>()) {
+    state_->options = std::move(options);
+    state_->selected = select(state_->options.device);
+}
+
+OpenclBackend::~OpenclBackend() = default;
+
+std::string OpenclBackend::name() const {
+    return mutant_or_plain_name(kOpenclMutations, state_->options.mutation, "opencl");
+}
+
+std::string OpenclBackend::description() const {
+    if (!state_->selected.runtime) return std::string(kStagesText) + "; no device";
+    const auto& d = state_->selected.runtime->device();
+    return std::string(kStagesText) + " on " + d.name + " (" + d.platform_name + ")";
+}
+
+Availability OpenclBackend::availability() const {
+    if (state_->selected.runtime) return {};
+    return {false, state_->selected.reason};
+}
+
+Support OpenclBackend::supports(const Problem& p) const {
+    for (const auto& [name, t] : p.inputs)
+        if (t.dtype() == DType::f64) return {false, "f64 inputs are not supported by the opencl backend"};
+    return {};
+}
+
+Precision OpenclBackend::precision(DType) const { return {DType::f32, DType::f32}; }
+
+void OpenclBackend::prepare(const Problem& p) {
+    state_->prepared_for = nullptr;
+    state_->prepared.reset();
+    if (!state_->selected.runtime || !supports(p).supported) return;  // run() reports why
+    try {
+        validate(p);
+        state_->prepared = ocl::upload_weights(*state_->selected.runtime, p);
+    } catch (const std::exception&) {
+        return;  // an invalid problem, or no room on the device: run() uploads (and reports) as it goes
+    }
+    state_->prepared_for = &p;
+    state_->prepared_sources = weight_sources(p);
+}
+
+Output OpenclBackend::run(const Problem& p, bool want_stages) {
+    if (!state_->selected.runtime) throw std::runtime_error("opencl backend unavailable: " + state_->selected.reason);
+    const Support s = supports(p);
+    if (!s.supported) throw std::runtime_error(s.reason);
+    ocl::Runtime& rt = *state_->selected.runtime;
+    {
+        std::lock_guard<std::mutex> lock(state_->build_mutex);
+        rt.build(mutation_defines(state_->options.mutation));
+    }
+    ocl::PipelineOptions o;
+    if (state_->prepared && state_->prepared_for == &p && state_->prepared_sources == weight_sources(p))
+        o.weights = &*state_->prepared;
+    o.wrong_offset = state_->options.mutation == OpenclMutation::wrong_offset;
+    rt.take_kernel_times();  // drop anything not from this run
+    Output out = ocl::run_pipeline(rt, p, want_stages, o);
+    state_->kernel_times = rt.take_kernel_times();
+    return out;
+}
+
+std::map<std::string, double> OpenclBackend::last_kernel_times() const { return state_->kernel_times; }
+
+std::vector<std::string> opencl_device_list() {
+    std::vector<std::string> lines;
+    try {
+        const ocl::Devices devices = ocl::enumerate_devices();
+        if (devices.list.empty()) return {"none: " + devices.error};
+        for (const auto& d : devices.list) lines.push_back(ocl::describe(d));
+    } catch (const ocl::ClError& e) {
+        lines.push_back(std::string("none: ") + e.what());
+    }
+    return lines;
+}
+
+RoutingPlan opencl_mask_gen(const Tensor& indices, std::size_t experts, const std::string& device) {
+    Selected s = select(device);
+    if (!s.runtime) throw std::runtime_error("opencl backend unavailable: " + s.reason);
+    s.runtime->build();
+    return ocl::mask_gen(*s.runtime, indices, experts).host;
+}
+
+namespace opencl_testing {
+
+namespace {
+// One built runtime per device spec, kept for the process (a build costs a few hundred ms).
+const ocl::Runtime& runtime(const std::string& device) {
+    static std::mutex mutex;
+    static std::map<std::string, std::unique_ptr<ocl::Runtime>> runtimes;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto& rt = runtimes[device];
+    if (!rt) {
+        Selected s = select(device);
+        if (!s.runtime) throw std::runtime_error("opencl backend unavailable: " + s.reason);
+        s.runtime->build();
+        rt = std::move(s.runtime);
+    }
+    return *rt;
+}
+}  // namespace
+
+std::vector<float> gather(const Tensor& x, const std::vector<std::uint32_t>& token, const std::string& device) {
+    return ocl::gather_rows(runtime(device), x, token);
+}
+
+std::vector<float> gemm(const std::vector<float>& A, std::size_t M, const Tensor& weights, bool kn, std::size_t expert,
+                        const Tensor* bias, const std::string& device) {
+    return ocl::gemm_rows(runtime(device), A, M, weights, kn, expert, bias);
+}
+
+std::vector<float> gemm_experts(const std::vector<float>& A, const std::vector<std::size_t>& counts,
+                                const Tensor& weights, bool kn, const Tensor* bias, const std::string& device) {
+    return ocl::gemm_expert_rows(runtime(device), A, counts, weights, kn, bias);
+}
+
+std::vector<float> swiglu(const std::vector<float>& first, const std::vector<float>& up, std::size_t rows,
+                          std::size_t inter, bool gemm2, float beta, float limit, int gate_lane, const std::string& device) {
+    return ocl::swiglu_rows(runtime(device), first, up, rows, inter, gemm2, beta, limit, gate_lane);
+}
+
+std::vector<float> scatter_reduce(const std::vector<float>& down, const std::vector<float>& slot_weight,
+                                  const std::vector<std::uint32_t>& position, std::size_t tokens, std::size_t topk,
+                                  std::size_t hidden, const std::string& device) {
+    return ocl::scatter_reduce_rows(runtime(device), down, slot_weight, position, tokens, topk, hidden);
+}
+
+}  // namespace opencl_testing
+
+}  // namespace moe::backends

@@ -1,0 +1,28 @@
+#pragma once
+// The built-in backends and the selftest's mutants, by name. Only the command-line tools (and a
+// future plugin loader) link this: it brings in every backend family and their libraries.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "moe/spec/backend.hpp"
+#include "moe/spec/mutant.hpp"
+
+namespace moe::backends {
+
+std::vector<std::string> builtin_backend_names();
+
+// Options some built-in backends take; the others ignore them.
+struct BuiltinOptions {
+    std::string device;  // opencl: "" (first GPU, else first device), "P:D", or a name substring
+};
+// Throws InputError naming the known backends when `name` is not one of them.
+std::unique_ptr<Backend> make_builtin_backend(const std::string& name, const BuiltinOptions& options = {});
+
+// Every family's deliberately broken backends, the ones `moe-conform selftest` must catch.
+std::vector<Mutant> selftest_mutants();
+
+// One line per OpenCL device found, or one line saying why none (moe-conform list).
+std::vector<std::string> device_list();
+
+}  // namespace moe::backends

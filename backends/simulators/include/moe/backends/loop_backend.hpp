@@ -1,0 +1,56 @@
+#pragma once
+// `loop`: the operation in plain loops with f32 arithmetic, token by token and slot by slot,
+// summing the K slots in slot order. Simple enough to trust by reading; a correct f32
+// implementation to measure the tolerance against; and, with a LoopMutation, the deliberately broken
+// variants that `moe-conform selftest` must catch.
+#include <string>
+#include <vector>
+
+#include "moe/spec/backend.hpp"
+#include "moe/spec/mutant.hpp"
+
+namespace moe::backends {
+
+enum class LoopMutation {
+    none,
+    lanes_swapped,             // GEMM2: gate and linear lanes exchanged
+    alpha_beta_swapped,        // swish beta and clamp limit exchanged
+    plus_one_dropped,          // GEMM2: (clamp(lin) + 1) becomes clamp(lin)
+    clamp_lower_dropped,       // GEMM2: clamp(lin, -L, L) becomes min(lin, L)
+    minimum_dropped,           // GEMM2: min(gate, L) becomes gate
+    bias0_dropped,             // GEMM2: bias_0 ignored
+    bias1_dropped,             // GEMM2: bias_1 ignored
+    swish_beta_one,            // swish beta taken as 1
+    routing_slot_shifted,      // the weight of slot k applied to slot (k + 1) mod K
+    last_expert_ignored,       // expert E - 1 contributes nothing
+    token_output_to_neighbour, // token 0's output written to token 1 (token 0 left zero)
+    gemm3_up_ignored,          // GEMM3: act = swish(gate), the seed text's literal pseudocode
+    f16_accumulation,          // every GEMM sum rounded to f16 while declaring f32
+    hidden_off_by_one,         // the first GEMM's sum stops at H - 1
+};
+
+// The loop mutants, in declaration order (every LoopMutation but none).
+std::vector<Mutant> loop_mutants();
+
+struct LoopOptions {
+    // Round gate_up/gate/up, act and down to the problem's data type between stages, as GPU
+    // kernels that keep f16 intermediates do (declared as storage = data type).
+    bool store_in_data_type = false;
+    LoopMutation mutation = LoopMutation::none;
+};
+
+class LoopBackend : public Backend {
+public:
+    explicit LoopBackend(LoopOptions options = {});
+    std::string name() const override;  // loop_f32, loop_lowp, or mutant:<mutation name>
+    std::string description() const override;
+    Support supports(const Problem& p) const override;
+    Precision precision(DType data_type) const override;
+    bool provides_stages() const override { return true; }
+    Output run(const Problem& p, bool want_stages) override;
+
+private:
+    LoopOptions options_;
+};
+
+}  // namespace moe::backends

@@ -1,0 +1,262 @@
+// loop_f32, loop_lowp and the mutants: the operation as plain f32 loops, token by token and slot
+// by slot. Written from the semantics alone, independently of the reference, so that the two
+// check each other; every mutant is this code with one deliberate mistake switched on.
+#include "moe/backends/loop_backend.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "moe/backends/mutation_table.hpp"
+#include "moe/spec/problem.hpp"
+
+namespace moe::backends {
+
+namespace {
+
+constexpr MutationEntry<LoopMutation> kLoopMutations[] = {
+    {LoopMutation::lanes_swapped, "lanes_swapped", "GEMM2: the swish (gate) and clamp (linear) lanes of gate_up exchanged"},
+    {LoopMutation::alpha_beta_swapped, "alpha_beta_swapped", "the swish beta and the clamp limit exchanged"},
+    {LoopMutation::plus_one_dropped, "plus_one_dropped", "GEMM2: (clamp(lin, -L, L) + 1) computed as clamp(lin, -L, L)"},
+    {LoopMutation::clamp_lower_dropped, "clamp_lower_dropped", "GEMM2: clamp(lin, -L, L) computed as min(lin, L)"},
+    {LoopMutation::minimum_dropped, "minimum_dropped", "GEMM2: min(gate, L) computed as gate"},
+    {LoopMutation::bias0_dropped, "bias0_dropped", "GEMM2: bias_0 ignored"},
+    {LoopMutation::bias1_dropped, "bias1_dropped", "GEMM2: bias_1 ignored"},
+    {LoopMutation::swish_beta_one, "swish_beta_one", "swish beta taken as 1 whatever the attributes say"},
+    {LoopMutation::routing_slot_shifted, "routing_slot_shifted", "the routing weight of slot (k + 1) mod K applied to slot k"},
+    {LoopMutation::last_expert_ignored, "last_expert_ignored", "expert E - 1 contributes nothing to the output"},
+    {LoopMutation::token_output_to_neighbour, "token_output_to_neighbour",
+     "token 0's output added into token 1's row, token 0's row left zero"},
+    {LoopMutation::gemm3_up_ignored, "gemm3_up_ignored", "GEMM3: act = swish(gate), the up projection ignored"},
+    {LoopMutation::f16_accumulation, "f16_accumulation",
+     "every GEMM partial sum and the top-k sum rounded to f16 while declaring f32 compute"},
+    {LoopMutation::hidden_off_by_one, "hidden_off_by_one", "the first GEMM's dot products skip the last hidden element"},
+};
+
+// Everything one run needs: sizes, the arithmetic parameters as this backend (mutation included)
+// reads them, and every input widened once to float.
+struct Setup {
+    Dims d;
+    bool gemm2 = true;
+    float beta = 1.0f, limit = 0.0f;
+    int gate_lane = 0;
+    bool nk = true;
+    bool compact_routing = true;
+    DType storage = DType::f32;
+    LoopMutation m = LoopMutation::none;
+    std::vector<float> x, routing, w0, w1, w2, b0, b1;  // b0/b1 empty when absent or dropped
+
+    bool mutated(LoopMutation which) const { return m == which; }
+};
+
+// f64 inputs are rounded to f32 here: the real input rounding of an f32 backend. f16/bf16/f32
+// widen exactly.
+std::vector<float> widen(const Tensor& t) {
+    const std::vector<double> wide = t.to_f64();
+    std::vector<float> out(wide.size());
+    for (std::size_t i = 0; i < wide.size(); ++i) out[i] = static_cast<float>(wide[i]);
+    return out;
+}
+
+std::vector<float> widen_optional(const Problem& p, const char* name, bool dropped) {
+    return p.has(name) && !dropped ? widen(p.input(name)) : std::vector<float>{};
+}
+
+// One addition of a running sum; the f16_accumulation mutant rounds every partial sum to f16.
+float add(float sum, float term, bool f16) {
+    const float s = sum + term;
+    return f16 ? static_cast<float>(round_to(DType::f16, s)) : s;
+}
+
+// Keeps an intermediate between stages in the declared storage type (a no-op for f32 storage).
+float store(const Setup& s, float v) {
+    return s.storage == DType::f32 ? v : static_cast<float>(round_to(s.storage, v));
+}
+
+// y = W[e] x (+ b[e]) for one expert, W[e] of `rows` outputs by `cols` inputs laid out NK
+// ([rows, cols]) or KN ([cols, rows]). Each dot product runs in float in index order over the
+// first `used` inputs (hidden_off_by_one shortens it); the bias is added after the sum; each
+// result is then stored in the storage type.
+std::vector<float> gemv(const Setup& s, const std::vector<float>& w, const std::vector<float>& bias, std::size_t e,
+                        std::size_t rows, std::size_t cols, const float* in, std::size_t used) {
+    const float* we = w.data() + e * rows * cols;
+    const bool f16 = s.mutated(LoopMutation::f16_accumulation);
+    std::vector<float> y(rows);
+    for (std::size_t n = 0; n < rows; ++n) {
+        float sum = 0.0f;
+        for (std::size_t k = 0; k < used; ++k) sum = add(sum, (s.nk ? we[n * cols + k] : we[k * rows + n]) * in[k], f16);
+        if (!bias.empty()) sum += bias[e * rows + n];  // [E, 1, N] and [E, N] share the flat layout
+        y[n] = store(s, sum);
+    }
+    return y;
+}
+
+// Both written so that a NaN argument comes back unchanged (every comparison with NaN is false).
+float minimum(float x, float limit) { return x > limit ? limit : x; }
+float clamp(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
+float swish(float x, float beta) { return x / (1.0f + std::exp(-beta * x)); }
+
+// GEMM2: act_j = (clamp(lin_j, -L, L) + 1) * swish(min(gate_j, L); beta).
+std::vector<float> gemm2_act(const Setup& s, const std::vector<float>& gate_up) {
+    const int g = s.mutated(LoopMutation::lanes_swapped) ? 1 - s.gate_lane : s.gate_lane;
+    std::vector<float> act(s.d.I);
+    for (std::size_t j = 0; j < s.d.I; ++j) {
+        const float gate = gate_up[2 * j + static_cast<std::size_t>(g)];
+        const float lin = gate_up[2 * j + 1 - static_cast<std::size_t>(g)];
+        const float clamped = s.mutated(LoopMutation::clamp_lower_dropped) ? minimum(lin, s.limit)
+                                                                      : clamp(lin, -s.limit, s.limit);
+        const float linear = s.mutated(LoopMutation::plus_one_dropped) ? clamped : clamped + 1.0f;
+        const float capped = s.mutated(LoopMutation::minimum_dropped) ? gate : minimum(gate, s.limit);
+        act[j] = store(s, linear * swish(capped, s.beta));
+    }
+    return act;
+}
+
+// GEMM3: act_j = swish(gate_j; beta) * up_j.
+std::vector<float> gemm3_act(const Setup& s, const std::vector<float>& gate, const std::vector<float>& up) {
+    std::vector<float> act(s.d.I);
+    for (std::size_t j = 0; j < s.d.I; ++j) {
+        const float sw = swish(gate[j], s.beta);
+        act[j] = store(s, s.mutated(LoopMutation::gemm3_up_ignored) ? sw : sw * up[j]);
+    }
+    return act;
+}
+
+// The intermediates of one (token, slot) pair, in pipeline order, named as in the golden files.
+using PairStages = std::vector<std::pair<const char*, std::vector<float>>>;
+
+// One expert on one token. The last entry is "down" (bias_1 included, routing weight not).
+PairStages run_expert(const Setup& s, std::size_t e, const float* x) {
+    const Dims& d = s.d;
+    const std::size_t used = s.mutated(LoopMutation::hidden_off_by_one) ? d.H - 1 : d.H;
+    if (s.gemm2) {
+        auto gate_up = gemv(s, s.w0, s.b0, e, 2 * d.I, d.H, x, used);
+        auto act = gemm2_act(s, gate_up);
+        auto down = gemv(s, s.w1, s.b1, e, d.H, d.I, act.data(), d.I);
+        return {{"gate_up", std::move(gate_up)}, {"act", std::move(act)}, {"down", std::move(down)}};
+    }
+    const std::vector<float> none;
+    auto gate = gemv(s, s.w0, none, e, d.I, d.H, x, used);
+    auto up = gemv(s, s.w1, none, e, d.I, d.H, x, d.H);
+    auto act = gemm3_act(s, gate, up);
+    auto down = gemv(s, s.w2, none, e, d.H, d.I, act.data(), d.I);
+    return {{"gate", std::move(gate)}, {"up", std::move(up)}, {"act", std::move(act)}, {"down", std::move(down)}};
+}
+
+// Routing weight of (token t, slot k) whose expert is e, in either layout.
+float routing_weight(const Setup& s, std::size_t t, std::size_t k, std::size_t e) {
+    return s.compact_routing ? s.routing[t * s.d.K + k] : s.routing[e * s.d.T + t];
+}
+
+}  // namespace
+
+LoopBackend::LoopBackend(LoopOptions options) : options_(options) {}
+
+std::string LoopBackend::name() const {
+    return mutant_or_plain_name(kLoopMutations, options_.mutation, options_.store_in_data_type ? "loop_lowp" : "loop_f32");
+}
+
+std::string LoopBackend::description() const {
+    if (const auto* m = find_mutation(kLoopMutations, options_.mutation)) return m->description;
+    return options_.store_in_data_type
+               ? "plain f32 loops, K slots summed in slot order, f16/bf16 intermediates stored in the data type"
+               : "plain f32 loops, K slots summed in slot order, intermediates kept in f32";
+}
+
+Support LoopBackend::supports(const Problem&) const { return {}; }
+
+Precision LoopBackend::precision(DType data_type) const {
+    Precision p;  // compute f32 always: the f16_accumulation mutant's declaration is its bug
+    // Only f16/bf16 storage lowers anything below f32; f64 data still keeps f32 intermediates.
+    if (options_.store_in_data_type && (data_type == DType::f16 || data_type == DType::bf16)) p.storage = data_type;
+    return p;
+}
+
+Output LoopBackend::run(const Problem& p, bool want_stages) {
+    Setup s;
+    s.d = validate(p);
+    const ResolvedParams rp = resolve(p.attributes);
+    const Dims& d = s.d;
+    const LoopMutation m = options_.mutation;
+    s.m = m;
+    s.gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
+    s.beta = static_cast<float>(rp.swish_beta);
+    s.limit = static_cast<float>(rp.clamp_limit);
+    if (m == LoopMutation::alpha_beta_swapped) {  // GEMM3 has no clamp: only its beta changes (to 0)
+        s.beta = static_cast<float>(rp.clamp_limit);
+        s.limit = static_cast<float>(rp.swish_beta);
+    }
+    if (m == LoopMutation::swish_beta_one) s.beta = 1.0f;
+    s.gate_lane = rp.gate_lane;
+    s.nk = rp.weight_layout == WeightLayout::NK;
+    s.compact_routing = rp.routing_layout == RoutingLayout::compact;
+    const Tensor& hidden = p.input(kHiddenStates);
+    s.storage = precision(hidden.dtype()).storage;
+
+    s.x = widen(hidden);
+    s.routing = widen(p.input(kRoutingWeights));
+    s.w0 = widen(p.input(kWeight0));
+    s.w1 = widen(p.input(kWeight1));
+    if (!s.gemm2) s.w2 = widen(p.input(kWeight2));
+    s.b0 = widen_optional(p, kBias0, m == LoopMutation::bias0_dropped);
+    s.b1 = widen_optional(p, kBias1, m == LoopMutation::bias1_dropped);
+    const Tensor& idx = p.input(kTopkIndices);
+
+    const bool f16 = m == LoopMutation::f16_accumulation;
+    std::vector<float> out(d.T * d.H, 0.0f);
+    std::map<std::string, std::vector<float>> stages;  // name -> [T, K, width]
+    for (std::size_t t = 0; t < d.T; ++t) {
+        const float* x = s.x.data() + t * d.H;
+        float* row = out.data() + t * d.H;
+        for (std::size_t k = 0; k < d.K; ++k) {
+            const auto e = static_cast<std::size_t>(idx.get_index(t * d.K + k));
+            const PairStages pair = run_expert(s, e, x);
+            if (want_stages) {
+                for (const auto& [name, v] : pair) {
+                    auto& buf = stages[name];
+                    buf.resize(d.T * d.K * v.size());
+                    std::copy(v.begin(), v.end(), buf.begin() + static_cast<std::ptrdiff_t>((t * d.K + k) * v.size()));
+                }
+            }
+            if (m == LoopMutation::last_expert_ignored && e == d.E - 1) continue;
+            // The mutant takes the weight of the next slot, read with that slot's own expert.
+            const std::size_t wk = m == LoopMutation::routing_slot_shifted ? (k + 1) % d.K : k;
+            const float w = routing_weight(s, t, wk, static_cast<std::size_t>(idx.get_index(t * d.K + wk)));
+            const std::vector<float>& down = pair.back().second;
+            for (std::size_t h = 0; h < d.H; ++h) row[h] = add(row[h], w * down[h], f16);
+        }
+    }
+    if (m == LoopMutation::token_output_to_neighbour && d.T >= 2) {
+        for (std::size_t h = 0; h < d.H; ++h) {
+            out[d.H + h] += out[h];
+            out[h] = 0.0f;
+        }
+    }
+
+    // The op's output has the type of hidden_states: the float sums rounded to it once.
+    Output result;
+    result.output = Tensor::from_f64(hidden.dtype(), hidden.shape(), std::vector<double>(out.begin(), out.end()));
+    if (want_stages) {
+        const std::vector<std::pair<const char*, std::size_t>> layout =
+            s.gemm2 ? std::vector<std::pair<const char*, std::size_t>>{{"gate_up", 2 * d.I}, {"act", d.I}, {"down", d.H}}
+                    : std::vector<std::pair<const char*, std::size_t>>{
+                          {"gate", d.I}, {"up", d.I}, {"act", d.I}, {"down", d.H}};
+        for (const auto& [name, width] : layout) {
+            std::vector<float>& buf = stages[name];
+            buf.resize(d.T * d.K * width);  // T = 0 still gets its [0, K, width] tensor
+            result.stages.emplace(name, Tensor::from_f64(DType::f32, {d.T, d.K, width},
+                                                         std::vector<double>(buf.begin(), buf.end())));
+        }
+    }
+    return result;
+}
+
+std::vector<Mutant> loop_mutants() {
+    return mutants_from_table<LoopMutation>(kLoopMutations, "loop", [](LoopMutation m) {
+        return std::make_unique<LoopBackend>(LoopOptions{false, m});
+    });
+}
+
+}  // namespace moe::backends

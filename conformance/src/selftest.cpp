@@ -1,0 +1,76 @@
+#include "moe/conformance/selftest.hpp"
+
+#include <algorithm>
+
+namespace moe::conformance {
+
+std::size_t SelftestReport::runnable_mutants() const {
+    return static_cast<std::size_t>(
+        std::count_if(mutants.begin(), mutants.end(), [](const MutantVerdict& m) { return !m.unavailable; }));
+}
+
+std::size_t SelftestReport::caught_mutants() const {
+    return static_cast<std::size_t>(std::count_if(mutants.begin(), mutants.end(),
+                                                  [](const MutantVerdict& m) { return !m.unavailable && m.caught(); }));
+}
+
+bool SelftestReport::passed() const {
+    if (!input_errors.empty()) return false;
+    for (const auto& c : correct)
+        if (!c.unavailable && !c.clean()) return false;
+    return caught_mutants() == runnable_mutants();
+}
+
+SelftestReport run_selftest(const RunOptions& o, const std::vector<Backend*>& correct,
+                            const std::vector<Mutant>& mutants) {
+    SelftestReport report;
+    for (Backend* b : correct) {
+        CorrectBackendVerdict v;
+        v.name = b->name();
+        const Availability a = b->availability();
+        if (!a.available) {
+            v.unavailable = a.reason;
+            report.correct.push_back(std::move(v));
+            continue;
+        }
+        RunOutcome outcome = run_suite(o, {b});
+        if (!outcome.input_errors.empty()) {
+            report.input_errors = std::move(outcome.input_errors);
+            return report;
+        }
+        v.summary = summarize(outcome.results);
+        for (auto& r : outcome.results) {
+            v.worst_ratio = std::max(v.worst_ratio, r.metrics.worst_ratio);
+            if (r.status != Status::pass && r.status != Status::skip) v.problems.push_back(std::move(r));
+        }
+        report.correct.push_back(std::move(v));
+    }
+    for (const auto& m : mutants) {
+        MutantVerdict v;
+        v.name = m.name;
+        v.family = m.family;
+        v.description = m.description;
+        const auto b = m.make();
+        const Availability a = b->availability();
+        if (!a.available) {
+            v.unavailable = a.reason;
+            report.mutants.push_back(std::move(v));
+            continue;
+        }
+        RunOutcome outcome = run_suite(o, {b.get()});
+        if (!outcome.input_errors.empty()) {
+            report.input_errors = std::move(outcome.input_errors);
+            return report;
+        }
+        v.cases = outcome.results.size();
+        for (auto& r : outcome.results) {
+            if (r.status != Status::fail && r.status != Status::error) continue;
+            if (!v.first_catch) v.first_catch = r;
+            ++v.caught_by;
+        }
+        report.mutants.push_back(std::move(v));
+    }
+    return report;
+}
+
+}  // namespace moe::conformance
