@@ -1,4 +1,4 @@
-#include "machine_rates.hpp"
+#include "moe/bench/machine_rates.hpp"
 
 #include <immintrin.h>
 #include <omp.h>

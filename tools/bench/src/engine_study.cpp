@@ -1,4 +1,4 @@
-#include "engine_study.hpp"
+#include "moe/bench/engine_study.hpp"
 
 #include <algorithm>
 #include <chrono>
