@@ -125,4 +125,13 @@ RunOutcome run_suite(const RunOptions& o, const std::vector<Backend*>& backends)
     return outcome;
 }
 
+int run_exit_code(const RunOutcome& outcome) {
+    if (!outcome.input_errors.empty()) return 2;
+    const auto s = summarize(outcome.results);
+    if (s.total == 0) return 2;
+    if (s.failed + s.errors + s.xpassed > 0) return 1;
+    if (s.skipped == s.total) return 77;
+    return 0;
+}
+
 }  // namespace moe::conformance

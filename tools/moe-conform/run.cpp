@@ -61,19 +61,12 @@ int run(const RunCommand& c) {
     if (!c.junit.empty()) conformance::write_junit_report(c.junit, info, outcome.results);
 
     for (const auto& e : outcome.input_errors) std::cerr << "moe-conform: error: " << e << "\n";
-    if (!outcome.input_errors.empty()) {
+    if (!outcome.input_errors.empty())
         std::cerr << "moe-conform: " << outcome.input_errors.size()
                   << " golden file(s) could not be used; their cases were not compared\n";
-        return 2;
-    }
-    const auto s = conformance::summarize(outcome.results);
-    if (s.total == 0) {
+    else if (outcome.results.empty())
         std::cerr << "moe-conform: error: no case matched the tier and filters\n";
-        return 2;
-    }
-    if (s.failed + s.errors + s.xpassed > 0) return 1;
-    if (s.skipped == s.total) return 77;
-    return 0;
+    return conformance::run_exit_code(outcome);
 }
 
 }  // namespace moe::conform_cli

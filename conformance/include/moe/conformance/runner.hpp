@@ -29,4 +29,8 @@ struct RunOutcome {
 
 RunOutcome run_suite(const RunOptions& o, const std::vector<Backend*>& backends);
 
+// The exit code a CI gates on (spec/report-format.md): 2 when a golden file could not be used or
+// nothing matched the selection, 1 on a FAIL, ERROR or XPASS, 77 when every case was skipped, else 0.
+int run_exit_code(const RunOutcome& outcome);
+
 }  // namespace moe::conformance
