@@ -1,9 +1,13 @@
 # moe_conform_add_suite: registers a conformance run as a CTest test, so a project gates its CI
 # with `ctest`. Include this file (or copy it) and point MOE_CONFORM_EXECUTABLE at moe-conform.
 #
-#   moe_conform_add_suite(NAME <test name> BACKENDS <name>... (SUITE <dir> | CASES <file>...)
+#   moe_conform_add_suite(NAME <test name> [BACKENDS <name>...] [BACKEND_LIBS <plugin.so>...]
+#                         (SUITE <dir> | CASES <file>...)
 #                         [FILTER <glob>...] [TIER quick|ci|full] [EXPECT <file>]
 #                         [JSON <file>] [JUNIT <file>])
+#
+# BACKEND_LIBS loads plugins (moe_conform/backend_abi.h; a generator expression such as
+# $<TARGET_FILE:my_plugin> is fine); without BACKENDS the run covers every plugin loaded.
 #
 # The test passes on exit 0, fails on 1 (a FAIL, ERROR or XPASS) and 2 (bad input), and is
 # reported as skipped ("Not Run") on 77, when every case was skipped (no device, unsupported).
@@ -16,15 +20,21 @@ if(NOT DEFINED MOE_CONFORM_EXECUTABLE)
 endif()
 
 function(moe_conform_add_suite)
-  cmake_parse_arguments(ARG "" "NAME;SUITE;TIER;EXPECT;JSON;JUNIT" "BACKENDS;CASES;FILTER" ${ARGN})
-  if(NOT ARG_NAME OR NOT ARG_BACKENDS)
-    message(FATAL_ERROR "moe_conform_add_suite: NAME and BACKENDS are required")
+  cmake_parse_arguments(ARG "" "NAME;SUITE;TIER;EXPECT;JSON;JUNIT" "BACKENDS;BACKEND_LIBS;CASES;FILTER" ${ARGN})
+  if(NOT ARG_NAME OR (NOT ARG_BACKENDS AND NOT ARG_BACKEND_LIBS))
+    message(FATAL_ERROR "moe_conform_add_suite: NAME and BACKENDS or BACKEND_LIBS are required")
   endif()
   if(NOT ARG_SUITE AND NOT ARG_CASES)
     message(FATAL_ERROR "moe_conform_add_suite(${ARG_NAME}): give SUITE <dir> or CASES <file>...")
   endif()
-  list(JOIN ARG_BACKENDS "," backends)
-  set(cmd ${MOE_CONFORM_EXECUTABLE} run --quiet --backend ${backends})
+  set(cmd ${MOE_CONFORM_EXECUTABLE} run --quiet)
+  if(ARG_BACKENDS)
+    list(JOIN ARG_BACKENDS "," backends)
+    list(APPEND cmd --backend ${backends})
+  endif()
+  foreach(lib IN LISTS ARG_BACKEND_LIBS)
+    list(APPEND cmd --backend-lib ${lib})
+  endforeach()
   if(ARG_SUITE)
     list(APPEND cmd --suite ${ARG_SUITE})
   endif()

@@ -9,6 +9,7 @@ namespace moe::conform_cli {
 
 struct RunCommand {
     std::vector<std::string> backends;
+    std::vector<std::string> backend_libs;  // --backend-lib: plugins (moe_conform/backend_abi.h)
     std::string suite;
     std::vector<std::string> cases;
     std::vector<std::string> filters;
@@ -21,15 +22,12 @@ struct RunCommand {
 };
 int run(const RunCommand& c);
 
-int list();
+int list(const std::vector<std::string>& backend_libs);
 
 struct SelftestCommand {
     std::string suite;
     int threads = 1;
 };
 int selftest(const SelftestCommand& c);
-
-// "all" expands to every built-in backend.
-std::vector<std::string> expand_backend_names(const std::vector<std::string>& names);
 
 }  // namespace moe::conform_cli

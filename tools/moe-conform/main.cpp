@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
         "  moe-conform run --backend all --suite data/golden\n"
         "  moe-conform run --backend loop_f32 --suite data/golden --filter 'gemm2_*' --json r.json --junit r.xml\n"
         "  moe-conform run --backend reference --case data/golden/exact_gemm3_openvino_f32.h5\n"
+        "  moe-conform run --backend-lib ./libmy_moe.so --suite data/golden   # your kernel as a C plugin\n"
         "  moe-conform selftest\n\n"
         "Exit codes: 0 every case has its expected status (PASS, XFAIL, SKIP, MISTRUSTED), 1 a FAIL,\n"
         "ERROR or XPASS, 2 usage or input error (bad, corrupt or malformed golden file: named), 77 every\n"
@@ -26,14 +27,23 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
-    app.add_subcommand("list", "List the backends, whether each is available, and why not.");
+    std::vector<std::string> list_libs;
+    auto* l = app.add_subcommand("list", "List the backends, whether each is available, and why not.");
+    l->add_option("--backend-lib", list_libs, "Also load this backend plugin (shared library; repeatable)")
+        ->check(CLI::ExistingFile);
 
     RunCommand rc;
     rc.threads = threads;
     auto* r = app.add_subcommand("run", "Run backends over golden cases and report.");
-    r->add_option("--backend", rc.backends, "Backend name(s), comma-separated; 'all' = every built-in backend")
-        ->required()
+    r->add_option("--backend", rc.backends,
+                  "Backend name(s), comma-separated: built-in names (moe-conform list), the names of plugins loaded "
+                  "with --backend-lib, or 'all' (every built-in backend and plugin); default with --backend-lib: "
+                  "the plugins")
         ->delimiter(',');
+    r->add_option("--backend-lib", rc.backend_libs,
+                  "Load a backend plugin: a shared library exporting moe_conform_backend_v1 "
+                  "(include/moe_conform/backend_abi.h); repeatable")
+        ->check(CLI::ExistingFile);
     auto* suite = r->add_option("--suite", rc.suite, "Folder of golden files (*.h5)")->check(CLI::ExistingDirectory);
     auto* cases = r->add_option("--case", rc.cases, "Golden file(s) to run")->check(CLI::ExistingFile);
     suite->excludes(cases);
@@ -69,12 +79,16 @@ int main(int argc, char** argv) {
     return moe::cli::run_with_exit_codes("moe-conform", [&] {
         if (*s) return selftest(sc);
         if (*r) {
+            if (rc.backends.empty() && rc.backend_libs.empty()) {
+                std::cerr << "moe-conform: error: give --backend NAME[,NAME...] or --backend-lib PATH.so\n";
+                return 2;
+            }
             if (rc.suite.empty() && rc.cases.empty()) {
                 std::cerr << "moe-conform: error: give --suite DIR or --case FILE...\n";
                 return 2;
             }
             return run(rc);
         }
-        return list();
+        return list(list_libs);
     });
 }

@@ -30,18 +30,15 @@ std::string shell_quote(const std::string& s) {
 }  // namespace
 
 int run(const RunCommand& c) {
-    std::vector<std::unique_ptr<Backend>> owned;
-    std::vector<Backend*> list;
-    for (const auto& name : expand_backend_names(c.backends)) {
-        owned.push_back(backends::make_builtin_backend(name, backends::BuiltinOptions{c.device}));
-        list.push_back(owned.back().get());
-    }
+    const auto set = backends::make_backends(c.backends, c.backend_libs, backends::BuiltinOptions{c.device});
+    const std::vector<Backend*>& list = set.list;
     conformance::RunOptions o;
     o.files = c.suite.empty() ? c.cases : golden::suite_files(c.suite);
     o.filters = c.filters;
     o.tier = c.tier;
     o.threads = c.threads;
     o.progress = !c.quiet;
+    for (const auto& lib : c.backend_libs) o.repro_command += " --backend-lib " + shell_quote(lib);
     if (!c.device.empty()) o.repro_command += " --device " + shell_quote(c.device);
     if (!c.expect.empty()) o.expectations = conformance::load_expectations(c.expect);
 

@@ -1,10 +1,13 @@
 #include "moe/backends/registry.hpp"
 
+#include <algorithm>
+
 #include "moe/backends/blockwise_backend.hpp"
 #include "moe/backends/cpu_backend.hpp"
 #include "moe/backends/expert_parallel_backend.hpp"
 #include "moe/backends/loop_backend.hpp"
 #include "moe/backends/opencl_backend.hpp"
+#include "moe/backends/plugin_backend.hpp"
 #include "moe/backends/reference_backend.hpp"
 #include "moe/spec/error.hpp"
 
@@ -26,6 +29,41 @@ std::unique_ptr<Backend> make_builtin_backend(const std::string& name, const Bui
     std::string known;
     for (const auto& n : builtin_backend_names()) known += (known.empty() ? "" : ", ") + n;
     throw InputError("unknown backend '" + name + "' (built-in backends: " + known + ")");
+}
+
+BackendSet make_backends(const std::vector<std::string>& names, const std::vector<std::string>& libraries,
+                         const BuiltinOptions& options) {
+    std::vector<std::unique_ptr<Backend>> plugins;
+    for (const auto& path : libraries) {
+        auto b = load_plugin_backend(path);
+        for (const auto& other : plugins)
+            if (other->name() == b->name())
+                throw InputError("backend library " + path + ": a loaded plugin is already called '" + b->name() + "'");
+        for (const auto& builtin : builtin_backend_names())
+            if (builtin == b->name())
+                throw InputError("backend library " + path + ": its name '" + b->name() + "' is a built-in backend's");
+        plugins.push_back(std::move(b));
+    }
+    std::vector<std::string> wanted;
+    for (const auto& n : names) {
+        if (n != "all") {
+            wanted.push_back(n);
+            continue;
+        }
+        for (const auto& b : builtin_backend_names()) wanted.push_back(b);
+        for (const auto& p : plugins) wanted.push_back(p->name());
+    }
+    if (names.empty())
+        for (const auto& p : plugins) wanted.push_back(p->name());
+    BackendSet set;
+    for (const auto& n : wanted) {
+        for (const auto* b : set.list)
+            if (b->name() == n) throw InputError("backend '" + n + "' is named twice");
+        auto plugin = std::find_if(plugins.begin(), plugins.end(), [&](const auto& p) { return p && p->name() == n; });
+        set.owned.push_back(plugin != plugins.end() ? std::move(*plugin) : make_builtin_backend(n, options));
+        set.list.push_back(set.owned.back().get());
+    }
+    return set;
 }
 
 std::vector<Mutant> selftest_mutants() {

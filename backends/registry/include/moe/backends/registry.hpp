@@ -19,6 +19,17 @@ struct BuiltinOptions {
 // Throws InputError naming the known backends when `name` is not one of them.
 std::unique_ptr<Backend> make_builtin_backend(const std::string& name, const BuiltinOptions& options = {});
 
+// The backends a command names: built-in names, "all" (every built-in backend and every loaded
+// plugin), or the names of plugins loaded from `libraries` (moe_conform/backend_abi.h). No names:
+// every loaded plugin. Throws InputError for an unknown name, a name given twice, or a library
+// that is not a valid plugin (load_plugin_backend's messages).
+struct BackendSet {
+    std::vector<std::unique_ptr<Backend>> owned;
+    std::vector<Backend*> list;  // in the order named
+};
+BackendSet make_backends(const std::vector<std::string>& names, const std::vector<std::string>& libraries,
+                         const BuiltinOptions& options = {});
+
 // Every family's deliberately broken backends, the ones `moe-conform selftest` must catch.
 std::vector<Mutant> selftest_mutants();
 
