@@ -6,11 +6,11 @@
 
 #include "moe/reference/interpreter.hpp"
 #include "moe/spec/error.hpp"
-#include "small_cases.hpp"
+#include "plain_problem.hpp"
 
 using namespace moe;
-using moe::test::small_problem;
-using moe::test::small_spec;
+using moe::test::plain_problem;
+using moe::test::PlainShape;
 
 namespace {
 
@@ -149,7 +149,7 @@ TEST_CASE("both modes agree with an independent naive implementation") {
                 CAPTURE(expert_type_name(type));
                 CAPTURE(convention_name(conv));
                 CAPTURE(dtype_name(dtype));
-                const Problem p = small_problem(type, conv, 7, 20, 9, 5, 3, dtype);
+                const Problem p = plain_problem(type, conv, 7, 20, 9, 5, 3, dtype);
                 const auto want = naive(p);
                 const auto sparse = reference::run(p, {reference::Mode::sparse, false, 1});
                 const auto dense = reference::run(p, {reference::Mode::dense, false, 1});
@@ -161,12 +161,11 @@ TEST_CASE("both modes agree with an independent naive implementation") {
 }
 
 TEST_CASE("rank-3 hidden states and [B, S, K] indices give the same result as the flattened problem") {
-    auto spec = small_spec(ExpertType::gemm2_bias_swiglu_clamp, Convention::openvino, 6);
-    spec.rank3 = true;
-    spec.batch = 2;
-    spec.seq = 3;
-    spec.indices_bsk = true;
-    const Problem p3 = generator::synthesize(spec);
+    PlainShape s;
+    s.T = 6;
+    s.batch = 2;
+    s.indices_bsk = true;
+    const Problem p3 = plain_problem(ExpertType::gemm2_bias_swiglu_clamp, Convention::openvino, s);
     CHECK(p3.input(kHiddenStates).shape() == Shape{2, 3, 12});
     CHECK(p3.input(kTopkIndices).shape() == Shape{2, 3, 2});
     const auto r = reference::run(p3);
@@ -176,7 +175,7 @@ TEST_CASE("rank-3 hidden states and [B, S, K] indices give the same result as th
 }
 
 TEST_CASE("results do not depend on the thread count, and stages agree between modes") {
-    const Problem p = small_problem(ExpertType::gemm3_swiglu, Convention::openvino, 33, 40, 24, 6, 2);
+    const Problem p = plain_problem(ExpertType::gemm3_swiglu, Convention::openvino, 33, 40, 24, 6, 2);
     const auto one = reference::run(p, {reference::Mode::sparse, true, 1});
     const auto two = reference::run(p, {reference::Mode::sparse, true, 2});
     const auto dense = reference::run(p, {reference::Mode::dense, true, 2});
@@ -191,7 +190,7 @@ TEST_CASE("results do not depend on the thread count, and stages agree between m
 }
 
 TEST_CASE("T = 0 gives an empty output of the right shape") {
-    const Problem p = small_problem(ExpertType::gemm2_bias_swiglu_clamp, Convention::spec, 0);
+    const Problem p = plain_problem(ExpertType::gemm2_bias_swiglu_clamp, Convention::spec, 0);
     const auto r = reference::run(p, {reference::Mode::sparse, true, 1});
     CHECK(r.output.shape() == Shape{0, 12});
     CHECK(r.stages.at("gate_up").shape() == Shape{0, 2, 12});
@@ -199,10 +198,14 @@ TEST_CASE("T = 0 gives an empty output of the right shape") {
 }
 
 TEST_CASE("non-finite data: the dense reading turns 0 * Inf into NaN, the sparse one does not") {
-    auto spec = small_spec(ExpertType::gemm3_swiglu, Convention::openvino, 4, 8, 4, 4, 1);
-    spec.routing.exclude = {3};                            // no token uses expert 3 ...
-    spec.overrides.push_back({kWeight2, {3, 5, 1}, INFINITY});  // ... whose down weight holds an Inf
-    const Problem p = generator::synthesize(spec);
+    PlainShape s;
+    s.T = 4;
+    s.H = 8;
+    s.I = 4;
+    s.K = 1;
+    s.exclude = {3};                                 // no token uses expert 3 ...
+    Problem p = plain_problem(ExpertType::gemm3_swiglu, Convention::openvino, s);
+    p.inputs[kWeight2].set((3 * 8 + 5) * 4 + 1, INFINITY);  // ... whose down weight [3, 5, 1] holds an Inf
     const auto sparse = reference::run(p).output;
     const auto dense = reference::run(p, {reference::Mode::dense}).output;
     for (std::size_t t = 0; t < 4; ++t) {
@@ -215,7 +218,7 @@ TEST_CASE("non-finite data: the dense reading turns 0 * Inf into NaN, the sparse
 }
 
 TEST_CASE("run() validates before computing") {
-    Problem p = small_problem(ExpertType::gemm2_bias_swiglu_clamp, Convention::openvino);
+    Problem p = plain_problem(ExpertType::gemm2_bias_swiglu_clamp, Convention::openvino);
     p.inputs[kTopkIndices].set_index(3, 99);
     CHECK_THROWS_AS(reference::run(p), InputError);
 }

@@ -1,19 +1,18 @@
-// The cpu backend: agreement with the reference, thread-count independence, stages.
+// The cpu backend: its outputs and stages judged by the product's comparison against the
+// reference, thread-count independence, prepared weights.
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 #include "moe/backends/cpu_backend.hpp"
-#include "moe/reference/interpreter.hpp"
+#include "conformance_check.hpp"
 #include "small_cases.hpp"
-#include "tensor_compare.hpp"
 
 using namespace moe;
-using moe::test::max_rel_diff;
 using backends::CpuBackend;
 using backends::CpuOptions;
 
-TEST_CASE("cpu agrees with the reference: both expert types, conventions and data types; decode and prefill sizes") {
+TEST_CASE("cpu passes the conformance comparison: both expert types, conventions and data types; decode and prefill sizes") {
     for (auto type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
         for (auto conv : {Convention::spec, Convention::openvino}) {
             for (auto dtype : {DType::f32, DType::f16, DType::bf16, DType::f64}) {
@@ -27,9 +26,7 @@ TEST_CASE("cpu agrees with the reference: both expert types, conventions and dat
                     const auto got = cpu.run(p, false).output;
                     CHECK(got.dtype() == dtype);
                     CHECK(got.shape() == p.input(kHiddenStates).shape());
-                    const auto want = reference::run(p).output;
-                    const double tol = dtype == DType::f64 ? 1e-13 : 2.0 * unit_roundoff(dtype) + 1e-5;
-                    CHECK(max_rel_diff(got, want) < tol);
+                    CHECK(test::verdict(test::golden_case(p), got, cpu.precision(dtype)) == "PASS");
                 }
             }
         }
@@ -63,16 +60,18 @@ TEST_CASE("cpu: 1 and 2 threads give bit-identical outputs and stages, weights i
     }
 }
 
-TEST_CASE("cpu stages have the golden layout and match the reference's") {
+TEST_CASE("cpu stages have the golden layout and are within the reference's stage bounds") {
     const Problem p = test::small_problem(ExpertType::gemm2_bias_swiglu_clamp, Convention::spec, 9, 24, 10, 5, 3);
-    const auto got = CpuBackend(CpuOptions{2}).run(p, true).stages;
-    const auto want = reference::run(p, {reference::Mode::sparse, true, 1}).stages;
+    CpuBackend cpu(CpuOptions{2});
+    const auto got = cpu.run(p, true).stages;
+    const auto c = test::golden_case(p, true);
     REQUIRE(got.size() == 3);
-    for (const auto& [name, t] : want) {
+    for (const auto& [name, t] : c.stages) {
         CAPTURE(name);
+        REQUIRE(got.count(name) == 1);
         REQUIRE(got.at(name).shape() == t.shape());
-        CHECK(max_rel_diff(got.at(name), t) < 1e-5);
     }
+    CHECK(test::stage_verdict(c, got, cpu.precision(DType::f32)) == "PASS");
 }
 
 TEST_CASE("cpu declares f32 compute for f32/f16/bf16 inputs and f64 for f64") {
@@ -103,7 +102,7 @@ TEST_CASE("cpu: weights packed once by prepare() give the same result as weights
                 // A different problem object is computed without the prepared weights.
                 const Problem q = test::small_problem(type, conv, 120, 64, 32, 4, 2, dtype);
                 CHECK(prepared.run(q, false).output == a.output);
-                CHECK(max_rel_diff(a.output, reference::run(p).output) < 2.0 * unit_roundoff(dtype) + 1e-5);
+                CHECK(test::verdict(test::golden_case(p), a.output, plain.precision(dtype)) == "PASS");
             }
         }
     }

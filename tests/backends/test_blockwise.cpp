@@ -1,6 +1,6 @@
 // The blockwise (BWMM) simulator: the Neuron guide's worked examples reproduced from the block plan
-// alone, its outputs against loop_f32 for every option combination, its counted loads against
-// the predicted statistics, and its mutants.
+// alone, its outputs judged by the product's comparison for every option combination, its
+// counted loads against the predicted statistics, and its mutants.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "moe/backends/blockwise_backend.hpp"
-#include "moe/backends/loop_backend.hpp"
+#include "conformance_check.hpp"
 #include "moe/spec/error.hpp"
 #include "small_cases.hpp"
 #include "tensor_compare.hpp"
@@ -138,16 +138,14 @@ TEST_CASE("the dropless N always suffices and every pair lands in exactly one ro
     CHECK_THROWS_AS(plan_blocks({1, 2}, 0, 2), InputError);
 }
 
-TEST_CASE("blockwise agrees with loop_f32 for every option combination, and counts what it predicts") {
+TEST_CASE("blockwise passes the conformance comparison for every option combination, and counts what it predicts") {
     const BlockwiseSplit splits[] = {BlockwiseSplit::none, BlockwiseSplit::h_sharded, BlockwiseSplit::i_sharded,
                                      BlockwiseSplit::block_parallel};
     for (ExpertType type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu})
         for (Convention conv : {Convention::spec, Convention::openvino})
             for (std::size_t H : {12, 13}) {
                 const Problem p = small_problem(type, conv, 9, H, 7, 4, 2);
-                const Tensor want = LoopBackend().run(p, false).output;
-                const double scale = max_abs(want);
-                REQUIRE(scale > 0);
+                const auto c = test::golden_case(p);
                 for (std::size_t bs : {1, 3, 4, 16})
                     for (int flags = 0; flags < 8; ++flags)
                         for (BlockwiseSplit split : splits) {
@@ -164,7 +162,7 @@ TEST_CASE("blockwise agrees with loop_f32 for every option combination, and coun
                             CAPTURE(blockwise_split_name(split));
                             BlockwiseBackend b(o);
                             const Tensor got = b.run(p, false).output;
-                            CHECK(max_abs_diff(got, want) <= 1e-5 * scale);
+                            CHECK(test::verdict(c, got, b.precision(DType::f32)) == "PASS");
                             // The loads and blocks the run counted are the ones the plan predicts.
                             const RoutingPlan rp = make_routing_plan(p.input(kTopkIndices), 4);
                             const BlockwiseStats predicted = blockwise_stats(plan_blocks(rp.counts, bs, 4), o);
@@ -180,10 +178,10 @@ TEST_CASE("blockwise agrees with loop_f32 for every option combination, and coun
 TEST_CASE("blockwise handles f16/bf16/f64 data and an empty problem") {
     for (DType dt : {DType::f16, DType::bf16, DType::f64}) {
         const Problem p = small_problem(ExpertType::gemm2_bias_swiglu_clamp, Convention::openvino, 6, 12, 6, 4, 2, dt);
-        const Tensor want = LoopBackend().run(p, false).output;
-        const Tensor got = BlockwiseBackend().run(p, false).output;
+        BlockwiseBackend b;
+        const Tensor got = b.run(p, false).output;
         CHECK(got.dtype() == dt);
-        CHECK(max_abs_diff(got, want) <= 1e-2 * max_abs(want));
+        CHECK(test::verdict(test::golden_case(p), got, b.precision(dt)) == "PASS");
     }
     const Problem empty = small_problem(ExpertType::gemm3_swiglu, Convention::spec, 0, 12, 6, 4, 2);
     BlockwiseBackend b;
