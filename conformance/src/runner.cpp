@@ -5,9 +5,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "moe/conformance/compare.hpp"
 #include "moe/golden/golden_file.hpp"
+#include "moe/golden/stored_results.hpp"
 #include "moe/golden/suite.hpp"
 #include "moe/spec/error.hpp"
 
@@ -27,12 +29,13 @@ std::string quote(const std::string& s) {
 // One backend on one case.
 CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend& b, const RunOptions& o) {
     CaseResult r;
-    r.case_name = c.problem.name;
-    r.file = file;
+    // Names and paths come from files: control characters are escaped for every report.
+    r.case_name = golden::printable(c.problem.name);
+    r.file = golden::printable(file);
     r.backend = b.name();
     const DType data = c.problem.input(kHiddenStates).dtype();
     r.data_type = std::string(dtype_name(data));
-    r.repro = o.repro_command + " --backend " + quote(b.name()) + " --case " + quote(file);
+    r.repro = o.repro_command + " --backend " + quote(b.name()) + " --case " + quote(r.file);
 
     const Expectation* expected = find_expectation(o.expectations, r.backend, r.case_name);
     if (expected) r.ticket = expected->ticket;
@@ -88,6 +91,40 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend
     return r;
 }
 
+// Reads, validates and selects one golden file; nullopt (with the reason in `error`, or none when
+// the tier or filters leave it out) when it is not run.
+std::optional<golden::GoldenCase> load_case(const std::string& file, const RunOptions& o, std::string& error) {
+    golden::GoldenCase c;
+    try {
+        golden::ReadOptions ro;
+        ro.max_memory = o.max_memory;
+        c = golden::read_golden(file, ro);
+        validate(c.problem);
+    } catch (const golden::FileError& e) {
+        error = e.what();
+        return std::nullopt;
+    } catch (const InputError& e) {
+        error = "golden file '" + file + "': the problem is rejected: " + e.what();
+        return std::nullopt;
+    }
+    if (!c.tier.empty() && !golden::tier_includes(o.tier, c.tier)) return std::nullopt;
+    bool keep = o.filters.empty();
+    for (const auto& f : o.filters) keep = keep || golden::glob_match(f, c.problem.name);
+    if (!keep) return std::nullopt;
+    if (o.check_stored_results) {
+        try {
+            golden::check_stored_results(file, c, {golden::StoredResultsOptions{}.max_tokens, o.threads});
+        } catch (const golden::FileError& e) {
+            error = e.what();
+            return std::nullopt;
+        } catch (const InputError& e) {
+            error = "golden file '" + file + "': the problem is rejected: " + e.what();
+            return std::nullopt;
+        }
+    }
+    return c;
+}
+
 }  // namespace
 
 RunOutcome run_suite(const RunOptions& o, const std::vector<Backend*>& backends) {
@@ -95,24 +132,16 @@ RunOutcome run_suite(const RunOptions& o, const std::vector<Backend*>& backends)
     std::size_t n = 0;
     for (const auto& file : o.files) {
         ++n;
-        golden::GoldenCase c;
-        try {
-            c = golden::read_golden(file);
-            validate(c.problem);
-        } catch (const golden::FileError& e) {
-            outcome.input_errors.push_back(e.what());
-            if (o.progress) std::cerr << "[" << n << "/" << o.files.size() << "] " << file << ": " << e.what() << "\n";
-            continue;
-        } catch (const InputError& e) {
-            outcome.input_errors.push_back("golden file '" + file + "': the problem is rejected: " + e.what());
+        std::string error;
+        std::optional<golden::GoldenCase> c = load_case(file, o, error);
+        if (!c) {
+            if (error.empty()) continue;
+            outcome.input_errors.push_back(error);
+            if (o.progress) std::cerr << "[" << n << "/" << o.files.size() << "] " << error << "\n";
             continue;
         }
-        if (!c.tier.empty() && !golden::tier_includes(o.tier, c.tier)) continue;
-        bool keep = o.filters.empty();
-        for (const auto& f : o.filters) keep = keep || golden::glob_match(f, c.problem.name);
-        if (!keep) continue;
         for (auto* b : backends) {
-            CaseResult r = run_one(c, file, *b, o);
+            CaseResult r = run_one(*c, file, *b, o);
             if (o.progress) {
                 char line[256];
                 std::snprintf(line, sizeof line, "[%zu/%zu] %-10s %-16s %s", n, o.files.size(),

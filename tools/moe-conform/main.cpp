@@ -59,6 +59,18 @@ int main(int argc, char** argv) {
                   "OpenCL device for the opencl backend: P:D (platform, device index) or a name substring "
                   "(default: the first GPU, else the first device; see moe-conform list)");
     r->add_flag("--quiet", rc.quiet, "No progress lines on stderr");
+    r->add_flag("--no-manifest", rc.no_manifest,
+                "Do not check the suite folder's MANIFEST.sha256 (by default, where the folder has one, every "
+                "*.h5 file must be listed with its SHA-256, else nothing runs and the exit code is 2; a --case "
+                "file is checked against its folder's manifest where it lists the file)");
+    r->add_flag("--trust-stored-results", rc.trust_stored_results,
+                "Do not check that each file's stored output and error bounds agree with the reference recomputed "
+                "from its inputs (on up to 256 tokens; by default a file where they disagree, or with a negative "
+                "bound, is refused: exit 2). For runner tests that edit outputs on purpose");
+    r->add_option("--max-memory", rc.max_memory,
+                  "Largest memory one golden file may need once read (e.g. 512M, 8G; default: the smaller of 8 GiB "
+                  "and 3/4 of physical memory); a file needing more is refused before anything is read")
+        ->transform(CLI::AsSizeValue(false));
 
     SelftestCommand sc;
     sc.threads = threads;
@@ -68,6 +80,7 @@ int main(int argc, char** argv) {
                                  "exit 0 only if every mutant is caught and every correct backend passes.");
     s->add_option("--suite", sc.suite, "Folder of golden files (default: the bundled suite)")->check(CLI::ExistingDirectory);
     s->add_option("--threads", sc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
+    s->add_flag("--no-manifest", sc.no_manifest, "Do not check the suite folder's MANIFEST.sha256");
 
     try {
         app.parse(argc, argv);

@@ -1,11 +1,13 @@
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 
 #include "commands.hpp"
 #include "moe/backends/registry.hpp"
 #include "moe/conformance/reports.hpp"
 #include "moe/conformance/runner.hpp"
+#include "moe/golden/manifest.hpp"
 #include "moe/golden/suite.hpp"
 
 namespace moe::conform_cli {
@@ -29,7 +31,23 @@ std::string shell_quote(const std::string& s) {
 
 }  // namespace
 
+bool manifest_agrees(const std::string& suite, const std::vector<std::string>& cases, const char* tool) {
+    std::vector<std::string> problems;
+    if (!suite.empty()) {
+        if (std::filesystem::exists(std::filesystem::path(suite) / golden::kManifestName)) problems = golden::manifest_problems(suite);
+    } else {
+        for (const auto& file : cases)
+            if (auto p = golden::manifest_problem_for_file(file)) problems.push_back(*p);
+    }
+    for (const auto& p : problems) std::cerr << tool << ": error: " << p << "\n";
+    if (!problems.empty())
+        std::cerr << tool << ": error: the golden files do not match " << golden::kManifestName
+                  << " (changed or damaged after it was written); nothing was run (--no-manifest skips this check)\n";
+    return problems.empty();
+}
+
 int run(const RunCommand& c) {
+    if (!c.no_manifest && !manifest_agrees(c.suite, c.cases, "moe-conform")) return 2;
     const auto set = backends::make_backends(c.backends, c.backend_libs, backends::BuiltinOptions{c.device});
     const std::vector<Backend*>& list = set.list;
     conformance::RunOptions o;
@@ -39,6 +57,8 @@ int run(const RunCommand& c) {
     o.threads = c.threads;
     o.progress = !c.quiet;
     for (const auto& lib : c.backend_libs) o.repro_command += " --backend-lib " + shell_quote(lib);
+    o.max_memory = c.max_memory;
+    o.check_stored_results = !c.trust_stored_results;
     if (!c.device.empty()) o.repro_command += " --device " + shell_quote(c.device);
     if (!c.expect.empty()) o.expectations = conformance::load_expectations(c.expect);
 

@@ -11,6 +11,7 @@
 namespace moe::conform_cli {
 
 int selftest(const SelftestCommand& c) {
+    if (!c.no_manifest && !manifest_agrees(c.suite, {}, "moe-conform")) return 2;
     conformance::RunOptions o;
     o.files = golden::suite_files(c.suite);
     o.threads = c.threads;

@@ -1,12 +1,18 @@
 // Reading golden files (spec/golden-format.md): the format's rules on top of the HDF5 layer in
 // hdf5/. Everything leaves as FileError, naming the file and the dataset or attribute at fault.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 #include "golden_rules.hpp"
 #include "hdf5/h5_attributes.hpp"
 #include "hdf5/h5_datasets.hpp"
 #include "hdf5/h5_file.hpp"
+#include "hdf5/h5_storage.hpp"
 #include "hdf5/h5_types.hpp"
 #include "moe/golden/golden_file.hpp"
 #include "moe/spec/error.hpp"
@@ -151,31 +157,95 @@ DType dataset_element_type(hid_t dset, hid_t type, const std::string& path, cons
     return *dt;
 }
 
-Tensor read_tensor(hid_t group, const std::string& group_path, const std::string& name, const FileContext& ctx) {
-    const std::string path = group_path + "/" + name;
-    const std::string where = "dataset " + path;
-    H5Id dset = h5::open_dataset(group, name, ctx, where);
-    H5Id type = h5::own(H5Dget_type(dset.get()), H5Tclose, ctx, Kind::malformed, where, "cannot read type");
-    const DType dt = dataset_element_type(dset.get(), type.get(), path, ctx);
-    const Shape shape = h5::dataset_shape(dset.get(), ctx, where);
+// One dataset, checked and sized but not read yet.
+struct PlannedDataset {
+    std::string path;  // "/inputs/weight_0"
+    std::string name;  // "weight_0"
+    H5Id dset, type;
+    DType dtype = DType::f64;
+    Shape shape;
+    DatasetStorage storage;
+    std::uint64_t largest_chunk_bytes = 0;
+};
+
+std::uint64_t memory_bytes(const Shape& shape, DType dt, const FileContext& ctx, const std::string& where) {
+    std::uint64_t n = dtype_size(dt);
+    for (std::size_t d : shape) {
+        if (d != 0 && n > UINT64_MAX / d) ctx.malformed(where, "shape " + shape_to_string(shape) + " overflows");
+        n *= d;
+    }
+    return n;
+}
+
+PlannedDataset plan_dataset(hid_t group, const std::string& group_path, const std::string& name,
+                            std::uint64_t file_bytes, const FileContext& ctx) {
+    PlannedDataset p;
+    p.path = group_path + "/" + name;
+    p.name = name;
+    const std::string where = "dataset " + p.path;
+    p.dset = h5::open_dataset(group, name, ctx, where);
+    p.type = h5::own(H5Dget_type(p.dset.get()), H5Tclose, ctx, Kind::malformed, where, "cannot read type");
+    p.dtype = dataset_element_type(p.dset.get(), p.type.get(), p.path, ctx);
+    p.shape = h5::dataset_shape(p.dset.get(), ctx, where);
+    const std::uint64_t bytes = memory_bytes(p.shape, p.dtype, ctx, where);
+    p.storage = h5::check_dataset_storage(p.dset.get(), p.shape, H5Tget_size(p.type.get()), bytes, file_bytes,
+                                          p.largest_chunk_bytes, ctx, where);
+    p.storage.path = p.path;
+    return p;
+}
+
+std::vector<PlannedDataset> plan_group(const H5Id& group, const std::string& group_name, std::uint64_t file_bytes,
+                                       const FileContext& ctx) {
+    const std::string group_path = "/" + group_name;
+    std::vector<PlannedDataset> out;
+    for (const std::string& name : h5::member_names(group.get(), ctx, "group " + group_path))
+        out.push_back(plan_dataset(group.get(), group_path, name, file_bytes, ctx));
+    return out;
+}
+
+std::string gib(std::uint64_t bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / double(std::uint64_t{1} << 30));
+    return buf;
+}
+
+// Everything the datasets need once read, plus two chunks HDF5 holds while it decompresses,
+// must fit the budget: checked before anything is allocated.
+void check_memory(const std::vector<const PlannedDataset*>& all, std::uint64_t budget, const FileContext& ctx) {
+    std::uint64_t total = 0, chunk = 0;
+    const PlannedDataset* largest = nullptr;
+    for (const PlannedDataset* p : all) {
+        total += p->storage.memory_bytes;  // each is at most 1040 x the file's size: no overflow
+        chunk = std::max(chunk, p->largest_chunk_bytes);
+        if (!largest || p->storage.memory_bytes > largest->storage.memory_bytes) largest = p;
+    }
+    total += 2 * chunk;
+    if (total > budget)
+        ctx.fail(Kind::refused, "file", "its datasets need " + gib(total) + " once read (the largest, " + largest->path +
+                                            " " + shape_to_string(largest->shape) + ", " +
+                                            gib(largest->storage.memory_bytes) + "), more than the memory budget of " +
+                                            gib(budget) + " (--max-memory)");
+}
+
+Tensor read_planned(PlannedDataset& p, const FileContext& ctx) {
+    const std::string where = "dataset " + p.path;
     Tensor t;
     try {
-        t = Tensor(dt, shape);
+        t = Tensor(p.dtype, p.shape);
     } catch (const InputError& e) {
         ctx.malformed(where, e.what());
     } catch (const std::bad_alloc&) {
-        ctx.malformed(where, "shape " + shape_to_string(shape) + " is too large to load");
+        ctx.fail(Kind::refused, where, "shape " + shape_to_string(p.shape) + " is too large to load");
     }
-    h5::read_dataset_data(dset.get(), type.get(), t, ctx, where);
+    h5::read_dataset_data(p.dset.get(), p.type.get(), t, ctx, where);
+    p.dset.close();
+    p.type.close();
     return t;
 }
 
-std::map<std::string, Tensor> read_tensor_group(const H5Id& group, const std::string& group_name,
-                                                const FileContext& ctx) {
-    const std::string group_path = "/" + group_name;
+std::map<std::string, Tensor> read_planned_group(std::vector<PlannedDataset>& planned, const FileContext& ctx) {
     std::map<std::string, Tensor> out;
-    for (const std::string& name : h5::member_names(group.get(), ctx, "group " + group_path))
-        out.emplace(name, read_tensor(group.get(), group_path, name, ctx));
+    for (PlannedDataset& p : planned) out.emplace(p.name, read_planned(p, ctx));
     return out;
 }
 
@@ -183,13 +253,33 @@ std::optional<H5Id> open_group(hid_t root, const std::string& name, const FileCo
     return h5::open_group(root, name, ctx, "group /" + name);
 }
 
+bool require_output_missing(const ReadOptions& o, const std::vector<PlannedDataset>& outputs) {
+    if (!o.require_output) return false;
+    for (const PlannedDataset& p : outputs)
+        if (p.name == kOutputName) return false;
+    return true;
+}
+
 }  // namespace
 
+std::uint64_t default_max_memory() {
+    std::uint64_t budget = std::uint64_t{8} << 30;
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+    if (pages > 0 && page > 0) budget = std::min(budget, static_cast<std::uint64_t>(pages) / 4 * 3 * page);
+    return budget;
+}
+
 GoldenCase read_golden(const std::filesystem::path& file, bool require_output) {
+    ReadOptions o;
+    o.require_output = require_output;
+    return read_golden(file, o);
+}
+
+GoldenCase read_golden(const std::filesystem::path& file, const ReadOptions& options) {
     const h5::QuietHdf5 quiet;
     const FileContext ctx{file};
-    H5Id f = h5::open_file_for_reading(ctx);
-    H5Id root = h5::open_root(f, ctx);
+    h5::OpenedFile f = h5::open_file_for_reading(ctx);
+    H5Id root = h5::open_root(f.file, ctx);
     check_format(root.get(), ctx);
 
     GoldenCase c;
@@ -198,19 +288,41 @@ GoldenCase read_golden(const std::filesystem::path& file, bool require_output) {
     check_resolved(root.get(), c.problem.attributes, ctx);
     read_case_metadata(root.get(), c, ctx);
 
+    // Every dataset is checked (links, storage, filters, size) before any data is read.
     std::optional<H5Id> inputs = open_group(root.get(), kInputsGroup, ctx);
     if (!inputs) ctx.malformed("group /inputs", "missing (required)");
-    c.problem.inputs = read_tensor_group(*inputs, kInputsGroup, ctx);
-    check_inputs_known(c.problem.inputs, ctx);
-
+    std::vector<PlannedDataset> planned_inputs = plan_group(*inputs, kInputsGroup, f.bytes, ctx);
+    std::vector<PlannedDataset> planned_outputs, planned_stages;
     if (std::optional<H5Id> outputs = open_group(root.get(), kOutputsGroup, ctx))
-        c.outputs = read_tensor_group(*outputs, kOutputsGroup, ctx);
+        planned_outputs = plan_group(*outputs, kOutputsGroup, f.bytes, ctx);
     if (std::optional<H5Id> stages = open_group(root.get(), kStagesGroup, ctx))
-        c.stages = read_tensor_group(*stages, kStagesGroup, ctx);
+        planned_stages = plan_group(*stages, kStagesGroup, f.bytes, ctx);
+    std::vector<const PlannedDataset*> all;
+    for (const auto* group : {&planned_inputs, &planned_outputs, &planned_stages})
+        for (const PlannedDataset& p : *group) all.push_back(&p);
+    for (const PlannedDataset* p : all) {
+        if (p->path.rfind("/inputs/", 0) == 0 && !is_known_input(p->name))
+            ctx.malformed("dataset " + p->path, "unknown input name (expected one of " + known_inputs_list() + ")");
+        if (p->path.rfind("/inputs/", 0) != 0 && p->dtype != DType::f64)
+            ctx.malformed("dataset " + p->path, "must be f64, is " + std::string(dtype_name(p->dtype)));
+    }
+    if (require_output_missing(options, planned_outputs))
+        ctx.malformed("dataset /outputs/output", "missing (required: the reference result)");
+    check_memory(all, options.max_memory ? options.max_memory : default_max_memory(), ctx);
+    if (options.storage) {
+        options.storage->superblock_version = h5::superblock_version(f.file, ctx);
+        options.storage->metadata_checksums = options.storage->superblock_version >= 2;
+        options.storage->file_bytes = f.bytes;
+        options.storage->datasets.clear();
+        for (const PlannedDataset* p : all) options.storage->datasets.push_back(p->storage);
+    }
+
+    c.problem.inputs = read_planned_group(planned_inputs, ctx);
+    c.outputs = read_planned_group(planned_outputs, ctx);
+    c.stages = read_planned_group(planned_stages, ctx);
+    check_inputs_known(c.problem.inputs, ctx);
     check_outputs_f64(c.outputs, "/outputs", ctx);
     check_outputs_f64(c.stages, "/stages", ctx);
-    if (require_output && c.outputs.count(kOutputName) == 0)
-        ctx.malformed("dataset /outputs/output", "missing (required: the reference result)");
     check_output_shape(c, ctx);
     return c;
 }

@@ -44,7 +44,14 @@ void check_inputs_known(const std::map<std::string, Tensor>& inputs, const h5::F
 void check_output_shape(const GoldenCase& c, const h5::FileContext& ctx) {
     auto out = c.outputs.find(kOutputName);
     auto hidden = c.problem.inputs.find(kHiddenStates);
-    if (out == c.outputs.end() || hidden == c.problem.inputs.end()) return;
+    if (out == c.outputs.end()) return;
+    // The dense reading and the error-bound magnitudes are per output element.
+    for (const auto& [name, t] : c.outputs)
+        if ((name == "output_dense" || name.rfind("bound_", 0) == 0) && t.shape() != out->second.shape())
+            ctx.malformed("dataset /outputs/" + name, "shape " + shape_to_string(t.shape()) +
+                                                          " differs from /outputs/output " +
+                                                          shape_to_string(out->second.shape()));
+    if (hidden == c.problem.inputs.end()) return;
     if (out->second.shape() != hidden->second.shape())
         ctx.malformed("dataset /outputs/output", "shape " + shape_to_string(out->second.shape()) +
                                                      " differs from /inputs/hidden_states " +

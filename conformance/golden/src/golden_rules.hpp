@@ -32,7 +32,8 @@ void check_outputs_f64(const std::map<std::string, Tensor>& tensors, const std::
 // Every /inputs name is one of the op's inputs.
 void check_inputs_known(const std::map<std::string, Tensor>& inputs, const h5::FileContext& ctx);
 
-// /outputs/output is the op's result, so it has the shape of hidden_states.
+// /outputs/output is the op's result, so it has the shape of hidden_states; /outputs/output_dense
+// and /outputs/bound_* have the shape of /outputs/output.
 void check_output_shape(const GoldenCase& c, const h5::FileContext& ctx);
 
 // resolve(a), or malformed ("op attributes") when the attributes do not resolve.

@@ -9,6 +9,9 @@ namespace moe::golden::h5 {
 
 namespace {
 
+constexpr std::size_t kMaxNumberBytes = 16;
+constexpr std::size_t kMaxFixedStringBytes = std::size_t{1} << 20;
+
 // ----------------------------------------------------------------------------------------------
 // Writing
 
@@ -60,6 +63,8 @@ std::optional<T> read_number_attr(hid_t obj, const std::string& name, hid_t mem_
     if (cls != H5T_INTEGER && !(accept_float && cls == H5T_FLOAT))
         ctx.malformed(where, std::string("must be ") + (accept_float ? "a number" : "an integer") + ", found " +
                                  describe_h5_type(type.get()));
+    if (H5Tget_size(type.get()) > kMaxNumberBytes)
+        ctx.malformed(where, "is a " + describe_h5_type(type.get()) + " (numbers are at most 16 bytes)");
     // A negative value stored as signed would be clamped silently when read as unsigned.
     if (cls == H5T_INTEGER && H5Tget_sign(type.get()) != H5T_SGN_NONE &&
         !std::numeric_limits<T>::is_signed) {
@@ -114,7 +119,12 @@ std::optional<std::string> read_string_attr(hid_t obj, const std::string& name, 
         H5free_memory(p);
         return s;
     }
-    std::vector<char> buf(H5Tget_size(type.get()) + 1, '\0');
+    // A fixed-length string is stored in the attribute itself: a larger declared size is damage.
+    const std::size_t size = H5Tget_size(type.get());
+    if (size > H5Aget_storage_size(attr->get()) || size > kMaxFixedStringBytes)
+        ctx.malformed(where, "declares a " + std::to_string(size) + "-byte string but stores " +
+                                 std::to_string(H5Aget_storage_size(attr->get())) + " bytes");
+    std::vector<char> buf(size + 1, '\0');
     check(H5Aread(attr->get(), mem.get(), buf.data()), ctx, Kind::malformed, where, "cannot read string");
     std::string s(buf.data());  // stops at the first NUL (nullterm / nullpad)
     if (H5Tget_strpad(type.get()) == H5T_STR_SPACEPAD)

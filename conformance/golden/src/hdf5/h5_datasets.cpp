@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "hdf5/h5_links.hpp"
 #include "hdf5/h5_types.hpp"
 
 namespace moe::golden::h5 {
@@ -89,16 +90,15 @@ void write_dataset_data(hid_t dset, const Tensor& t, const FileContext& ctx, con
 
 std::optional<H5Id> open_group(hid_t parent, const std::string& name, const FileContext& ctx,
                                const std::string& where) {
-    if (!link_exists(parent, name)) return std::nullopt;
-    H5Id obj = own(H5Oopen(parent, name.c_str(), H5P_DEFAULT), H5Oclose, ctx, Kind::malformed, where,
-                   "cannot open");
+    if (!check_link(parent, name, ctx, where)) return std::nullopt;
+    H5Id obj = open_in_file(parent, name, ctx, where);
     if (H5Iget_type(obj.get()) != H5I_GROUP) ctx.malformed(where, "is not a group");
     return obj;
 }
 
 H5Id open_dataset(hid_t group, const std::string& name, const FileContext& ctx, const std::string& where) {
-    H5Id obj = own(H5Oopen(group, name.c_str(), H5P_DEFAULT), H5Oclose, ctx, Kind::malformed, where,
-                   "cannot open");
+    if (!check_link(group, name, ctx, where)) ctx.malformed(where, "does not exist");
+    H5Id obj = open_in_file(group, name, ctx, where);
     if (H5Iget_type(obj.get()) != H5I_DATASET) ctx.malformed(where, "is not a dataset");
     return obj;
 }
@@ -106,6 +106,9 @@ H5Id open_dataset(hid_t group, const std::string& name, const FileContext& ctx, 
 std::vector<std::string> member_names(hid_t group, const FileContext& ctx, const std::string& where) {
     H5G_info_t info;
     check(H5Gget_info(group, &info), ctx, Kind::malformed, where, "cannot list members");
+    if (info.nlinks > kMaxGroupMembers)
+        ctx.malformed(where, "has " + std::to_string(info.nlinks) + " members; a golden file's groups have at most " +
+                                 std::to_string(kMaxGroupMembers));
     std::vector<std::string> names;
     for (hsize_t i = 0; i < info.nlinks; ++i) {
         const ssize_t n = H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);

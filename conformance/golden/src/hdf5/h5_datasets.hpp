@@ -19,6 +19,9 @@ inline constexpr std::size_t kMaxChunkBytes = std::size_t{1} << 20;  // ~1 MiB p
 // gains little on random floats and would dominate the time to write them.
 inline constexpr std::size_t kMaxCompressedBytes = std::size_t{64} << 20;
 
+// More members than this in /inputs, /outputs or /stages is damage, not a golden file.
+inline constexpr std::size_t kMaxGroupMembers = 4096;
+
 // Chunk shape of at most kMaxChunkBytes, never larger than the dataset: trailing dimensions are
 // kept whole where possible (rows stay contiguous) and leading ones are cut first.
 std::vector<hsize_t> chunk_dims(const Shape& shape, std::size_t elem_size);
@@ -33,14 +36,14 @@ H5Id create_dataset(hid_t group, const std::string& name, const Tensor& t, const
 void write_dataset_data(hid_t dset, const Tensor& t, const FileContext& ctx, const std::string& where);
 
 // Opens member `name` of `parent` as a group: nullopt when absent; malformed when it is
-// something else.
+// something else. Links are checked first (h5_links.hpp): nothing outside the file is opened.
 std::optional<H5Id> open_group(hid_t parent, const std::string& name, const FileContext& ctx,
                                const std::string& where);
 
 // Opens member `name` of `group` as a dataset: malformed when it is something else.
 H5Id open_dataset(hid_t group, const std::string& name, const FileContext& ctx, const std::string& where);
 
-// The names of a group's links, in name order.
+// The names of a group's links, in name order (at most kMaxGroupMembers).
 std::vector<std::string> member_names(hid_t group, const FileContext& ctx, const std::string& where);
 
 // A dataset's shape: a simple dataspace of rank >= 1, else malformed.

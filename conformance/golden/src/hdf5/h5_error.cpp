@@ -3,10 +3,30 @@
 #include <algorithm>
 #include <cctype>
 
+namespace moe::golden {
+
+std::string printable(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (unsigned char ch : text) {
+        if (ch < 0x20 || ch == 0x7f) {
+            static const char* hex = "0123456789abcdef";
+            out += "\\x";
+            out += hex[ch >> 4];
+            out += hex[ch & 15];
+        } else {
+            out += static_cast<char>(ch);
+        }
+    }
+    return out;
+}
+
+}  // namespace moe::golden
+
 namespace moe::golden::h5 {
 
 void FileContext::fail(Kind kind, const std::string& where, const std::string& what) const {
-    throw FileError(kind, "golden file '" + file.string() + "': " + where + ": " + what);
+    throw FileError(kind, printable("golden file '" + file.string() + "': " + where + ": " + what));
 }
 
 namespace {

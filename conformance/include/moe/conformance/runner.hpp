@@ -1,6 +1,7 @@
 #pragma once
 // Runs backends over golden files: read each file once (a bad file is an input error, never
 // compared), run every backend on it, compare, apply expectations.
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -20,6 +21,10 @@ struct RunOptions {
     int threads = 1;
     bool progress = true;              // one line per case on stderr
     std::string repro_command = "moe-conform run";  // extra flags (--device ...) go here
+    std::uint64_t max_memory = 0;      // memory budget of reading one file; 0 = golden::default_max_memory()
+    // Whether a file's stored output and error bounds must agree with a recomputation on a sample
+    // of tokens (golden/stored_results.hpp); a file where they do not is an input error.
+    bool check_stored_results = true;
 };
 
 struct RunOutcome {
