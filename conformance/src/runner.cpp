@@ -56,7 +56,7 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend
         r.reason = "not supported: " + support.reason;
         return r;
     }
-    const Precision precision = b.precision(data);
+    const Precision precision = b.precision_for(c.problem);
     r.compute_type = std::string(dtype_name(precision.compute));
     r.storage_type = std::string(dtype_name(precision.storage));
 

@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "moe/conformance/reports.hpp"
+#include "moe/conformance/runner.hpp"
+
 namespace moe::conform_cli {
 
 struct RunCommand {
@@ -22,9 +25,36 @@ struct RunCommand {
     bool no_manifest = false;        // --no-manifest: do not check the suite's MANIFEST.sha256
     bool trust_stored_results = false;  // --trust-stored-results: no recomputation of stored results
     std::uint64_t max_memory = 0;    // --max-memory: bytes one golden file may need once read; 0 = default
+    std::string write_results;       // --write-results DIR: every output also as a result file
+    std::string shard;               // --shard I/N: this share of the cases
     std::string command_line;
 };
 int run(const RunCommand& c);
+
+struct CheckCommand {
+    std::string suite;
+    std::vector<std::string> cases;
+    std::vector<std::string> results;  // result files (.h5, .npy) or one folder of them
+    std::string precision;             // --precision C[/S]: overrides or supplies the files' own
+    std::string name;                  // --name: the implementation's name in reports
+    std::vector<std::string> filters;
+    std::string tier = "full";
+    std::string json, junit;
+    int threads = 1;
+    bool quiet = false, no_manifest = false, trust_stored_results = false;
+    std::uint64_t max_memory = 0;
+    std::string shard;                 // --shard I/N
+    std::string command_line;
+};
+int check(const CheckCommand& c);
+
+// The header of a run's reports, and what run and check print, write and return at the end.
+struct ReportFiles {
+    std::string json, junit;
+};
+conformance::RunInfo make_run_info(const std::string& command_line, const std::vector<std::string>& backends,
+                                   const std::string& suite, const std::string& tier);
+int report_outcome(const conformance::RunInfo& info, const conformance::RunOutcome& outcome, const ReportFiles& files);
 
 // The suite folder's MANIFEST.sha256, where there is one, must name every *.h5 file with its
 // digest; for --case files, their folder's manifest where it lists them. Prints each problem and
@@ -37,7 +67,12 @@ struct SelftestCommand {
     std::string suite;
     int threads = 1;
     bool no_manifest = false;
+    std::string shard;  // --shard I/N: this share of the correct backends and mutants
 };
 int selftest(const SelftestCommand& c);
+
+// The golden files of --suite or --case, restricted to --shard I/N when given.
+std::vector<std::string> selected_files(const std::string& suite, const std::vector<std::string>& cases,
+                                        const std::string& shard);
 
 }  // namespace moe::conform_cli

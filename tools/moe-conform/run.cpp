@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "moe/backends/registry.hpp"
 #include "moe/conformance/reports.hpp"
+#include "moe/conformance/result_recorder.hpp"
 #include "moe/conformance/runner.hpp"
 #include "moe/golden/manifest.hpp"
 #include "moe/golden/suite.hpp"
@@ -13,13 +14,6 @@
 namespace moe::conform_cli {
 
 namespace {
-
-std::string utc_now() {
-    const std::time_t t = std::time(nullptr);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-    return buf;
-}
 
 // The device string as one shell word in the repro line.
 std::string shell_quote(const std::string& s) {
@@ -46,12 +40,20 @@ bool manifest_agrees(const std::string& suite, const std::vector<std::string>& c
     return problems.empty();
 }
 
+std::vector<std::string> selected_files(const std::string& suite, const std::vector<std::string>& cases,
+                                        const std::string& shard) {
+    std::vector<std::string> files = suite.empty() ? cases : golden::suite_files(suite);
+    if (shard.empty()) return files;
+    const auto [index, count] = golden::parse_shard(shard);
+    return golden::shard_files(std::move(files), index, count);
+}
+
 int run(const RunCommand& c) {
     if (!c.no_manifest && !manifest_agrees(c.suite, c.cases, "moe-conform")) return 2;
     const auto set = backends::make_backends(c.backends, c.backend_libs, backends::BuiltinOptions{c.device});
     const std::vector<Backend*>& list = set.list;
     conformance::RunOptions o;
-    o.files = c.suite.empty() ? c.cases : golden::suite_files(c.suite);
+    o.files = selected_files(c.suite, c.cases, c.shard);
     o.filters = c.filters;
     o.tier = c.tier;
     o.threads = c.threads;
@@ -62,28 +64,25 @@ int run(const RunCommand& c) {
     if (!c.device.empty()) o.repro_command += " --device " + shell_quote(c.device);
     if (!c.expect.empty()) o.expectations = conformance::load_expectations(c.expect);
 
-    conformance::RunInfo info;
-    info.tool_version = "moe-conform 0.1.0";
-    info.command_line = c.command_line;
-    for (auto* b : list) info.backends.push_back(b->name());
-    info.suite = c.suite.empty() ? "(files)" : c.suite;
-    info.tier = c.tier;
-    info.started_utc = utc_now();
+    std::vector<std::unique_ptr<Backend>> recorders;
+    std::vector<Backend*> judged = list;
+    if (!c.write_results.empty()) {
+        // Each backend's outputs also go to result files, one folder per backend when several run.
+        std::vector<golden::CaseIdentity> ids;
+        for (const auto& f : o.files) ids.push_back(golden::identify_case(f));
+        for (auto& b : judged) {
+            const std::string dir = list.size() == 1 ? c.write_results : c.write_results + "/" + b->name();
+            recorders.push_back(conformance::record_results(*b, dir, ids));
+            b = recorders.back().get();
+        }
+    }
+    std::vector<std::string> names;
+    for (auto* b : list) names.push_back(b->name());
+    conformance::RunInfo info = make_run_info(c.command_line, names, c.suite.empty() ? "(files)" : c.suite, c.tier);
     const auto start = std::chrono::steady_clock::now();
-    const conformance::RunOutcome outcome = conformance::run_suite(o, list);
+    const conformance::RunOutcome outcome = conformance::run_suite(o, judged);
     info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
-    conformance::write_text_report(std::cout, info, outcome.results);
-    if (!c.json.empty()) conformance::write_json_report(c.json, info, outcome.results);
-    if (!c.junit.empty()) conformance::write_junit_report(c.junit, info, outcome.results);
-
-    for (const auto& e : outcome.input_errors) std::cerr << "moe-conform: error: " << e << "\n";
-    if (!outcome.input_errors.empty())
-        std::cerr << "moe-conform: " << outcome.input_errors.size()
-                  << " golden file(s) could not be used; their cases were not compared\n";
-    else if (outcome.results.empty())
-        std::cerr << "moe-conform: error: no case matched the tier and filters\n";
-    return conformance::run_exit_code(outcome);
+    return report_outcome(info, outcome, {c.json, c.junit});
 }
 
 }  // namespace moe::conform_cli

@@ -10,6 +10,27 @@
 
 namespace moe::conform_cli {
 
+namespace {
+
+// --shard I/N for the selftest splits the work items (the correct backends, then the mutants, in
+// order), not the cases: a mutant must meet the whole suite for "caught" to mean anything.
+bool sc_shard_keep(const std::string& shard, std::vector<Backend*>& correct, std::vector<Mutant>& mutants) {
+    if (shard.empty()) return true;
+    const auto [index, count] = golden::parse_shard(shard);
+    std::size_t item = 0;
+    std::vector<Backend*> kept_backends;
+    for (Backend* b : correct)
+        if (item++ % count == index - 1) kept_backends.push_back(b);
+    std::vector<Mutant> kept_mutants;
+    for (auto& m : mutants)
+        if (item++ % count == index - 1) kept_mutants.push_back(std::move(m));
+    correct = std::move(kept_backends);
+    mutants = std::move(kept_mutants);
+    return true;
+}
+
+}  // namespace
+
 int selftest(const SelftestCommand& c) {
     if (!c.no_manifest && !manifest_agrees(c.suite, {}, "moe-conform")) return 2;
     conformance::RunOptions o;
@@ -23,7 +44,9 @@ int selftest(const SelftestCommand& c) {
         owned.push_back(backends::make_builtin_backend(name));
         correct.push_back(owned.back().get());
     }
-    const auto report = conformance::run_selftest(o, correct, backends::selftest_mutants());
+    std::vector<Mutant> mutants = backends::selftest_mutants();
+    if (!sc_shard_keep(c.shard, correct, mutants)) return 2;
+    const auto report = conformance::run_selftest(o, correct, mutants);
     if (!report.input_errors.empty()) {
         for (const auto& e : report.input_errors) std::cerr << "moe-conform: error: " << e << "\n";
         return 2;

@@ -46,6 +46,9 @@ public:
     // Called with a validated problem; an unsupported one is reported as SKIP with the reason.
     virtual Support supports(const Problem& p) const = 0;
     virtual Precision precision(DType data_type) const = 0;
+    // The precision for one problem; by default the one of its data type. A backend whose
+    // declaration differs from case to case (replayed result files) overrides it.
+    virtual Precision precision_for(const Problem& p) const { return precision(p.input(kHiddenStates).dtype()); }
     virtual bool provides_stages() const { return false; }
     // Optional: precompute what depends only on the problem's weights (conversion, repacking), as
     // an inference engine does when it loads a model. A later run(p) on the same, unchanged
