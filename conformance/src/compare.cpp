@@ -1,5 +1,7 @@
 #include "moe/conformance/compare.hpp"
 
+#include "moe/spec/compression.hpp"
+
 #include <cmath>
 
 #include "moe/reference/error_terms.hpp"
@@ -42,8 +44,8 @@ Comparison compare_output(const golden::GoldenCase& c, const Tensor& got, const 
     }
     const Dims d = validate(c.problem);
     const DType data = c.problem.input(kHiddenStates).dtype();
-    const ToleranceModel model = tolerance_model(precision, data, d);
-    r.exact = exact_comparison_applies(c.exact, precision);
+    const ToleranceModel model = tolerance_model(precision, c.problem, d);
+    r.exact = exact_comparison_applies(c.exact, precision, has_compressed_weights(c.problem));
     const auto terms = output_error_terms(c, threads);
     const auto dense_it = c.outputs.find("output_dense");
     const Tensor* dense = dense_it == c.outputs.end() ? nullptr : &dense_it->second;
@@ -147,7 +149,7 @@ std::optional<StageDivergence> first_divergent_stage(const golden::GoldenCase& c
                                                      const Precision& precision, int threads) {
     const Problem& p = c.problem;
     const Dims d = validate(p);
-    const ToleranceModel model = tolerance_model(precision, p.input(kHiddenStates).dtype(), d);
+    const ToleranceModel model = tolerance_model(precision, p, d);
     const auto terms = reference::error_terms(p, true, threads).stages;
     std::map<std::string, Tensor> want = c.stages;
     if (want.empty()) want = reference::run(p, {reference::Mode::sparse, true, threads}).stages;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "moe/spec/compression.hpp"
+
 
 namespace moe::conformance {
 
@@ -31,17 +33,34 @@ double smallest_subnormal(DType t) {
 
 }  // namespace
 
-ToleranceModel tolerance_model(const Precision& p, DType data, const Dims& d) {
+CompressedGemms compressed_gemms(const Problem& p) {
+    auto compressed = [&](const char* w) { return p.has(w) && is_compressed_weight(p.input(w).dtype()); };
+    const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
+    CompressedGemms c;
+    c.first = compressed(kWeight0) || (!gemm2 && compressed(kWeight1));
+    c.down = compressed(gemm2 ? kWeight1 : kWeight2);
+    return c;
+}
+
+ToleranceModel tolerance_model(const Precision& p, const Problem& problem, const Dims& d) {
+    return tolerance_model(p, problem.input(kHiddenStates).dtype(), d, compressed_gemms(problem));
+}
+
+ToleranceModel tolerance_model(const Precision& p, DType data, const Dims& d, const CompressedGemms& compressed) {
     const double uc = unit_roundoff(p.compute), um = unit_roundoff(p.storage), ut = unit_roundoff(data);
     // A backend that computes below the data type also rounds its inputs x and W: two more
     // roundings in each product.
     const double input_rounding = uc > ut ? 2.0 * uc : 0.0;
+    // A compressed weight rounded once to the dequantisation type D: |dW| <= u_D |W_f|, which the
+    // GEMM's |W||x| magnitude (its accumulation term's tensor) already bounds (spec/tolerance.md,
+    // "Compressed weights").
+    const double ud = unit_roundoff(p.dequant_type());
     ToleranceModel m;
-    m.stage_coefficient = {{"first_acc", accumulation_factor(d.H + 1, uc) + input_rounding},
+    m.stage_coefficient = {{"first_acc", accumulation_factor(d.H + 1, uc) + input_rounding + (compressed.first ? ud : 0.0)},
                            {"first_store", um},
                            {"act_eval", uc},
                            {"act_store", um},
-                           {"down_acc", accumulation_factor(d.I + 1, uc) + input_rounding},
+                           {"down_acc", accumulation_factor(d.I + 1, uc) + input_rounding + (compressed.down ? ud : 0.0)},
                            {"down_store", um}};
     m.output_coefficient = m.stage_coefficient;
     // At the output the down outputs' magnitude sum_k |w_k||y_k| also bounds the top-k
@@ -52,8 +71,9 @@ ToleranceModel tolerance_model(const Precision& p, DType data, const Dims& d) {
     return m;
 }
 
-bool exact_comparison_applies(bool case_is_exact, const Precision& p) {
-    return case_is_exact && significand_bits(p.compute) >= 24 && significand_bits(p.storage) >= 24;
+bool exact_comparison_applies(bool case_is_exact, const Precision& p, bool compressed) {
+    return case_is_exact && significand_bits(p.compute) >= 24 && significand_bits(p.storage) >= 24 &&
+           (!compressed || significand_bits(p.dequant_type()) >= 24);
 }
 
 double ulp(DType t, double v) {

@@ -6,7 +6,9 @@ Qwen3's GEMM3_SWIGLU), both conventions, every data type of the bundled suite.
     PYTHONPATH=build/python python3 examples/python/torch_moe.py data/golden --bug   # caught
 
 It reads the resolved attributes (case.attrs: swish_beta, clamp_limit, gate_lane, weight_layout,
-routing_layout), so the two conventions need no code of their own. Matmuls run in float32 (float64
+routing_layout), so the two conventions need no code of their own. Compressed weights (u4, u8,
+MXFP4, FP8: spec/compressed.md) come as their stored codes with scale and zero-point arrays;
+case.dequantized(name) gives their values, which this example multiplies in float32. Matmuls run in float32 (float64
 for f64 cases); intermediates are rounded to the case's data type between stages, as a kernel
 that keeps them in bf16/f16 does, and that is what it declares: compute f32, storage "data".
 
@@ -42,6 +44,8 @@ def moe_layer(case, bug=False):
         return v.to(data).to(math)
 
     def weights(name):  # [E, N, K] whichever layout the case uses
+        if name + "_scale" in inp:  # compressed: inp holds the codes, scale and zero point as stored
+            return torch.from_numpy(case.dequantized(name)).to(math)  # (W - Z) * S, exact in float64
         w = t(name)
         return w if a["weight_layout"] == "NK" else w.transpose(1, 2)
 

@@ -12,6 +12,7 @@
 #include "moe/backends/loop_backend.hpp"
 #include "conformance_check.hpp"
 #include "moe/reference/interpreter.hpp"
+#include "moe/spec/compression.hpp"
 #include "small_cases.hpp"
 #include "tensor_compare.hpp"
 
@@ -52,6 +53,26 @@ Problem gemm2_mutation_problem() {
     spec.fills[kHiddenStates] = big;
     spec.routing.always = {3};
     return generator::synthesize(spec);
+}
+
+// The same with compressed weights (spec/compressed.md), where every dequantisation mutation must
+// show: u4 with zero points and G = 4 groups, or MXFP4 (H = I = 32).
+Problem compressed_mutation_problem(DType type) {
+    const bool mx = type == DType::f4e2m1;
+    auto spec = small_spec(ExpertType::gemm2_bias_swiglu_clamp, Convention::openvino, 6, mx ? 32 : 16, mx ? 32 : 16, 4, 2);
+    spec.attributes = attributes_for(ExpertType::gemm2_bias_swiglu_clamp, Convention::openvino, 1.702, 7.0);
+    generator::CompressionSpec cs;
+    cs.type = type;
+    cs.group_size = mx ? kMxBlock : 4;
+    cs.scale_dtype = mx ? DType::f8e8m0 : DType::f16;
+    cs.zero_point = mx ? generator::CompressionSpec::ZeroPoint::none : generator::CompressionSpec::ZeroPoint::weight_type;
+    spec.compression = cs;
+    return generator::synthesize(spec);
+}
+
+bool is_dequantisation_mutant(const std::string& name) {
+    return name == "zero_point_sign_flipped" || name == "nibble_order_swapped" || name == "next_group_scale" ||
+           name == "channel_scale_for_groups" || name == "e8m0_bias_off_by_one";
 }
 
 }  // namespace
@@ -178,14 +199,15 @@ TEST_CASE("loop_lowp keeps its stages in the data type and passes the comparison
             }
 }
 
-TEST_CASE("the loop mutants: 14 mutations, unique names, mutant:<name>") {
+TEST_CASE("the loop mutants: 19 mutations, unique names, mutant:<name>") {
     const auto mutants = backends::loop_mutants();
     const std::vector<std::string> expected = {
         "lanes_swapped",  "alpha_beta_swapped", "plus_one_dropped",     "clamp_lower_dropped",
         "minimum_dropped", "bias0_dropped",     "bias1_dropped",        "swish_beta_one",
         "routing_slot_shifted", "last_expert_ignored", "token_output_to_neighbour", "gemm3_up_ignored",
-        "f16_accumulation", "hidden_off_by_one"};
-    REQUIRE(mutants.size() == 14);
+        "f16_accumulation", "hidden_off_by_one", "zero_point_sign_flipped", "nibble_order_swapped",
+        "next_group_scale", "channel_scale_for_groups", "e8m0_bias_off_by_one"};
+    REQUIRE(mutants.size() == expected.size());
     std::set<std::string> names;
     for (std::size_t i = 0; i < mutants.size(); ++i) {
         CHECK(mutants[i].name == expected[i]);
@@ -196,7 +218,7 @@ TEST_CASE("the loop mutants: 14 mutations, unique names, mutant:<name>") {
         CHECK(mutant->name() == "mutant:" + mutants[i].name);
         CHECK(mutant->description() == mutants[i].description);
     }
-    CHECK(names.size() == 14);
+    CHECK(names.size() == expected.size());
 }
 
 TEST_CASE("every mutant changes the output of a problem where its mistake matters") {
@@ -210,6 +232,14 @@ TEST_CASE("every mutant changes the output of a problem where its mistake matter
     for (const auto& m : backends::loop_mutants()) {
         CAPTURE(m.name);
         if (m.name == "f16_accumulation") continue;  // below, on a problem of its own
+        if (is_dequantisation_mutant(m.name)) {
+            const Problem c = compressed_mutation_problem(m.name == "e8m0_bias_off_by_one" ? DType::f4e2m1 : DType::u4);
+            const Tensor good_c = loop_output(c);
+            CHECK(max_diff(m.make()->run(c, false).output, good_c) > 1e-2 * max_abs(good_c));
+            // ... and nothing changes where the mistake cannot matter: weights in the data type.
+            CHECK(max_diff(m.make()->run(gemm2, false).output, good2) == 0.0);
+            continue;
+        }
         const bool on_gemm3 = m.name == "gemm3_up_ignored";
         const Problem& p = on_gemm3 ? gemm3 : gemm2;
         const Tensor& good = on_gemm3 ? good3 : good2;

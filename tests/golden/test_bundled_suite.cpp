@@ -10,6 +10,7 @@
 #include "moe/golden/golden_file.hpp"
 #include "moe/generator/case_spec.hpp"
 #include "moe/reference/interpreter.hpp"
+#include "moe/spec/compression.hpp"
 
 using namespace moe;
 namespace fs = std::filesystem;
@@ -105,6 +106,21 @@ TEST_CASE("the bundled suite covers what spec/README.md promises") {
         mark(c.exact && gemm2, "exact GEMM2");
         mark(c.exact && !gemm2, "exact GEMM3");
         mark(gemm2 && r.swish_beta == 1.702 && r.clamp_limit == 7.0, "GPT-OSS attributes");
+        // Compressed weights (spec/compressed.md): every type with both expert types, grouped and
+        // per channel, zero points in the weight's type and as f16, every scale layout, exact.
+        if (const auto wc = weight_compression(p, kWeight0)) {
+            const std::string t = std::string(dtype_name(wc->weight));
+            mark(true, "compressed " + t + " " + std::string(expert_type_name(p.attributes.expert_type)));
+            mark(wc->groups > 1, "compressed " + t + " per group");
+            mark(wc->groups == 1 && wc->scale_rows, "compressed " + t + " per channel");
+            mark(wc->zero_point.has_value(), "compressed " + t + " zero point");
+            mark(wc->zero_point == DType::f16, "compressed zero point f16");
+            mark(wc->zero_point == wc->weight, "compressed zero point in the weight type");
+            mark(!wc->scale_rows, "compressed per tensor");
+            mark(p.input("weight_0_scale").rank() == 4, "compressed scale [E, N, G, 1]");
+            mark(c.exact, "exact compressed " + t);
+            mark(wc->group_size == 128 && d.H == 128 && d.I == 256, "OpenVINO GPU test shape");
+        }
         // Expert usage extremes.
         std::vector<std::size_t> count(d.E, 0);
         for (std::size_t i = 0; i < d.T * d.K; ++i) ++count[static_cast<std::size_t>(p.input(kTopkIndices).get_index(i))];
@@ -169,8 +185,20 @@ TEST_CASE("the bundled suite covers what spec/README.md promises") {
           "an expert with every token", "minimum and clamp active", "router softmax_topk", "router topk_softmax",
           "router sigmoid_bias", "router group_limited", "router softmax_topk at T = 1", "router topk_softmax at T = 1",
           "router sigmoid_bias at T = 1", "router group_limited at T = 1", "balanced load", "Zipf skew at T = 64",
-          "hot expert", "shared expert", "capacity drops"}) {
+          "hot expert", "shared expert", "capacity drops", "compressed zero point f16",
+          "compressed zero point in the weight type", "compressed per tensor", "compressed scale [E, N, G, 1]",
+          "OpenVINO GPU test shape", "exact compressed f4e2m1"}) {
         CHECK_MESSAGE(seen.count(want), "the bundled suite has no case with: ", want);
+    }
+    for (const char* t : {"u8", "i8", "u4", "i4", "f4e2m1", "f8e4m3", "f8e5m2"}) {
+        const std::string type = t;
+        for (const char* et : {"GEMM2_BIAS_SWIGLU_CLAMP", "GEMM3_SWIGLU"})
+            CHECK_MESSAGE(seen.count("compressed " + type + " " + et), "no compressed case: ", type, " ", et);
+        CHECK_MESSAGE(seen.count("compressed " + type + " per group"), "no grouped case: ", type);
+        CHECK_MESSAGE(seen.count("exact compressed " + type), "no exact compressed case: ", type);
+        if (type == "f4e2m1") continue;  // MXFP4's blocks are 32: no per-channel form
+        CHECK_MESSAGE(seen.count("compressed " + type + " per channel"), "no per-channel case: ", type);
+        if (type[0] != 'f') CHECK_MESSAGE(seen.count("compressed " + type + " zero point"), "no zero point: ", type);
     }
 }
 

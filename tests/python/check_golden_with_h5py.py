@@ -15,7 +15,7 @@ import h5py
 import numpy as np
 
 FORMAT_NAME = "moe-golden"
-FORMAT_VERSION = 1
+FORMAT_VERSIONS = (1, 2)  # 2: compressed weights
 # element_type attribute -> the numpy dtype h5py must report for the dataset.
 DTYPES = {
     "f64": np.dtype("float64"),
@@ -24,7 +24,19 @@ DTYPES = {
     "bf16": np.dtype("uint16"),  # bit patterns
     "i32": np.dtype("int32"),
     "i64": np.dtype("int64"),
+    # Compressed weights (version 2): one element per byte, integers as their values.
+    "u8": np.dtype("uint8"),
+    "i8": np.dtype("int8"),
+    "u4": np.dtype("uint8"),
+    "i4": np.dtype("int8"),
+    "f4e2m1": np.dtype("uint8"),  # E2M1 codes
+    "f8e4m3": np.dtype("uint8"),  # bit patterns
+    "f8e5m2": np.dtype("uint8"),
+    "f8e8m0": np.dtype("uint8"),
 }
+COMPRESSED = ("u8", "i8", "u4", "i4", "f4e2m1", "f8e4m3", "f8e5m2")
+# The values a stored element may take (4-bit types one per byte).
+RANGES = {"u4": (0, 15), "i4": (-8, 7), "f4e2m1": (0, 15)}
 GROUPS = ("inputs", "outputs", "stages")
 F64_ONLY = ("outputs", "stages")
 
@@ -46,7 +58,7 @@ def check_root(f):
     version = attrs.get("format_version")
     require(isinstance(version, (int, np.integer)) and not isinstance(version, bool),
             "root attribute 'format_version' missing or not an integer")
-    require(version == FORMAT_VERSION, f"format_version is {version}, expected {FORMAT_VERSION}")
+    require(version in FORMAT_VERSIONS, f"format_version is {version}, expected one of {FORMAT_VERSIONS}")
     for name in ("case", "expert_type", "convention"):
         require(isinstance(attrs.get(name), str), f"root attribute {name!r} missing or not a string")
 
@@ -69,6 +81,26 @@ def check_dataset(group_name, name, d):
     except (OSError, RuntimeError, ValueError) as e:  # h5py raises OSError on a checksum failure
         raise Bad(f"{path}: reading failed (checksum?): {e}")
     require(data.shape == d.shape, f"{path}: read shape {data.shape}, expected {d.shape}")
+    if element_type in RANGES and data.size:
+        lo, hi = RANGES[element_type]
+        require(int(data.min()) >= lo and int(data.max()) <= hi, f"{path}: {element_type} values outside [{lo}, {hi}]")
+    return element_type
+
+
+def check_compressed(f, version):
+    """A compressed weight: version 2, a scale of [E, N or 1, G(, 1)], group_size = K / G."""
+    inputs = f["inputs"]
+    for name in ("weight_0", "weight_1", "weight_2"):
+        if name not in inputs or inputs[name].attrs["element_type"] not in COMPRESSED:
+            continue
+        require(version == 2, f"/inputs/{name} is compressed in a format_version {version} file")
+        w = inputs[name]
+        require(name + "_scale" in inputs, f"/inputs/{name}_scale missing")
+        s = inputs[name + "_scale"]
+        require(s.ndim in (3, 4) and s.shape[0] == w.shape[0] and s.shape[1] in (1, w.shape[1]),
+                f"/inputs/{name}_scale has shape {s.shape} for a weight {w.shape}")
+        gs = int(w.attrs["group_size"])
+        require(gs * s.shape[2] == w.shape[2], f"/inputs/{name}: group_size {gs} x {s.shape[2]} groups != K")
 
 
 def check_file(path):
@@ -82,6 +114,7 @@ def check_file(path):
             require(isinstance(group, h5py.Group), f"/{group_name} is not a group")
             for name in group:
                 check_dataset(group_name, name, group[name])
+        check_compressed(f, int(f.attrs["format_version"]))
         require("outputs/output" in f, "dataset /outputs/output missing")
         require("hidden_states" in f["inputs"], "dataset /inputs/hidden_states missing")
         out_shape, hidden_shape = f["outputs/output"].shape, f["inputs/hidden_states"].shape

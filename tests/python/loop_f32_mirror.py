@@ -60,6 +60,10 @@ def loop_f32(case):
     x_in = case.inputs
     T, H, I, K = a["T"], a["H"], a["I"], a["K"]
     wide = {name: np.asarray(v).astype(F) for name, v in x_in.items() if name != "router_topk_output_indices"}
+    # Compressed weights (spec/compressed.md): their exact values rounded once to f32, as loop_f32.
+    for name in ("weight_0", "weight_1", "weight_2"):
+        if name + "_scale" in x_in:
+            wide[name] = case.dequantized(name).astype(F)
     idx = np.asarray(x_in["router_topk_output_indices"]).reshape(T, K).astype(np.int64)
     x = wide["hidden_states"].reshape(T, H)
     pairs_t = np.repeat(np.arange(T), K)

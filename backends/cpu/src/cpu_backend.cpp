@@ -4,6 +4,7 @@
 
 #include "expert_gemm.hpp"
 #include "moe/backends/mutation_table.hpp"
+#include "moe/spec/compression.hpp"
 #include "pipeline.hpp"
 #include "small_m_kernels.hpp"
 
@@ -73,7 +74,7 @@ std::vector<const unsigned char*> weight_sources(const Problem& p) {
 void CpuBackend::prepare(const Problem& p) {
     prepared_for_ = nullptr;
     prepared_.reset();  // the previous problem's copy goes before the next is made
-    if (p.input(kHiddenStates).dtype() == DType::f64) return;
+    if (p.input(kHiddenStates).dtype() == DType::f64 || has_compressed_weights(p)) return;
     const WeightLayout layout = resolve(p.attributes).weight_layout;
     auto prepared = std::make_shared<Prepared>();
     for (const char* name : {kWeight0, kWeight1, kWeight2})
@@ -83,7 +84,15 @@ void CpuBackend::prepare(const Problem& p) {
     prepared_sources_ = weight_sources(p);
 }
 
+Precision CpuBackend::precision_for(const Problem& p) const {
+    Precision pr = precision(p.input(kHiddenStates).dtype());
+    if (has_compressed_weights(p)) pr.dequant = p.input(kHiddenStates).dtype();
+    return pr;
+}
+
 Output CpuBackend::run(const Problem& p, bool want_stages) {
+    // For now compressed weights are dequantised up front, into the data type.
+    if (has_compressed_weights(p)) return run(with_dequantized_weights(p, p.input(kHiddenStates).dtype()), want_stages);
     if (p.input(kHiddenStates).dtype() == DType::f64)
         return cpu::Pipeline<double>(p, threads_, options_.mutation, workspaces_->f64).run(want_stages);
     const bool prepared = prepared_ && prepared_for_ == &p && prepared_sources_ == weight_sources(p);

@@ -6,6 +6,7 @@
 
 #include "moe/backends/mutation_table.hpp"
 #include "moe/backends/opencl_testing.hpp"
+#include "moe/spec/compression.hpp"
 
 #include "cl_device.hpp"
 #include "cl_runtime.hpp"
@@ -111,6 +112,7 @@ Availability OpenclBackend::availability() const {
 Support OpenclBackend::supports(const Problem& p) const {
     for (const auto& [name, t] : p.inputs)
         if (t.dtype() == DType::f64) return {false, "f64 inputs are not supported by the opencl backend"};
+    if (has_compressed_weights(p)) return {false, "compressed weights are not supported by the opencl backend yet"};
     return {};
 }
 

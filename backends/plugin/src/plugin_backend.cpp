@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "moe/spec/error.hpp"
+#include "moe/spec/compression.hpp"
 #include "plugin_library.hpp"
 #include "problem_view.hpp"
 
@@ -75,6 +76,8 @@ public:
     }
     Availability availability() const override { return availability_; }
     Support supports(const Problem& p) const override {
+        // ABI v1's moe_dtype has no compressed types: the host says so before the plugin sees the case.
+        if (has_compressed_weights(p)) return {false, "compressed weights are not in ABI v1"};
         const auto& t = lib_->table();
         if (!t.supports) return {};
         const plugin::ProblemView view(p);
@@ -86,6 +89,7 @@ public:
     bool provides_stages() const override { return lib_->table().provides_stages != 0; }
 
     void prepare(const Problem& p) override {
+        if (has_compressed_weights(p)) return;  // not in ABI v1 (supports() says so)
         const auto& t = lib_->table();
         if (!t.prepare) return;
         const plugin::ProblemView view(p);

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "moe/spec/compression.hpp"
 #include "moe/spec/problem.hpp"
 
 namespace moe::backends::strategies {
@@ -27,6 +28,13 @@ struct ExpertMath {
         return std::vector<float>(wide.begin(), wide.end());  // f64 inputs rounded to f32
     }
 
+    // A weight as floats; a compressed one dequantised exactly and rounded once to f32 (the
+    // compute type, which the precision declares as the dequantisation type).
+    static std::vector<float> weight_floats(const Problem& p, const char* name) {
+        const Tensor& t = p.input(name);
+        return widen(is_compressed_weight(t.dtype()) ? dequantize_weight(p, name, DType::f64) : t);
+    }
+
     static ExpertMath load(const Problem& p) {
         ExpertMath m;
         m.d = validate(p);
@@ -39,9 +47,9 @@ struct ExpertMath {
         m.compact_routing = rp.routing_layout == RoutingLayout::compact;
         m.x = widen(p.input(kHiddenStates));
         m.routing = widen(p.input(kRoutingWeights));
-        m.w0 = widen(p.input(kWeight0));
-        m.w1 = widen(p.input(kWeight1));
-        if (!m.gemm2) m.w2 = widen(p.input(kWeight2));
+        m.w0 = weight_floats(p, kWeight0);
+        m.w1 = weight_floats(p, kWeight1);
+        if (!m.gemm2) m.w2 = weight_floats(p, kWeight2);
         if (m.gemm2 && p.has(kBias0)) m.b0 = widen(p.input(kBias0));
         if (m.gemm2 && p.has(kBias1)) m.b1 = widen(p.input(kBias1));
         return m;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "loop_dequant.hpp"
 #include "moe/backends/mutation_table.hpp"
 #include "moe/spec/problem.hpp"
 
@@ -33,6 +34,16 @@ constexpr MutationEntry<LoopMutation> kLoopMutations[] = {
     {LoopMutation::f16_accumulation, "f16_accumulation",
      "every GEMM partial sum and the top-k sum rounded to f16 while declaring f32 compute"},
     {LoopMutation::hidden_off_by_one, "hidden_off_by_one", "the first GEMM's dot products skip the last hidden element"},
+    {LoopMutation::zero_point_sign_flipped, "zero_point_sign_flipped",
+     "compressed weights: the zero point added instead of subtracted, (W + Z) * S"},
+    {LoopMutation::nibble_order_swapped, "nibble_order_swapped",
+     "compressed weights: 4-bit element 2i read from the high nibble, 2i + 1 from the low one"},
+    {LoopMutation::next_group_scale, "next_group_scale",
+     "compressed weights: each group dequantised with the scale and zero point of the next group"},
+    {LoopMutation::channel_scale_for_groups, "channel_scale_for_groups",
+     "compressed weights: grouped scales read as per-channel, group 0's scale applied to every group"},
+    {LoopMutation::e8m0_bias_off_by_one, "e8m0_bias_off_by_one",
+     "compressed weights: MXFP4's E8M0 scale decoded with bias 126 instead of 127"},
 };
 
 // Everything one run needs: sizes, the arithmetic parameters as this backend (mutation included)
@@ -62,6 +73,24 @@ std::vector<float> widen(const Tensor& t) {
 
 std::vector<float> widen_optional(const Problem& p, const char* name, bool dropped) {
     return p.has(name) && !dropped ? widen(p.input(name)) : std::vector<float>{};
+}
+
+DequantBug dequant_bug(LoopMutation m) {
+    switch (m) {
+        case LoopMutation::zero_point_sign_flipped: return DequantBug::zero_point_sign;
+        case LoopMutation::nibble_order_swapped: return DequantBug::nibble_order;
+        case LoopMutation::next_group_scale: return DequantBug::next_group_scale;
+        case LoopMutation::channel_scale_for_groups: return DequantBug::first_group_scale;
+        case LoopMutation::e8m0_bias_off_by_one: return DequantBug::e8m0_bias;
+        default: return DequantBug::none;
+    }
+}
+
+// A weight as floats: widened, or (compressed) dequantised and rounded once to `dequant`.
+std::vector<float> weight_values(const Problem& p, const char* name, DType dequant, LoopMutation m) {
+    const Tensor& w = p.input(name);
+    if (is_floating(w.dtype())) return widen(w);
+    return loop_dequantize(p, name, dequant, dequant_bug(m));
 }
 
 // One addition of a running sum; the f16_accumulation mutant rounds every partial sum to f16.
@@ -161,7 +190,7 @@ std::string LoopBackend::name() const {
 std::string LoopBackend::description() const {
     if (const auto* m = find_mutation(kLoopMutations, options_.mutation)) return m->description;
     return options_.store_in_data_type
-               ? "plain f32 loops, K slots summed in slot order, f16/bf16 intermediates stored in the data type"
+               ? "plain f32 loops, K slots summed in slot order, f16/bf16 intermediates (and dequantised weights) in the data type"
                : "plain f32 loops, K slots summed in slot order, intermediates kept in f32";
 }
 
@@ -170,7 +199,11 @@ Support LoopBackend::supports(const Problem&) const { return {}; }
 Precision LoopBackend::precision(DType data_type) const {
     Precision p;  // compute f32 always: the f16_accumulation mutant's declaration is its bug
     // Only f16/bf16 storage lowers anything below f32; f64 data still keeps f32 intermediates.
-    if (options_.store_in_data_type && (data_type == DType::f16 || data_type == DType::bf16)) p.storage = data_type;
+    // It dequantises compressed weights in the same type (one rounding of W_f, spec/tolerance.md).
+    if (options_.store_in_data_type && (data_type == DType::f16 || data_type == DType::bf16)) {
+        p.storage = data_type;
+        p.dequant = data_type;
+    }
     return p;
 }
 
@@ -197,9 +230,10 @@ Output LoopBackend::run(const Problem& p, bool want_stages) {
 
     s.x = widen(hidden);
     s.routing = widen(p.input(kRoutingWeights));
-    s.w0 = widen(p.input(kWeight0));
-    s.w1 = widen(p.input(kWeight1));
-    if (!s.gemm2) s.w2 = widen(p.input(kWeight2));
+    const DType dequant = precision(hidden.dtype()).dequant_type();
+    s.w0 = weight_values(p, kWeight0, dequant, m);
+    s.w1 = weight_values(p, kWeight1, dequant, m);
+    if (!s.gemm2) s.w2 = weight_values(p, kWeight2, dequant, m);
     s.b0 = widen_optional(p, kBias0, m == LoopMutation::bias0_dropped);
     s.b1 = widen_optional(p, kBias1, m == LoopMutation::bias1_dropped);
     const Tensor& idx = p.input(kTopkIndices);

@@ -34,6 +34,17 @@ py::array to_numpy(const Tensor& t) {
             for (std::size_t i = 0; i < t.size(); ++i) out[i] = static_cast<float>(t.get(i));  // exact
             return a;
         }
+        // Compressed weights and their scales and zero points (spec/compressed.md): one element per
+        // byte, as the golden file stores them: integers as their values (int8 for i8 and i4),
+        // the float codes (f4e2m1, f8e4m3, f8e5m2, f8e8m0) as their bit patterns.
+        case DType::u8: case DType::u4: case DType::f4e2m1: case DType::f8e4m3: case DType::f8e5m2:
+        case DType::f8e8m0: case DType::i8: case DType::i4: {
+            const bool is_signed = t.dtype() == DType::i8 || t.dtype() == DType::i4;
+            py::array a(is_signed ? py::dtype::of<std::int8_t>() : py::dtype::of<std::uint8_t>(), dims(t.shape()));
+            const std::vector<std::uint8_t> bytes = t.element_bytes();
+            if (!bytes.empty()) std::memcpy(a.mutable_data(), bytes.data(), bytes.size());
+            return a;
+        }
     }
     throw std::logic_error("to_numpy: unknown element type");
 }

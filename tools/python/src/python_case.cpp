@@ -2,6 +2,7 @@
 
 #include <pybind11/stl.h>
 
+#include "moe/spec/compression.hpp"
 #include "numpy_tensor.hpp"
 
 namespace py = pybind11;
@@ -47,14 +48,24 @@ py::dict attrs(const PythonCase& c) {
     return out;
 }
 
+py::array dequantized(const PythonCase& c, const std::string& weight) {
+    const Problem& p = c.golden.problem;
+    if (!p.has(weight) || !is_compressed_weight(p.input(weight).dtype()))
+        throw py::value_error(weight + " is not a compressed weight of case " + p.name);
+    return to_numpy(dequantize_weight(p, weight, DType::f64));
+}
+
 }  // namespace
 
 void bind_case(py::module_& m) {
     py::class_<PythonCase>(m, "Case", "One golden case: inputs, attributes and (from a file) the f64 reference.")
         .def_property_readonly("name", [](const PythonCase& c) { return c.golden.problem.name; })
         .def_property_readonly("file", [](const PythonCase& c) { return c.file; })
-        .def_property_readonly("inputs", &inputs, "dict of numpy arrays by op input name (bf16 as float32 values)")
+        .def_property_readonly("inputs", &inputs, "dict of numpy arrays by op input name (bf16 as float32 values; compressed weights, scales and zero points one element per byte: uint8, int8 for i8/i4)")
         .def_property_readonly("input_types", &input_types, "dict: input name -> stored element type (f32, bf16, ...)")
+        .def("dequantized", &dequantized, py::arg("weight"),
+             "a compressed weight's values (W - Z) * S per group, exact, as float64 [E, N, K] "
+             "(spec/compressed.md); case.inputs holds its codes, scale and zero point as stored")
         .def_property_readonly("attrs", &attrs, "op attributes as given, their resolved meaning, and T, H, I, E, K")
         .def_property_readonly("expert_type", [](const PythonCase& c) {
             return std::string(expert_type_name(c.golden.problem.attributes.expert_type));

@@ -27,13 +27,25 @@ struct ToleranceModel {
     double output_floor = 0;     // half the smallest subnormal of the output type (absolute)
 };
 
+// Which GEMMs read compressed weights (spec/compressed.md): their weights are rounded once to the
+// backend's dequantisation type, which adds u_D to that GEMM's accumulation term.
+struct CompressedGemms {
+    bool first = false;  // weight_0 (GEMM3: weight_0 or weight_1)
+    bool down = false;   // GEMM2: weight_1; GEMM3: weight_2
+};
+CompressedGemms compressed_gemms(const Problem& p);
+
 // The coefficients for a backend that computes a case of `data` type with precision `p`.
-ToleranceModel tolerance_model(const Precision& p, DType data, const Dims& d);
+ToleranceModel tolerance_model(const Precision& p, DType data, const Dims& d, const CompressedGemms& compressed = {});
+// The same for a validated problem: its data type and its compressed weights.
+ToleranceModel tolerance_model(const Precision& p, const Problem& problem, const Dims& d);
 
 // An exact-by-construction case is compared with a zero tolerance (got == the reference rounded
 // to the output type) when the backend's compute type has at least f32's 24 significand bits,
 // which the case's certificate assumes.
-bool exact_comparison_applies(bool case_is_exact, const Precision& p);
+// A case with compressed weights also needs the dequantisation type to have 24 bits (its
+// certificate holds for W_f exact in f32).
+bool exact_comparison_applies(bool case_is_exact, const Precision& p, bool compressed = false);
 
 // Units in the last place of `t` at magnitude |v| (the spacing of t's values around v).
 double ulp(DType t, double v);

@@ -6,6 +6,7 @@
 // onto a versioned C ABI for backends built outside the project.
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,14 @@ struct Support {
 struct Precision {
     DType compute = DType::f32;
     DType storage = DType::f32;
+    // Compressed weights (spec/compressed.md): the type W_f = (W - Z) * S is rounded to once
+    // before the GEMM uses it. Absent: the compute type.
+    std::optional<DType> dequant;
+
+    Precision() = default;
+    Precision(DType compute_type, DType storage_type, std::optional<DType> dequant_type = std::nullopt)
+        : compute(compute_type), storage(storage_type), dequant(dequant_type) {}
+    DType dequant_type() const { return dequant.value_or(compute); }
 };
 
 struct Output {

@@ -27,6 +27,12 @@ enum class LoopMutation {
     gemm3_up_ignored,          // GEMM3: act = swish(gate), the seed text's literal pseudocode
     f16_accumulation,          // every GEMM sum rounded to f16 while declaring f32
     hidden_off_by_one,         // the first GEMM's sum stops at H - 1
+    // Compressed weights (spec/compressed.md): the dequantisation bugs kernels most often have.
+    zero_point_sign_flipped,   // (W + Z) * S
+    nibble_order_swapped,      // 4-bit: element 2i read from the high nibble
+    next_group_scale,          // the scale and zero point of group (g + 1) mod G
+    channel_scale_for_groups,  // grouped scales read as per-channel: group 0's for every group
+    e8m0_bias_off_by_one,      // MXFP4: E8M0 scale 2^(code - 126)
 };
 
 // The loop mutants, in declaration order (every LoopMutation but none).

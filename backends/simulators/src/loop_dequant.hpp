@@ -1,0 +1,25 @@
+#pragma once
+// The loop backends' own reading of compressed weights (spec/compressed.md), written from the
+// spec's text and value tables independently of spec/src/compression.cpp and minifloat.cpp, so
+// that the two check each other; and the dequantisation bugs of the loop mutants.
+#include <string>
+#include <vector>
+
+#include "moe/spec/problem.hpp"
+
+namespace moe::backends {
+
+enum class DequantBug {
+    none,
+    zero_point_sign,   // (W + Z) * S
+    nibble_order,      // element 2i read from the high nibble, 2i + 1 from the low one
+    next_group_scale,  // the scale (and zero point) of group (g + 1) mod G
+    first_group_scale, // grouped scales read as per-channel: every group takes group 0's
+    e8m0_bias,         // E8M0 scale 2^(code - 126) instead of 2^(code - 127)
+};
+
+// The compressed weight `weight` ([E, N, K]) as floats, each W_f = (W - Z) * S computed exactly and
+// rounded once to `dequant` (f32, f16 or bf16).
+std::vector<float> loop_dequantize(const Problem& p, const std::string& weight, DType dequant, DequantBug bug);
+
+}  // namespace moe::backends
