@@ -64,7 +64,16 @@ void check_weight(const Problem& p, const char* name, WeightLayout layout, std::
 
 }  // namespace
 
-Dims validate(const Problem& p) {
+namespace {
+Dims validate_impl(const Problem& p, bool check_values);
+}  // namespace
+
+Dims validate(const Problem& p) { return validate_impl(p, true); }
+Dims validate_structure(const Problem& p) { return validate_impl(p, false); }
+
+namespace {
+
+Dims validate_impl(const Problem& p, bool check_values) {
     const OpAttributes& a = p.attributes;
     const ResolvedParams r = resolve(a);
     const bool gemm2 = a.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
@@ -149,7 +158,7 @@ Dims validate(const Problem& p) {
         check_weight(p, kWeight1, r.weight_layout, d.E, d.I, d.H, "I", "H");
         check_weight(p, kWeight2, r.weight_layout, d.E, d.H, d.I, "H", "I");
     }
-    validate_compression(p, r.weight_layout);
+    validate_compression(p, r.weight_layout, check_values);
 
     // Indices [T, K] or [B, S, K].
     const Tensor& idx = p.input(kTopkIndices);
@@ -208,5 +217,7 @@ Dims validate(const Problem& p) {
     }
     return d;
 }
+
+}  // namespace
 
 }  // namespace moe

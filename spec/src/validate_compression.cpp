@@ -23,7 +23,7 @@ Shape param_dims(const Tensor& t) {
     return s;
 }
 
-void check_scale(const std::string& weight, const Tensor& w, const Tensor& s) {
+void check_scale(const std::string& weight, const Tensor& w, const Tensor& s, bool check_values) {
     const std::string name = scale_input(weight);
     const DType wt = w.dtype();
     if (wt == DType::f4e2m1 && s.dtype() != DType::f8e8m0)
@@ -47,14 +47,14 @@ void check_scale(const std::string& weight, const Tensor& w, const Tensor& s) {
                          (K % kMxBlock ? std::string("(K = ") + std::to_string(K) + " is not a multiple of 32)"
                                        : std::to_string(K / kMxBlock)) +
                          " groups, got " + std::to_string(G));
-    if (s.dtype() == DType::f8e8m0)
+    if (s.dtype() == DType::f8e8m0 && check_values)
         for (std::size_t i = 0; i < s.size(); ++i)
             if (s.code(i) == 0xff)
                 throw InputError(name + ": element " + index3(i / (dims[1] * G), i / G % dims[1], i % G) +
                                  " is the E8M0 NaN (0xFF); a block's scale must be a number");
 }
 
-void check_zero_point(const std::string& weight, const Tensor& w, const Tensor& s, const Tensor& z) {
+void check_zero_point(const std::string& weight, const Tensor& w, const Tensor& s, const Tensor& z, bool check_values) {
     const std::string name = zero_point_input(weight);
     const DType wt = w.dtype();
     if (!is_integer_weight(wt))
@@ -66,7 +66,7 @@ void check_zero_point(const std::string& weight, const Tensor& w, const Tensor& 
     if (dims != param_dims(s))
         throw InputError(name + ": shape " + shape_to_string(z.shape()) + " does not match " + scale_input(weight) + " " +
                          shape_to_string(s.shape()) + " (a zero point per scale, the same [E, N, G])");
-    if (z.dtype() != DType::f16) return;  // in the weight's own type it is in range by construction
+    if (z.dtype() != DType::f16 || !check_values) return;  // in the weight's type it is in range by construction
     const double lo = static_cast<double>(integer_min(wt)), hi = static_cast<double>(integer_max(wt));
     for (std::size_t i = 0; i < z.size(); ++i) {
         const double v = z.get(i);
@@ -79,7 +79,7 @@ void check_zero_point(const std::string& weight, const Tensor& w, const Tensor& 
 
 }  // namespace
 
-void validate_compression(const Problem& p, WeightLayout layout) {
+void validate_compression(const Problem& p, WeightLayout layout, bool check_values) {
     for (const char* n : kCompressionInputNames) {
         const std::string name = n;
         if (!p.has(name)) continue;
@@ -110,8 +110,8 @@ void validate_compression(const Problem& p, WeightLayout layout) {
             throw InputError(weight + ": 4-bit element type " + type_name(w.dtype()) + " needs an even input size K (two "
                              "elements per byte, every row starting on a byte), got shape " + shape_to_string(w.shape()));
         const Tensor& s = p.input(scale_input(weight));
-        check_scale(weight, w, s);
-        if (has_zero) check_zero_point(weight, w, s, p.input(zero_point_input(weight)));
+        check_scale(weight, w, s, check_values);
+        if (has_zero) check_zero_point(weight, w, s, p.input(zero_point_input(weight)), check_values);
     }
 }
 

@@ -26,11 +26,14 @@ moe::DType timed_dtype(const std::string& name) {
 }
 
 int time_rows(const std::string& backend, const std::string& device, const std::vector<Shape>& shapes,
-              const std::vector<std::size_t>& tokens, const std::vector<std::string>& dtypes, const std::string& routing,
-              int threads, const TimingOptions& o, const std::string& json_file) {
+              const std::vector<std::size_t>& tokens, const std::vector<std::string>& dtypes,
+              const std::vector<std::string>& weights, const std::string& routing, int threads, const TimingOptions& o,
+              const std::string& json_file) {
     auto b = moe::backends::make_builtin_backend(backend, {device});
     if (!b->availability().available) throw moe::InputError("backend " + backend + " unavailable: " + b->availability().reason);
-    for (const auto& dt : dtypes) timed_dtype(dt);  // refuse a bad --dtype before anything is timed
+    for (const auto& dt : dtypes) timed_dtype(dt);  // refuse a bad --dtype or --weights before anything is timed
+    for (const auto& w : weights)
+        for (const auto& s : shapes) compression_preset(w, s);
     print_table_header(stdout, b->name(), b->description(), threads);
     ReadProbe read_probe(std::size_t(1) << 30, threads);
     std::vector<BenchRow> rows;
@@ -39,10 +42,20 @@ int time_rows(const std::string& backend, const std::string& device, const std::
             // The plain GEMM of the same FLOP count: every (token, slot) pair through one matrix of
             // 3I outputs by H inputs.
             GemmProbe gemm_probe(T * s.topk, 3 * s.inter, s.hidden, threads);
+            double bf16 = 0, f32 = 0;  // this shape's plain rows, for the compressed rows' speedups
             for (const auto& dt : dtypes) {
                 rows.push_back(time_backend(*b, s, T, timed_dtype(dt), routing, gemm_probe, read_probe, o));
+                if (dt == "bf16") bf16 = rows.back().seconds;
+                if (dt == "f32") f32 = rows.back().seconds;
                 print_table_row(stdout, rows.back(), o.vs_reference);
             }
+            for (const auto& dt : dtypes)
+                for (const auto& w : weights) {
+                    rows.push_back(time_backend(*b, s, T, timed_dtype(dt), routing, gemm_probe, read_probe, o, w));
+                    rows.back().bf16_seconds = bf16;
+                    rows.back().f32_seconds = f32;
+                    print_table_row(stdout, rows.back(), o.vs_reference);
+                }
         }
     if (!json_file.empty()) write_rows_json(json_file, rows);
     return 0;
@@ -58,10 +71,12 @@ int main(int argc, char** argv) {
         "Examples:\n"
         "  moe-bench --backend cpu --shape gpt-oss-20b --tokens 1,8,512 --dtype f32,bf16\n"
         "  moe-bench --backend cpu --shape all --tokens 512 --routing skewed --json bench.json\n"
-        "  moe-bench --backend cpu --tokens 64 --experts 16 --topk 2 --hidden 1024 --inter 512 --vs-reference"};
+        "  moe-bench --backend cpu --tokens 64 --experts 16 --topk 2 --hidden 1024 --inter 512 --vs-reference\n"
+        "  moe-bench --backend cpu --shape gpt-oss-20b --tokens 1,8 --dtype bf16,f32 --weights u4,mxfp4"};
     std::string backend = "cpu", shape_arg = "gpt-oss-20b", routing = "uniform", json_file, type_arg = "gemm3";
     std::vector<std::size_t> tokens{512};
     std::vector<std::string> dtypes{"f32"};
+    std::vector<std::string> weights;
     std::size_t experts = 0, topk = 0, hidden = 0, inter = 0;
     int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     bool strategy = false;
@@ -73,6 +88,11 @@ int main(int argc, char** argv) {
     app.add_option("--shape", shape_arg, "gpt-oss-20b | qwen3-30b-a3b | mixtral | all (ignored with --hidden)");
     app.add_option("--tokens", tokens, "Token counts, comma-separated (default 512)")->delimiter(',');
     app.add_option("--dtype", dtypes, "Data types, comma-separated: f32, f16, bf16 (default f32)")->delimiter(',');
+    app.add_option("--weights", weights,
+                   "Also time compressed weights, comma-separated: u4, i4 (f16 scales per group of 128; u4 with zero\n"
+                   "points), u8, i8 (per channel), mxfp4, f8e4m3, f8e5m2; each row after the plain ones, with its speedup\n"
+                   "over this run's bf16 and f32 rows of the same shape and T")
+        ->delimiter(',');
     app.add_option("--routing", routing, "uniform | skewed (Zipf 1.2) | hot (expert 0 in every token)")
         ->check(CLI::IsMember({"uniform", "skewed", "hot"}));
     app.add_option("--experts", experts, "Custom shape: experts");
@@ -126,6 +146,6 @@ int main(int argc, char** argv) {
             print_strategy_stats(stdout, shapes, tokens, stats);
             return 0;
         }
-        return time_rows(backend, device, shapes, tokens, dtypes, routing, threads, timing, json_file);
+        return time_rows(backend, device, shapes, tokens, dtypes, weights, routing, threads, timing, json_file);
     });
 }

@@ -59,8 +59,10 @@ Precision CpuBackend::precision(DType data_type) const {
     if (data_type == DType::f64) return {DType::f64, DType::f64};
     // The pipeline keeps bf16 activations where the library's bf16 matmul takes them (the same
     // predicate decides it there); f32 accumulation throughout.
-    if (cpu::rounds_bf16_intermediates(data_type)) return {DType::f32, DType::bf16};
-    return {DType::f32, DType::f32};
+    // Compressed weights are dequantised in f32 (the decode kernels scale each group's f32 partial
+    // sum once, which the same term bounds: spec/tolerance.md, "Compressed weights").
+    if (cpu::rounds_bf16_intermediates(data_type)) return {DType::f32, DType::bf16, DType::f32};
+    return {DType::f32, DType::f32, DType::f32};
 }
 
 namespace {
@@ -74,25 +76,24 @@ std::vector<const unsigned char*> weight_sources(const Problem& p) {
 void CpuBackend::prepare(const Problem& p) {
     prepared_for_ = nullptr;
     prepared_.reset();  // the previous problem's copy goes before the next is made
-    if (p.input(kHiddenStates).dtype() == DType::f64 || has_compressed_weights(p)) return;
+    if (p.input(kHiddenStates).dtype() == DType::f64) return;
     const WeightLayout layout = resolve(p.attributes).weight_layout;
     auto prepared = std::make_shared<Prepared>();
     for (const char* name : {kWeight0, kWeight1, kWeight2})
-        if (p.has(name)) prepared->packed.emplace(name, cpu::PackedWeights(p.input(name), layout, threads_));
+        if (p.has(name)) {
+            // Compressed weights are dequantised to f32 here, once, for the GEMMs of many rows;
+            // decode keeps reading the stored bytes.
+            const std::string scale = scale_input(name), zero = zero_point_input(name);
+            prepared->packed.emplace(name, cpu::PackedWeights(p.input(name), layout, threads_,
+                                                              p.has(scale) ? &p.input(scale) : nullptr,
+                                                              p.has(zero) ? &p.input(zero) : nullptr));
+        }
     prepared_ = std::move(prepared);
     prepared_for_ = &p;
     prepared_sources_ = weight_sources(p);
 }
 
-Precision CpuBackend::precision_for(const Problem& p) const {
-    Precision pr = precision(p.input(kHiddenStates).dtype());
-    if (has_compressed_weights(p)) pr.dequant = p.input(kHiddenStates).dtype();
-    return pr;
-}
-
 Output CpuBackend::run(const Problem& p, bool want_stages) {
-    // For now compressed weights are dequantised up front, into the data type.
-    if (has_compressed_weights(p)) return run(with_dequantized_weights(p, p.input(kHiddenStates).dtype()), want_stages);
     if (p.input(kHiddenStates).dtype() == DType::f64)
         return cpu::Pipeline<double>(p, threads_, options_.mutation, workspaces_->f64).run(want_stages);
     const bool prepared = prepared_ && prepared_for_ == &p && prepared_sources_ == weight_sources(p);

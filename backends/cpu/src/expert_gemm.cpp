@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "compressed_kernels.hpp"
 #include "element_convert.hpp"
 #include "f64_gemm.hpp"
 #include "onednn_matmul.hpp"
@@ -49,8 +50,25 @@ bool rounds_bf16_intermediates(DType data) { return data == DType::bf16; }
 
 void expert_gemm(const float* A, std::size_t M, std::size_t lda, const GemmCall& call, float* C, std::size_t ldc,
                  int threads) {
-    WeightView W = expert_view(*call.weights, call.expert, call.layout);
+    WeightView W = expert_view(*call.weights, call.expert, call.layout, call.scale, call.zero_point);
     const bool partial = call.n_limit < W.N;  // a mutant's partial GEMM: the library computes every column
+    if (W.compressed()) {
+        // Decode (a few rows): the kernels read the stored bytes in place, a quarter to an eighth
+        // of the f32 bytes (the reason to compress). More rows: the library on f32 weights,
+        // dequantised once by prepare(), else here, one expert at a time.
+        if (M <= kCompressedRows) return compressed_gemm(A, M, lda, W, std::min(W.N, call.n_limit), C, ldc, threads);
+        if (call.packed && !partial) return onednn_matmul(A, DType::f32, M, lda, *call.packed, call.expert, C, ldc, threads);
+        static thread_local std::vector<float> dequantized;
+        dequantized.resize(W.N * W.K);
+        dequantize_expert_f32(W, dequantized.data(), threads);
+        WeightView plain;
+        plain.data = reinterpret_cast<const unsigned char*>(dequantized.data());
+        plain.dtype = DType::f32;
+        plain.N = W.N;
+        plain.K = W.K;
+        if (partial) return small_m_path(A, M, lda, plain, call.n_limit, C, ldc, threads);
+        return onednn_matmul(A, DType::f32, M, lda, plain, C, ldc, threads);
+    }
     // f16 weights with one or two rows: our kernels read the f16 weights (half the bytes of the
     // packed f32 copy) and are not yet compute-bound; from three rows on, widening f16 in the
     // inner loop costs more than the extra bytes (moe-bench --engine-study; mixtral at T = 8).
@@ -84,7 +102,8 @@ void expert_gemm(const float* A, std::size_t M, std::size_t lda, const GemmCall&
 
 void expert_gemm(const double* A, std::size_t M, std::size_t lda, const GemmCall& call, double* C, std::size_t ldc,
                  int threads) {
-    f64_gemm(A, M, lda, expert_view(*call.weights, call.expert, call.layout), call.n_limit, C, ldc, threads);
+    f64_gemm(A, M, lda, expert_view(*call.weights, call.expert, call.layout, call.scale, call.zero_point), call.n_limit,
+             C, ldc, threads);
 }
 
 }  // namespace moe::backends::cpu

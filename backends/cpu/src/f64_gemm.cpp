@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "compressed_kernels.hpp"
 #include "moe/spec/error.hpp"
 
 namespace moe::backends::cpu {
@@ -13,6 +14,11 @@ namespace {
 // One expert's weights as N rows of K f64 values, whatever the stored layout: a KN tensor is
 // transposed once so that every dot product reads two contiguous rows.
 const double* weight_rows_f64(const WeightView& W, std::vector<double>& scratch) {
+    if (W.compressed()) {  // dequantised exactly (spec/compressed.md): f64 data computes in f64
+        scratch.resize(W.N * W.K);
+        dequantize_rows(W, 0, W.N, scratch.data());
+        return scratch.data();
+    }
     if (W.dtype != DType::f64) throw InputError("cpu backend: f64 data with " + std::string(dtype_name(W.dtype)) + " weights");
     const auto* w = reinterpret_cast<const double*>(W.data);
     if (W.layout == WeightLayout::NK) return w;

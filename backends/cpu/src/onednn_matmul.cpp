@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "compressed_kernels.hpp"
 #include "small_m_kernels.hpp"
 
 namespace moe::backends::cpu {
@@ -119,10 +120,11 @@ struct PackedWeights::Impl {
     const unsigned char* expert(std::size_t e) const { return data.get() + e * expert_bytes; }
 };
 
-PackedWeights::PackedWeights(const Tensor& weights, WeightLayout layout, int threads) {
+PackedWeights::PackedWeights(const Tensor& weights, WeightLayout layout, int threads, const Tensor* scale,
+                             const Tensor* zero_point) {
     auto impl = std::make_shared<Impl>();
-    const WeightView first = expert_view(weights, 0, layout);
-    impl->dtype = first.dtype == DType::bf16 ? DType::bf16 : DType::f32;
+    const WeightView first = expert_view(weights, 0, layout, scale, zero_point);
+    impl->dtype = first.dtype == DType::bf16 && !first.compressed() ? DType::bf16 : DType::f32;
     impl->N = first.N;
     impl->K = first.K;
     impl->experts = weights.shape()[0];
@@ -147,9 +149,13 @@ PackedWeights::PackedWeights(const Tensor& weights, WeightLayout layout, int thr
     dnnl::stream stream(ctx.engine);
     std::vector<float> wide;  // one f16 expert widened to f32
     for (std::size_t e = 0; e < impl->experts; ++e) {
-        const WeightView view = expert_view(weights, e, layout);
+        const WeightView view = expert_view(weights, e, layout, scale, zero_point);
         const void* src = view.data;
-        if (view.dtype == DType::f16) {
+        if (view.compressed()) {
+            wide.resize(view.N * view.K);
+            dequantize_expert_f32(view, wide.data(), threads);
+            src = wide.data();
+        } else if (view.dtype == DType::f16) {
             wide.resize(view.N * view.K);
             f16_to_f32(view.data, wide.size(), wide.data(), threads);
             src = wide.data();

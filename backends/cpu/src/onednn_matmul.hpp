@@ -21,7 +21,9 @@ void onednn_matmul(const void* A, DType a_type, std::size_t M, std::size_t lda, 
 // weights are widened to f32 (the library has no f16 matmul without AVX512-FP16).
 class PackedWeights {
 public:
-    PackedWeights(const Tensor& weights, WeightLayout layout, int threads);
+    // Compressed weights (with their scale and zero point) are dequantised to f32 first.
+    PackedWeights(const Tensor& weights, WeightLayout layout, int threads, const Tensor* scale = nullptr,
+                  const Tensor* zero_point = nullptr);
     DType dtype() const;  // f32 or bf16
     std::size_t N() const;
     std::size_t K() const;

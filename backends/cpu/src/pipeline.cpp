@@ -9,6 +9,7 @@
 
 #include "activation_kernels.hpp"
 #include "element_convert.hpp"
+#include "moe/spec/compression.hpp"
 
 namespace moe::backends::cpu {
 
@@ -41,7 +42,7 @@ void add_bias(const Problem& p, const char* name, std::size_t e, std::size_t n, 
 template <class S>
 Pipeline<S>::Pipeline(const Problem& p, int threads, CpuMutation mutation, Workspace<S>& ws,
                       const std::map<std::string, PackedWeights>* prepared)
-    : p_(p), prepared_(prepared), d_(validate(p)), rp_(resolve(p.attributes)),
+    : p_(p), prepared_(prepared), d_(validate_structure(p)), rp_(resolve(p.attributes)),
       gemm2_(p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp), threads_(threads),
       mutation_(mutation), plan_(make_routing_plan(p.input(kTopkIndices), d_.E)),
       n0_(d_.first_gemm_width(p.attributes.expert_type)), x_(ws.x), first_(ws.first), up_(ws.up), act_(ws.act),
@@ -116,6 +117,10 @@ void Pipeline<S>::activation(std::size_t begin, std::size_t end, int threads) {
 template <class S>
 GemmCall Pipeline<S>::call(const char* weight, std::size_t e) const {
     GemmCall c{&p_.input(weight), e, rp_.weight_layout};
+    if (p_.has(scale_input(weight))) {  // compressed (spec/compressed.md)
+        c.scale = &p_.input(scale_input(weight));
+        if (p_.has(zero_point_input(weight))) c.zero_point = &p_.input(zero_point_input(weight));
+    }
     if (prepared_) {
         auto it = prepared_->find(weight);
         if (it != prepared_->end()) c.packed = &it->second;

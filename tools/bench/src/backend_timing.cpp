@@ -22,12 +22,13 @@ double seconds_of(F&& f) {
 }  // namespace
 
 BenchRow time_backend(Backend& b, const Shape& s, std::size_t tokens, DType dtype, const std::string& routing,
-                      GemmProbe& gemm, ReadProbe& read, const TimingOptions& o) {
-    const Problem p = generator::synthesize(spec_for(s, tokens, dtype, routing));
+                      GemmProbe& gemm, ReadProbe& read, const TimingOptions& o, const std::string& weights) {
+    const Problem p = generator::synthesize(spec_for(s, tokens, dtype, routing, weights));
     BenchRow r;
     r.shape = s.name;
     r.dtype = std::string(dtype_name(dtype));
     r.routing = routing;
+    r.weights = weights.empty() ? "" : compression_label(weights, s);
     r.backend = b.name();
     r.tokens = tokens;
     const int n = o.reps > 0 ? o.reps : (tokens <= 8 ? 20 : 5);

@@ -12,15 +12,19 @@ void print_table_header(std::FILE* out, const std::string& backend, const std::s
                  "moe-bench: backend %s; machine figures with %d threads: a plain f32 GEMM of the same FLOP count (gemm) "
                  "and a 1 GiB streaming read (of_bw), timed between the backend's repetitions; every figure is a median\n",
                  backend.c_str(), threads);
-    std::fprintf(out, "%-14s %5s %-5s %-8s %10s %9s %9s %6s %9s %8s %8s %6s %8s\n", "shape", "T", "dtype", "routing",
-                 "median_ms", "GFLOP/s", "gemm", "ratio", "weights", "GB/s", "read", "of_bw", "vs_ref");
+    std::fprintf(out, "%-14s %5s %-5s %-7s %-8s %10s %9s %9s %6s %9s %8s %8s %6s %8s\n", "shape", "T", "dtype", "wtype",
+                 "routing", "median_ms", "GFLOP/s", "gemm", "ratio", "weights", "GB/s", "read", "of_bw", "vs_ref");
 }
 
 void print_table_row(std::FILE* out, const BenchRow& r, bool vs_reference) {
-    std::fprintf(out, "%-14s %5zu %-5s %-8s %10.3f %9.1f %9.1f %6.2f %7.3fGB %8.1f %8.1f %6.2f", r.shape.c_str(), r.tokens,
-                 r.dtype.c_str(), r.routing.c_str(), r.seconds * 1e3, r.gflops, r.gemm_gflops, r.gflops / r.gemm_gflops,
-                 r.weight_gb, r.gbs, r.read_gbs, r.gbs / r.read_gbs);
+    std::fprintf(out, "%-14s %5zu %-5s %-7s %-8s %10.3f %9.1f %9.1f %6.2f %7.3fGB %8.1f %8.1f %6.2f", r.shape.c_str(),
+                 r.tokens, r.dtype.c_str(), r.weights.empty() ? r.dtype.c_str() : r.weights.c_str(), r.routing.c_str(),
+                 r.seconds * 1e3, r.gflops, r.gemm_gflops, r.gflops / r.gemm_gflops, r.weight_gb, r.gbs, r.read_gbs,
+                 r.gbs / r.read_gbs);
     if (vs_reference) std::fprintf(out, " %7.1fx", r.reference_seconds / r.seconds);
+    // Compressed rows: the speedup over the same shape with bf16 and f32 weights (this run's rows).
+    if (r.bf16_seconds > 0) std::fprintf(out, "  %.2fx vs bf16", r.bf16_seconds / r.seconds);
+    if (r.f32_seconds > 0) std::fprintf(out, "  %.2fx vs f32", r.f32_seconds / r.seconds);
     std::fprintf(out, "\n");
     if (!r.kernel_seconds.empty()) {
         double sum = 0;
@@ -36,7 +40,8 @@ void print_table_row(std::FILE* out, const BenchRow& r, bool vs_reference) {
 void write_rows_json(const std::string& file, const std::vector<BenchRow>& rows) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& r : rows)
-        j.push_back({{"shape", r.shape}, {"tokens", r.tokens}, {"dtype", r.dtype}, {"routing", r.routing},
+        j.push_back({{"shape", r.shape}, {"tokens", r.tokens}, {"dtype", r.dtype}, {"weights", r.weights.empty() ? r.dtype : r.weights},
+                     {"routing", r.routing}, {"bf16_seconds", r.bf16_seconds}, {"f32_seconds", r.f32_seconds},
                      {"backend", r.backend}, {"median_seconds", r.seconds}, {"prepare_seconds", r.prepare_seconds},
                      {"gflops", r.gflops}, {"gemm_gflops", r.gemm_gflops}, {"weight_gb", r.weight_gb}, {"gbs", r.gbs},
                      {"read_gbs", r.read_gbs}, {"reference_seconds", r.reference_seconds},

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "moe/spec/compression.hpp"
 #include "moe/spec/error.hpp"
 
 namespace moe::bench {
@@ -23,7 +24,45 @@ std::vector<Shape> select_shapes(const std::string& name) {
     return out;
 }
 
-generator::CaseSpec spec_for(const Shape& s, std::size_t tokens, DType dtype, const std::string& routing) {
+const std::vector<std::string>& compressed_presets() {
+    static const std::vector<std::string> names = {"u4", "i4", "u8", "i8", "mxfp4", "f8e4m3", "f8e5m2"};
+    return names;
+}
+
+generator::CompressionSpec compression_preset(const std::string& name, const Shape& s) {
+    using ZP = generator::CompressionSpec::ZeroPoint;
+    generator::CompressionSpec c;
+    if (name == "u4" || name == "i4") {
+        c.type = name == "u4" ? DType::u4 : DType::i4;
+        c.group_size = s.hidden % 128 == 0 && s.inter % 128 == 0 ? 128 : 32;
+        c.scale_dtype = DType::f16;
+        c.zero_point = name == "u4" ? ZP::weight_type : ZP::none;
+    } else if (name == "u8" || name == "i8") {
+        c.type = name == "u8" ? DType::u8 : DType::i8;
+        c.scale_dtype = DType::f16;
+        c.zero_point = name == "u8" ? ZP::weight_type : ZP::none;
+    } else if (name == "mxfp4") {
+        c.type = DType::f4e2m1;
+        c.group_size = kMxBlock;
+        c.scale_dtype = DType::f8e8m0;
+    } else if (name == "f8e4m3" || name == "f8e5m2") {
+        c.type = name == "f8e4m3" ? DType::f8e4m3 : DType::f8e5m2;
+        c.scale_dtype = DType::f32;
+    } else {
+        std::string known;
+        for (const auto& n : compressed_presets()) known += (known.empty() ? "" : ", ") + n;
+        throw InputError("unknown --weights '" + name + "' (" + known + ")");
+    }
+    return c;
+}
+
+std::string compression_label(const std::string& name, const Shape& s) {
+    const generator::CompressionSpec c = compression_preset(name, s);
+    return c.type == DType::u4 || c.type == DType::i4 ? name + "/g" + std::to_string(c.group_size) : name;
+}
+
+generator::CaseSpec spec_for(const Shape& s, std::size_t tokens, DType dtype, const std::string& routing,
+                             const std::string& weights) {
     generator::CaseSpec c;
     c.name = s.name;
     c.attributes = attributes_for(s.type, Convention::openvino, s.type == ExpertType::gemm3_swiglu ? 1.0 : 1.702, 7.0);
@@ -37,6 +76,7 @@ generator::CaseSpec spec_for(const Shape& s, std::size_t tokens, DType dtype, co
     c.fills[kHiddenStates] = {generator::Fill::Kind::uniform, 4.0};
     if (routing == "skewed") c.routing.skew = 1.2;
     if (routing == "hot") c.routing.always = {0};
+    if (!weights.empty()) c.compression = compression_preset(weights, s);
     return c;
 }
 
@@ -45,8 +85,9 @@ double weight_bytes_touched(const Problem& p) {
     const auto& idx = p.input(kTopkIndices);
     for (std::size_t i = 0; i < idx.size(); ++i) used.insert(idx.get_index(i));
     double per_expert = 0;
-    for (const char* w : {kWeight0, kWeight1, kWeight2, kBias0, kBias1})
-        if (p.has(w)) per_expert += static_cast<double>(p.input(w).nbytes()) / static_cast<double>(p.input(w).shape()[0]);
+    for (const auto& [name, t] : p.inputs)  // every input but the per-token ones is per expert
+        if (name != kHiddenStates && name != kRoutingWeights && name != kTopkIndices)
+            per_expert += static_cast<double>(t.nbytes()) / static_cast<double>(t.shape()[0]);
     return per_expert * static_cast<double>(used.size());
 }
 

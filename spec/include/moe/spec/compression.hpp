@@ -49,7 +49,8 @@ Tensor dequantize_weight(const Problem& p, const std::string& weight, DType type
 Problem with_dequantized_weights(const Problem& p, DType type);
 
 // Checks the compression rules of spec/README.md ("Rejected inputs") for every weight; validate()
-// calls it once the weight shapes are known. Throws InputError naming the input at fault.
-void validate_compression(const Problem& p, WeightLayout layout);
+// calls it once the weight shapes are known (check_values: also scan the scales for E8M0 NaNs and
+// f16 zero points for their range). Throws InputError naming the input at fault.
+void validate_compression(const Problem& p, WeightLayout layout, bool check_values = true);
 
 }  // namespace moe

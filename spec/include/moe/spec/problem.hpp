@@ -108,4 +108,10 @@ struct Dims {
 // sizes. Throws InputError whose message names the input and the shape or element at fault.
 Dims validate(const Problem& p);
 
+// validate() without the scans of compressed weights' parameter values (E8M0 NaN scales, f16 zero
+// points out of range), which read O(weights / group size) elements: for a backend's hot path on a
+// problem the runner has validated (a decode step must not re-read MXFP4's scales to check them).
+// Every shape, type and index rule still holds.
+Dims validate_structure(const Problem& p);
+
 }  // namespace moe

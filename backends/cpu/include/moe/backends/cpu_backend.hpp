@@ -36,7 +36,6 @@ public:
     std::string description() const override;
     Support supports(const Problem& p) const override;
     Precision precision(DType data_type) const override;
-    Precision precision_for(const Problem& p) const override;
     bool provides_stages() const override { return true; }
     // The weights reordered once into the GEMM library's blocked layout, as at model load (f16
     // weights widened to f32 there: the library has no f16 matmul on CPUs without AVX512-FP16).

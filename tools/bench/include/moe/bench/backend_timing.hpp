@@ -14,6 +14,7 @@ namespace moe::bench {
 
 struct BenchRow {
     std::string shape, dtype, routing, backend;
+    std::string weights;           // "" (weights in the data type) or a compressed preset (--weights)
     std::size_t tokens = 0;
     double seconds = 0;            // median wall time of run()
     double prepare_seconds = 0;    // prepare(), once
@@ -23,6 +24,9 @@ struct BenchRow {
     double read_gbs = 0;           // the same-run streaming read
     double reference_seconds = 0;  // the f64 reference once (when asked)
     std::map<std::string, double> kernel_seconds;  // device time per kernel of the median run, if reported
+    // Compressed rows: the time of the same shape and T with bf16 and with f32 weights and data,
+    // when those rows ran in the same invocation (0 otherwise).
+    double bf16_seconds = 0, f32_seconds = 0;
 };
 
 struct TimingOptions {
@@ -30,8 +34,9 @@ struct TimingOptions {
     bool vs_reference = false;  // also time the f64 reference once
 };
 
-// Times `b` on the synthetic problem of (s, tokens, dtype, routing).
+// Times `b` on the synthetic problem of (s, tokens, dtype, routing), its weights compressed as the
+// preset `weights` says ("" for none).
 BenchRow time_backend(Backend& b, const Shape& s, std::size_t tokens, DType dtype, const std::string& routing,
-                      GemmProbe& gemm, ReadProbe& read, const TimingOptions& o);
+                      GemmProbe& gemm, ReadProbe& read, const TimingOptions& o, const std::string& weights = "");
 
 }  // namespace moe::bench

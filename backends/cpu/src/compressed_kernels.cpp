@@ -1,0 +1,384 @@
+#include "compressed_kernels.hpp"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "cpu_features.hpp"
+
+namespace moe::backends::cpu {
+
+namespace {
+
+// ---- values of codes, scales and zero points --------------------------------------------------
+
+// The value of every code of a weight type (4-bit types: indexed by the nibble), from the spec's
+// decoders: built once per type.
+const std::array<double, 256>& code_values(DType t) {
+    static const auto build = [](DType type) {
+        std::array<double, 256> v{};
+        Tensor one(type, {1});
+        for (unsigned c = 0; c < 256; ++c) {
+            one.data()[0] = static_cast<unsigned char>(dtype_bits(type) == 4 ? (c & 0x0fu) : c);
+            v[c] = one.get(0);
+        }
+        return v;
+    };
+    static const std::array<double, 256> u8 = build(DType::u8), i8 = build(DType::i8), u4 = build(DType::u4),
+                                         i4 = build(DType::i4), e2m1 = build(DType::f4e2m1), e4m3 = build(DType::f8e4m3),
+                                         e5m2 = build(DType::f8e5m2), e8m0 = build(DType::f8e8m0);
+    switch (t) {
+        case DType::u8: return u8;
+        case DType::i8: return i8;
+        case DType::u4: return u4;
+        case DType::i4: return i4;
+        case DType::f4e2m1: return e2m1;
+        case DType::f8e4m3: return e4m3;
+        case DType::f8e5m2: return e5m2;
+        default: return e8m0;
+    }
+}
+
+// The stored code of element `flat` of a tensor of at most 8 bits (4-bit: low nibble first).
+inline unsigned code_at(const unsigned char* base, DType t, std::size_t flat) {
+    if (dtype_bits(t) != 4) return base[flat];
+    const unsigned b = base[flat / 2];
+    return flat % 2 ? b >> 4 : b & 0x0fu;
+}
+
+// A scale or zero point element, read in place in its own type.
+double param_value(const Tensor& t, std::size_t flat) {
+    switch (t.dtype()) {
+        case DType::f32: {
+            float f;
+            std::memcpy(&f, t.data() + 4 * flat, 4);
+            return f;
+        }
+        case DType::f16: case DType::bf16: {
+            std::uint16_t b;
+            std::memcpy(&b, t.data() + 2 * flat, 2);
+            return t.dtype() == DType::f16 ? f16_bits_to_f64(b) : bf16_bits_to_f64(b);
+        }
+        default: return code_values(t.dtype())[code_at(t.data(), t.dtype(), flat)];
+    }
+}
+
+// Row n's scales and zero points, one per group, as doubles (exact).
+void row_params(const WeightView& W, std::size_t n, double* s, double* z) {
+    for (std::size_t g = 0; g < W.groups; ++g) {
+        s[g] = param_value(*W.scale, W.param(n, g));
+        z[g] = W.zero ? param_value(*W.zero, W.param(n, g)) : 0.0;
+    }
+}
+
+// ---- portable path: one row dequantised, then dot products -----------------------------------
+
+void portable_rows(const float* A, std::size_t M, std::size_t lda, const WeightView& W, float* C, std::size_t ldc,
+                   std::size_t n0, std::size_t n1) {
+    static thread_local std::vector<float> row;
+    row.resize(W.K);
+    for (std::size_t n = n0; n < n1; ++n) {
+        dequantize_rows(W, n, 1, row.data());
+        for (std::size_t m = 0; m < M; ++m) {
+            float s = 0.0f;
+            for (std::size_t k = 0; k < W.K; ++k) s += A[m * lda + k] * row[k];
+            C[m * ldc + n] = s;
+        }
+    }
+}
+
+// ---- AVX-512 decode kernels ------------------------------------------------------------------
+#define MOE_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,f16c,fma")))
+
+constexpr bool is_nibble(DType t) { return t == DType::u4 || t == DType::i4 || t == DType::f4e2m1; }
+
+// The 16 values of a 4-bit type as floats, for vpermps (which indexes by the low 4 bits of each lane).
+MOE_AVX512 inline __m512 nibble_table(DType t) {
+    alignas(64) float v[16];
+    const auto& values = code_values(t);
+    for (unsigned c = 0; c < 16; ++c) v[c] = static_cast<float>(values[c]);
+    return _mm512_load_ps(v);
+}
+
+// E4M3 codes (16 bytes) to floats: the 7 magnitude bits placed in an IEEE half (exponent bits
+// 10-13, mantissa 7-9) is the value times 2^-8, subnormals included; S.1111.111 is the NaN.
+MOE_AVX512 inline __m512 e4m3_16(const unsigned char* p) {
+    const __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    const __m256i mag = _mm256_and_si256(w, _mm256_set1_epi16(0x7f));
+    const __m256i sign = _mm256_slli_epi16(_mm256_and_si256(w, _mm256_set1_epi16(0x80)), 8);
+    const __m256i half = _mm256_or_si256(_mm256_slli_epi16(mag, 7), sign);
+    const __m512 v = _mm512_mul_ps(_mm512_cvtph_ps(half), _mm512_set1_ps(256.0f));
+    const __mmask16 nan = _mm256_cmpeq_epi16_mask(mag, _mm256_set1_epi16(0x7f));
+    return _mm512_mask_blend_ps(nan, v, _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN()));
+}
+
+// 32 consecutive weights of a row from byte pointer p: lo and hi 16 each. 4-bit: lo = the even
+// elements (low nibbles), hi = the odd ones; 8-bit: lo = elements 0-15, hi = 16-31.
+template <DType T>
+MOE_AVX512 inline void decode32(const unsigned char* p, __m512 table, __m512& lo, __m512& hi) {
+    const auto load16 = [](const unsigned char* q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); };
+    if constexpr (is_nibble(T)) {
+        const __m512i b = _mm512_cvtepu8_epi32(load16(p));
+        lo = _mm512_permutexvar_ps(b, table);
+        hi = _mm512_permutexvar_ps(_mm512_srli_epi32(b, 4), table);
+    } else if constexpr (T == DType::u8) {
+        lo = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(load16(p)));
+        hi = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(load16(p + 16)));
+    } else if constexpr (T == DType::i8) {
+        lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(load16(p)));
+        hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(load16(p + 16)));
+    } else if constexpr (T == DType::f8e5m2) {  // E5M2 is the upper byte of an IEEE half
+        lo = _mm512_cvtph_ps(_mm256_slli_epi16(_mm256_cvtepu8_epi16(load16(p)), 8));
+        hi = _mm512_cvtph_ps(_mm256_slli_epi16(_mm256_cvtepu8_epi16(load16(p + 16)), 8));
+    } else {
+        lo = e4m3_16(p);
+        hi = e4m3_16(p + 16);
+    }
+}
+
+// A row's scales or zero points (count from flat index base) as floats, 16 at a time: a decode
+// step reads 90 of each per GPT-OSS row, and converting them one by one costs as much as the row's
+// 2880 weights.
+MOE_AVX512 void params_avx512(const Tensor& t, std::size_t base, std::size_t count, float* out) {
+    const unsigned char* d = t.data();
+    const DType type = t.dtype();
+    if (type == DType::u4 || type == DType::i4) {  // nibbles: two per byte, a table of pairs per byte
+        using Pairs = std::array<std::array<float, 2>, 256>;
+        static const Pairs pairs[2] = {[] {
+                                           Pairs p{};
+                                           for (unsigned b = 0; b < 256; ++b)
+                                               p[b] = {static_cast<float>(b & 15u), static_cast<float>(b >> 4)};
+                                           return p;
+                                       }(),
+                                       [] {  // i4: nibbles of 8 and more are negative
+                                           Pairs p{};
+                                           const auto v = [](unsigned n) { return static_cast<float>(n >= 8 ? int(n) - 16 : int(n)); };
+                                           for (unsigned b = 0; b < 256; ++b) p[b] = {v(b & 15u), v(b >> 4)};
+                                           return p;
+                                       }()};
+        const Pairs& table = pairs[type == DType::i4 ? 1 : 0];
+        std::size_t g = 0;
+        if (base % 2 == 1 && count > 0) out[g++] = table[d[base / 2]][1];
+        for (; g + 1 < count; g += 2) {
+            const auto& pair = table[d[(base + g) / 2]];
+            out[g] = pair[0];
+            out[g + 1] = pair[1];
+        }
+        if (g < count) out[g] = table[d[(base + g) / 2]][0];
+        return;
+    }
+    if (type == DType::f32) {
+        std::memcpy(out, d + 4 * base, 4 * count);
+        return;
+    }
+    for (std::size_t g = 0; g < count; g += 16) {
+        const __mmask16 m = count - g >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (count - g)) - 1u);
+        __m512 v;
+        if (type == DType::f16 || type == DType::bf16) {
+            const __m256i h = _mm256_maskz_loadu_epi16(m, d + 2 * (base + g));
+            v = type == DType::f16 ? _mm512_cvtph_ps(h) : _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+        } else {
+            const __m512i c = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, d + base + g));
+            if (type == DType::u8) {
+                v = _mm512_cvtepi32_ps(c);
+            } else if (type == DType::i8) {
+                v = _mm512_cvtepi32_ps(_mm512_srai_epi32(_mm512_slli_epi32(c, 24), 24));
+            } else {  // E8M0: the code is a float's exponent field; 0 is 2^-127 (subnormal), 0xFF NaN
+                v = _mm512_castsi512_ps(_mm512_slli_epi32(c, 23));
+                v = _mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(c, _mm512_setzero_si512()), v,
+                                         _mm512_set1_ps(std::ldexp(1.0f, -127)));
+                v = _mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(c, _mm512_set1_epi32(255)), v,
+                                         _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN()));
+            }
+        }
+        _mm512_mask_storeu_ps(out + g, m, v);
+    }
+}
+
+// One group of row `row` (from element k0) against M rows of A: acc[m] += s * sum (q - z) x, the
+// products summed in f32 in two lanes (even and odd chunk halves), then scaled once. CH: the
+// group's 32-element chunks, a constant for the common group sizes (32, 64, 128) so that the
+// loop unrolls, else 0 (the count at run time).
+template <DType T, int M, bool ZP, int CH>
+MOE_AVX512 inline void decode_group(const float* A, std::size_t lda, const unsigned char* row, std::size_t k0,
+                                    std::size_t chunks, __m512 table, float s, float z, __m512 (&acc)[M]) {
+    constexpr std::size_t chunk_bytes = is_nibble(T) ? 16 : 32;
+    const std::size_t count = CH > 0 ? static_cast<std::size_t>(CH) : chunks;
+    __m512 part[M][2];
+    const __m512 zv = _mm512_set1_ps(z);
+    // 4-bit types: the zero point folded into the group's value table (q - z for every code,
+    // exact: small integers); 8-bit types subtract it after decoding.
+    const __m512 values = ZP && is_nibble(T) ? _mm512_sub_ps(table, zv) : table;
+#pragma GCC unroll 4
+    for (std::size_t c = 0; c < count; ++c, k0 += 32) {
+        __m512 lo, hi;
+        decode32<T>(row + k0 / 32 * chunk_bytes, values, lo, hi);
+        if constexpr (ZP && !is_nibble(T)) {
+            lo = _mm512_sub_ps(lo, zv);  // exact: small integers
+            hi = _mm512_sub_ps(hi, zv);
+        }
+#pragma GCC unroll 8
+        for (int m = 0; m < M; ++m) {
+            const float* a = A + static_cast<std::size_t>(m) * lda + k0;
+            if (c == 0) {
+                part[m][0] = _mm512_mul_ps(lo, _mm512_loadu_ps(a));
+                part[m][1] = _mm512_mul_ps(hi, _mm512_loadu_ps(a + 16));
+            } else {
+                part[m][0] = _mm512_fmadd_ps(lo, _mm512_loadu_ps(a), part[m][0]);
+                part[m][1] = _mm512_fmadd_ps(hi, _mm512_loadu_ps(a + 16), part[m][1]);
+            }
+        }
+    }
+    const __m512 sv = _mm512_set1_ps(s);
+#pragma GCC unroll 8
+    for (int m = 0; m < M; ++m) acc[m] = _mm512_fmadd_ps(sv, _mm512_add_ps(part[m][0], part[m][1]), acc[m]);
+}
+
+// M rows of A (4-bit types: each 32-element chunk deinterleaved, evens then odds) against rows
+// [n0, n1) of W. Groups alternate between two accumulators per row of A (kept in registers: the
+// groups go in pairs) to hide the FMA latency.
+template <DType T, int M, bool ZP, int CH>
+MOE_AVX512 void decode_rows_of(const float* A, std::size_t lda, const WeightView& W, float* C, std::size_t ldc,
+                               std::size_t n0, std::size_t n1) {
+    static thread_local std::vector<float> s, z;
+    s.resize(W.groups);
+    z.resize(W.groups, 0.0f);
+    const std::size_t chunks = W.group_size / 32, G = W.groups, gs = W.group_size;
+    const __m512 table = is_nibble(T) ? nibble_table(T) : _mm512_setzero_ps();
+    for (std::size_t n = n0; n < n1; ++n) {
+        params_avx512(*W.scale, W.param(n, 0), G, s.data());
+        if constexpr (ZP) params_avx512(*W.zero, W.param(n, 0), G, z.data());
+        const unsigned char* row = W.data + n * W.row_bytes();
+        __m512 even[M], odd[M];
+#pragma GCC unroll 8
+        for (int m = 0; m < M; ++m) even[m] = odd[m] = _mm512_setzero_ps();
+        std::size_t g = 0;
+        for (; g + 1 < G; g += 2) {
+            decode_group<T, M, ZP, CH>(A, lda, row, g * gs, chunks, table, s[g], z[g], even);
+            decode_group<T, M, ZP, CH>(A, lda, row, (g + 1) * gs, chunks, table, s[g + 1], z[g + 1], odd);
+        }
+        if (g < G) decode_group<T, M, ZP, CH>(A, lda, row, g * gs, chunks, table, s[g], z[g], even);
+#pragma GCC unroll 8
+        for (int m = 0; m < M; ++m)
+            C[static_cast<std::size_t>(m) * ldc + n] = _mm512_reduce_add_ps(_mm512_add_ps(even[m], odd[m]));
+    }
+}
+
+template <DType T, int M, bool ZP>
+void decode_kernel(const float* A, std::size_t lda, const WeightView& W, float* C, std::size_t ldc, std::size_t n0,
+                   std::size_t n1) {
+    switch (W.group_size) {
+        case 32: return decode_rows_of<T, M, ZP, 1>(A, lda, W, C, ldc, n0, n1);
+        case 64: return decode_rows_of<T, M, ZP, 2>(A, lda, W, C, ldc, n0, n1);
+        case 128: return decode_rows_of<T, M, ZP, 4>(A, lda, W, C, ldc, n0, n1);
+        default: return decode_rows_of<T, M, ZP, 0>(A, lda, W, C, ldc, n0, n1);
+    }
+}
+
+template <DType T, bool ZP>
+void dispatch_m(const float* A, std::size_t M, std::size_t lda, const WeightView& W, float* C, std::size_t ldc,
+                std::size_t n0, std::size_t n1) {
+    switch (M) {
+        case 1: return decode_kernel<T, 1, ZP>(A, lda, W, C, ldc, n0, n1);
+        case 2: return decode_kernel<T, 2, ZP>(A, lda, W, C, ldc, n0, n1);
+        case 3: return decode_kernel<T, 3, ZP>(A, lda, W, C, ldc, n0, n1);
+        case 4: return decode_kernel<T, 4, ZP>(A, lda, W, C, ldc, n0, n1);
+        case 5: return decode_kernel<T, 5, ZP>(A, lda, W, C, ldc, n0, n1);
+        case 6: return decode_kernel<T, 6, ZP>(A, lda, W, C, ldc, n0, n1);
+        case 7: return decode_kernel<T, 7, ZP>(A, lda, W, C, ldc, n0, n1);
+        default: return decode_kernel<T, 8, ZP>(A, lda, W, C, ldc, n0, n1);
+    }
+}
+
+template <DType T>
+void dispatch_zp(const float* A, std::size_t M, std::size_t lda, const WeightView& W, float* C, std::size_t ldc,
+                 std::size_t n0, std::size_t n1) {
+    if (W.zero) dispatch_m<T, true>(A, M, lda, W, C, ldc, n0, n1);
+    else dispatch_m<T, false>(A, M, lda, W, C, ldc, n0, n1);
+}
+
+void decode_rows(const float* A, std::size_t M, std::size_t lda, const WeightView& W, float* C, std::size_t ldc,
+                 std::size_t n0, std::size_t n1) {
+    switch (W.dtype) {
+        case DType::u4: return dispatch_zp<DType::u4>(A, M, lda, W, C, ldc, n0, n1);
+        case DType::i4: return dispatch_zp<DType::i4>(A, M, lda, W, C, ldc, n0, n1);
+        case DType::f4e2m1: return dispatch_m<DType::f4e2m1, false>(A, M, lda, W, C, ldc, n0, n1);
+        case DType::u8: return dispatch_zp<DType::u8>(A, M, lda, W, C, ldc, n0, n1);
+        case DType::i8: return dispatch_zp<DType::i8>(A, M, lda, W, C, ldc, n0, n1);
+        case DType::f8e4m3: return dispatch_m<DType::f8e4m3, false>(A, M, lda, W, C, ldc, n0, n1);
+        default: return dispatch_m<DType::f8e5m2, false>(A, M, lda, W, C, ldc, n0, n1);
+    }
+}
+
+}  // namespace
+
+bool compressed_uses_decode_kernels(const WeightView& W) {
+    return cpu_has_avx512() && W.group_size % 32 == 0 && W.K % 32 == 0;
+}
+
+template <class S>
+void dequantize_rows(const WeightView& W, std::size_t n0, std::size_t rows, S* out) {
+    std::vector<double> s(W.groups), z(W.groups);
+    const auto& values = code_values(W.dtype);
+    for (std::size_t r = 0; r < rows; ++r) {
+        const std::size_t n = n0 + r;
+        row_params(W, n, s.data(), z.data());
+        for (std::size_t k = 0; k < W.K; ++k) {
+            const std::size_t g = k / W.group_size;
+            // Exact in f64 (spec/compressed.md, section 1), then one rounding to S.
+            out[r * W.K + k] = static_cast<S>((values[code_at(W.data, W.dtype, n * W.K + k)] - z[g]) * s[g]);
+        }
+    }
+}
+
+template void dequantize_rows<float>(const WeightView&, std::size_t, std::size_t, float*);
+template void dequantize_rows<double>(const WeightView&, std::size_t, std::size_t, double*);
+
+void dequantize_expert_f32(const WeightView& W, float* out, int threads) {
+    constexpr std::size_t kRows = 64;
+    const long long blocks = static_cast<long long>((W.N + kRows - 1) / kRows);
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && blocks > 1)
+    for (long long b = 0; b < blocks; ++b) {
+        const std::size_t n0 = static_cast<std::size_t>(b) * kRows;
+        dequantize_rows(W, n0, std::min(kRows, W.N - n0), out + n0 * W.K);
+    }
+}
+
+void compressed_gemm(const float* A, std::size_t M, std::size_t lda, const WeightView& W, std::size_t N, float* C,
+                     std::size_t ldc, int threads) {
+    if (M == 0 || N == 0) return;
+    const bool fast = compressed_uses_decode_kernels(W);
+    // 4-bit types: each 32-element chunk of A's rows as its 16 even then 16 odd elements, the
+    // order the decoded low and high nibbles come in. Once per call, for every thread.
+    static thread_local std::vector<float> deinterleaved;
+    const float* a = A;
+    std::size_t a_stride = lda;
+    if (fast && is_nibble(W.dtype)) {
+        deinterleaved.resize(M * W.K);
+        for (std::size_t m = 0; m < M; ++m)
+            for (std::size_t k0 = 0; k0 < W.K; k0 += 32)
+                for (std::size_t j = 0; j < 16; ++j) {
+                    deinterleaved[m * W.K + k0 + j] = A[m * lda + k0 + 2 * j];
+                    deinterleaved[m * W.K + k0 + 16 + j] = A[m * lda + k0 + 2 * j + 1];
+                }
+        a = deinterleaved.data();
+        a_stride = W.K;
+    }
+    // Work items of 32 weight rows: each thread streams its rows' bytes once, in memory order.
+    constexpr std::size_t kRowsPerItem = 32;
+    const long long items = static_cast<long long>((N + kRowsPerItem - 1) / kRowsPerItem);
+#pragma omp parallel for schedule(dynamic, 4) num_threads(threads) if (threads > 1 && items > 1)
+    for (long long it = 0; it < items; ++it) {
+        const std::size_t n0 = static_cast<std::size_t>(it) * kRowsPerItem, n1 = std::min(N, n0 + kRowsPerItem);
+        if (fast) decode_rows(a, M, a_stride, W, C, ldc, n0, n1);
+        else portable_rows(A, M, lda, W, C, ldc, n0, n1);
+    }
+}
+
+}  // namespace moe::backends::cpu

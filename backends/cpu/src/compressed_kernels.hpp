@@ -1,0 +1,34 @@
+#pragma once
+// Compressed expert weights on the CPU (spec/compressed.md; docs/compressed.md): decode kernels that
+// read the stored bytes in place (u8, i8, u4, i4, MXFP4, FP8), which is what a token's time is
+// spent on, and the dequantisation to f32 (or exactly to f64) that prepare() and the larger GEMMs use.
+#include <cstddef>
+
+#include "weight_view.hpp"
+
+namespace moe::backends::cpu {
+
+// The most rows of A the decode kernels take; more go through the library on dequantised weights.
+inline constexpr std::size_t kCompressedRows = 8;
+
+// C[m * ldc + n] = sum_k A[m * lda + k] * W_f(n, k) for m < M <= kCompressedRows and n < N (a
+// compressed NK weight). Each thread streams a slice of the weight rows: each stored byte is read
+// once. A group's products are summed in f32 and scaled once, s * sum (q - z) x (the error the
+// tolerance's dequantisation term bounds: spec/tolerance.md). Threads split the columns; the result
+// does not depend on their number.
+void compressed_gemm(const float* A, std::size_t M, std::size_t lda, const WeightView& W, std::size_t N, float* C,
+                     std::size_t ldc, int threads);
+
+// Rows [n0, n0 + rows) of a compressed weight, W_f = (W - Z) * S exact then rounded once to S
+// (float: one rounding; double: exact), into out[r * K + k].
+template <class S>
+void dequantize_rows(const WeightView& W, std::size_t n0, std::size_t rows, S* out);
+
+// The whole expert dequantised to f32 with `threads` threads.
+void dequantize_expert_f32(const WeightView& W, float* out, int threads);
+
+// Whether the AVX-512 decode kernels run for this weight (else the portable path): the group
+// size and K are multiples of 32.
+bool compressed_uses_decode_kernels(const WeightView& W);
+
+}  // namespace moe::backends::cpu
