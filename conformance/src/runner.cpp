@@ -7,6 +7,7 @@
 #include <iostream>
 #include <optional>
 
+#include "case_worker.hpp"
 #include "moe/conformance/compare.hpp"
 #include "moe/golden/golden_file.hpp"
 #include "moe/golden/stored_results.hpp"
@@ -125,6 +126,13 @@ std::optional<golden::GoldenCase> load_case(const std::string& file, const RunOp
     return c;
 }
 
+void print_progress(std::size_t n, std::size_t total, const CaseResult& r) {
+    char line[256];
+    std::snprintf(line, sizeof line, "[%zu/%zu] %-10s %-16s %s", n, total, std::string(status_name(r.status)).c_str(),
+                  r.backend.c_str(), r.case_name.c_str());
+    std::cerr << line << "\n";
+}
+
 }  // namespace
 
 RunOutcome run_suite(const RunOptions& o, const std::vector<Backend*>& backends) {
@@ -142,16 +150,32 @@ RunOutcome run_suite(const RunOptions& o, const std::vector<Backend*>& backends)
         }
         for (auto* b : backends) {
             CaseResult r = run_one(*c, file, *b, o);
-            if (o.progress) {
-                char line[256];
-                std::snprintf(line, sizeof line, "[%zu/%zu] %-10s %-16s %s", n, o.files.size(),
-                              std::string(status_name(r.status)).c_str(), r.backend.c_str(), r.case_name.c_str());
-                std::cerr << line << "\n";
-            }
+            if (o.progress) print_progress(n, o.files.size(), r);
             outcome.results.push_back(std::move(r));
         }
     }
     return outcome;
+}
+
+RunOutcome run_suite(const RunOptions& o, const std::vector<BackendMaker>& makers) {
+    if (!o.isolate) {
+        std::vector<std::unique_ptr<Backend>> owned;
+        std::vector<Backend*> list;
+        for (const auto& m : makers) {
+            owned.push_back(m.make());
+            list.push_back(owned.back().get());
+        }
+        return run_suite(o, list);
+    }
+    detail::CaseSteps steps;
+    steps.load = [&o](const std::string& file, std::string& error) {
+        std::optional<golden::GoldenCase> c = load_case(file, o, error);
+        if (!c && !error.empty() && o.progress) std::cerr << error << "\n";
+        return c;
+    };
+    steps.run = [&o](const golden::GoldenCase& c, const std::string& file, Backend& b) { return run_one(c, file, b, o); };
+    steps.progress = [&o](std::size_t n, const CaseResult& r) { print_progress(n, o.files.size(), r); };
+    return detail::run_in_workers(o, makers, steps);
 }
 
 }  // namespace moe::conformance

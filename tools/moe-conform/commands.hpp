@@ -20,6 +20,8 @@ struct RunCommand {
     bool quiet = false;
     bool no_manifest = false;        // --no-manifest: do not check the suite's MANIFEST.sha256
     bool trust_stored_results = false;  // --trust-stored-results: no recomputation of stored results
+    bool no_isolation = false;       // --no-isolation: read and run in this process (debugging)
+    double case_timeout = 600;       // --case-timeout: seconds per file read, or per backend on a file
     std::uint64_t max_memory = 0;    // --max-memory: bytes one golden file may need once read; 0 = default
     std::string command_line;
 };

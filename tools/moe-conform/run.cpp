@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -48,11 +49,15 @@ bool manifest_agrees(const std::string& suite, const std::vector<std::string>& c
 
 int run(const RunCommand& c) {
     if (!c.no_manifest && !manifest_agrees(c.suite, c.cases, "moe-conform")) return 2;
-    std::vector<std::unique_ptr<Backend>> owned;
-    std::vector<Backend*> list;
+    // Backends are made where the cases run (each worker process), never here before a fork.
+    std::vector<conformance::BackendMaker> list;
+    const std::vector<std::string> known = backends::builtin_backend_names();
     for (const auto& name : expand_backend_names(c.backends)) {
-        owned.push_back(backends::make_builtin_backend(name, backends::BuiltinOptions{c.device}));
-        list.push_back(owned.back().get());
+        if (std::find(known.begin(), known.end(), name) == known.end())
+            backends::make_builtin_backend(name);  // throws InputError naming the built-in backends
+        list.push_back({name, [name, device = c.device] {
+                            return backends::make_builtin_backend(name, backends::BuiltinOptions{device});
+                        }});
     }
     conformance::RunOptions o;
     o.files = c.suite.empty() ? c.cases : golden::suite_files(c.suite);
@@ -62,13 +67,15 @@ int run(const RunCommand& c) {
     o.progress = !c.quiet;
     o.max_memory = c.max_memory;
     o.check_stored_results = !c.trust_stored_results;
+    o.isolate = !c.no_isolation;
+    o.case_timeout = c.case_timeout;
     if (!c.device.empty()) o.repro_command += " --device " + shell_quote(c.device);
     if (!c.expect.empty()) o.expectations = conformance::load_expectations(c.expect);
 
     conformance::RunInfo info;
     info.tool_version = "moe-conform 0.1.0";
     info.command_line = c.command_line;
-    for (auto* b : list) info.backends.push_back(b->name());
+    for (const auto& b : list) info.backends.push_back(b.name);
     info.suite = c.suite.empty() ? "(files)" : c.suite;
     info.tier = c.tier;
     info.started_utc = utc_now();
