@@ -24,6 +24,8 @@ struct RunCommand {
     bool quiet = false;
     bool no_manifest = false;        // --no-manifest: do not check the suite's MANIFEST.sha256
     bool trust_stored_results = false;  // --trust-stored-results: no recomputation of stored results
+    bool no_isolation = false;       // --no-isolation: read and run in this process (debugging)
+    double case_timeout = 600;       // --case-timeout: seconds per file read, or per backend on a file
     std::uint64_t max_memory = 0;    // --max-memory: bytes one golden file may need once read; 0 = default
     std::string write_results;       // --write-results DIR: every output also as a result file
     std::string shard;               // --shard I/N: this share of the cases
@@ -44,6 +46,8 @@ struct CheckCommand {
     bool quiet = false, no_manifest = false, trust_stored_results = false;
     std::uint64_t max_memory = 0;
     std::string shard;                 // --shard I/N
+    bool no_isolation = false;         // --no-isolation
+    double case_timeout = 600;         // --case-timeout
     std::string command_line;
 };
 int check(const CheckCommand& c);

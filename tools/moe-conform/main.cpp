@@ -65,6 +65,14 @@ int main(int argc, char** argv) {
                 "Do not check the suite folder's MANIFEST.sha256 (by default, where the folder has one, every "
                 "*.h5 file must be listed with its SHA-256, else nothing runs and the exit code is 2; a --case "
                 "file is checked against its folder's manifest where it lists the file)");
+    r->add_flag("--no-isolation", rc.no_isolation,
+                "Read and run every file in this process (for debugging: a crash in HDF5 or a backend then ends "
+                "the run). By default each file is read and run in a worker process: a crash or a hang there "
+                "is reported as ERROR for that file (naming the signal or the timeout) and the run goes on");
+    r->add_option("--case-timeout", rc.case_timeout,
+                  "Seconds one file may take to read and check, and each backend to run on it, before its worker "
+                  "is killed and the case reported as ERROR (default 600; 0 = no limit)")
+        ->check(CLI::NonNegativeNumber);
     r->add_flag("--trust-stored-results", rc.trust_stored_results,
                 "Do not check that each file's stored output and error bounds agree with the reference recomputed "
                 "from its inputs (on up to 256 tokens; by default a file where they disagree, or with a negative "
@@ -105,6 +113,8 @@ int main(int argc, char** argv) {
     k->add_flag("--no-manifest", cc.no_manifest, "Do not check the suite folder's MANIFEST.sha256");
     k->add_flag("--trust-stored-results", cc.trust_stored_results,
                 "Do not recompute the golden files' stored outputs and bounds on a sample of tokens");
+    k->add_flag("--no-isolation", cc.no_isolation, "Read and judge every file in this process (see run)");
+    k->add_option("--case-timeout", cc.case_timeout, "Seconds one file may take (see run)")->check(CLI::NonNegativeNumber);
     k->add_option("--shard", cc.shard, "Check share I of N of the golden files (see run --shard)");
     k->add_option("--max-memory", cc.max_memory, "Largest memory one golden or result file may need once read")
         ->transform(CLI::AsSizeValue(false));
