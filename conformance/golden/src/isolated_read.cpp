@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -43,8 +44,7 @@ struct Writer {
             str(name);
             u64(static_cast<std::uint64_t>(t.dtype()));
             u64(t.rank());
-            for (std::size_t d : t.shape()) u64(d);
-            out.insert(out.end(), t.data(), t.data() + t.nbytes());
+            for (std::size_t d : t.shape()) u64(d);  // the element bytes follow the message
         }
     }
 };
@@ -82,11 +82,7 @@ struct Reader {
             const auto dt = static_cast<DType>(u64());
             Shape shape(u64());
             for (auto& d : shape) d = u64();
-            Tensor t(dt, shape);
-            need(t.nbytes());
-            std::memcpy(t.data(), in.data() + at, t.nbytes());
-            at += t.nbytes();
-            m.emplace(std::move(name), std::move(t));
+            m.emplace(std::move(name), Tensor(dt, shape));  // filled from the stream afterwards
         }
         return m;
     }
@@ -165,24 +161,27 @@ GoldenCase decode(Reader& r, FileStorage* s) {
     return c;
 }
 
-void write_all(int fd, const std::vector<unsigned char>& bytes) {
-    for (std::size_t done = 0; done < bytes.size();) {
-        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+void write_all(int fd, const unsigned char* bytes, std::size_t size) {
+    for (std::size_t done = 0; done < size;) {
+        const ssize_t n = ::write(fd, bytes + done, size - done);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) ::_exit(3);
         done += static_cast<std::size_t>(n);
     }
 }
 
-// The child: one byte of outcome (0 case, 1 FileError, 2 other error), then the payload.
+// The child: a length-prefixed message (one byte of outcome: 0 case, 1 FileError, 2 other
+// error; then its fields), then for a case the element bytes of every tensor, straight from
+// memory: neither side ever holds a second copy of the data.
 [[noreturn]] void child(int fd, const std::filesystem::path& file, ReadOptions o) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     ::signal(SIGPIPE, SIG_IGN);
     Writer w;
+    GoldenCase c;
     try {
         FileStorage s;
         o.storage = &s;
-        const GoldenCase c = read_golden(file, o);
+        c = read_golden(file, o);
         w.out.push_back(0);
         encode(w, c, s);
     } catch (const FileError& e) {
@@ -192,8 +191,36 @@ void write_all(int fd, const std::vector<unsigned char>& bytes) {
         w.out = {2};
         w.str(e.what());
     }
-    write_all(fd, w.out);
+    Writer length;
+    length.u64(w.out.size());
+    write_all(fd, length.out.data(), length.out.size());
+    write_all(fd, w.out.data(), w.out.size());
+    if (w.out[0] == 0)
+        for (const auto* group : {&c.problem.inputs, &c.outputs, &c.stages})
+            for (const auto& [name, t] : *group) write_all(fd, t.data(), t.nbytes());
     ::_exit(0);
+}
+
+// Reads exactly n bytes before the deadline: false when the child ended first or timed out.
+enum class Got { all, ended, timed_out };
+Got read_exact(int fd, unsigned char* out, std::size_t n, double timeout_seconds,
+               std::chrono::steady_clock::time_point deadline) {
+    for (std::size_t done = 0; done < n;) {
+        int wait_ms = -1;
+        if (timeout_seconds > 0) {
+            const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+            wait_ms = left <= 0 ? 0 : static_cast<int>(std::min(left * 1000.0 + 1.0, 3.6e6));
+        }
+        pollfd p{fd, POLLIN, 0};
+        const int ready = ::poll(&p, 1, wait_ms);
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready == 0) return Got::timed_out;
+        const ssize_t r = ::read(fd, out + done, n - done);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return Got::ended;
+        done += static_cast<std::size_t>(r);
+    }
+    return Got::all;
 }
 
 std::string signal_name(int sig) {
@@ -213,53 +240,58 @@ GoldenCase read_golden_isolated(const std::filesystem::path& file, const ReadOpt
         child(fds[1], file, options);
     }
     ::close(fds[1]);
-    std::vector<unsigned char> bytes;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
-    bool timed_out = false;
-    for (;;) {
-        int wait_ms = -1;
-        if (timeout_seconds > 0) {
-            const double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
-            wait_ms = left <= 0 ? 0 : static_cast<int>(std::min(left * 1000.0 + 1.0, 3.6e6));
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(std::min(timeout_seconds, 1e9)));
+    std::vector<unsigned char> message;
+    std::optional<GoldenCase> c;
+    FileStorage storage;
+    unsigned char length[8];
+    Got got = read_exact(fds[0], length, 8, timeout_seconds, deadline);
+    if (got == Got::all) {
+        const std::vector<unsigned char> prefix(length, length + 8);
+        Reader lr{prefix};
+        const std::uint64_t n = lr.u64();
+        if (n == 0 || n > (std::uint64_t{1} << 30)) {
+            got = Got::ended;
+        } else {
+            message.resize(n);
+            got = read_exact(fds[0], message.data(), n, timeout_seconds, deadline);
         }
-        pollfd p{fds[0], POLLIN, 0};
-        const int ready = ::poll(&p, 1, wait_ms);
-        if (ready < 0 && errno == EINTR) continue;
-        if (ready == 0) {
-            timed_out = true;
-            ::kill(pid, SIGKILL);
-            break;
-        }
-        unsigned char chunk[1 << 16];
-        const ssize_t n = ::read(fds[0], chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        bytes.insert(bytes.end(), chunk, chunk + n);
     }
+    if (got == Got::all && message[0] == 0) {
+        Reader r{message, 1};
+        c = decode(r, &storage);
+        for (auto* group : {&c->problem.inputs, &c->outputs, &c->stages})
+            for (auto& [name, t] : *group)
+                if (got == Got::all) got = read_exact(fds[0], t.data(), t.nbytes(), timeout_seconds, deadline);
+    }
+    if (got == Got::timed_out) ::kill(pid, SIGKILL);
     ::close(fds[0]);
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     const std::string prefix = printable("golden file '" + file.string() + "': file: ");
-    if (timed_out)
+    if (got == Got::timed_out)
         throw FileError(FileError::Kind::corrupt, prefix + "reading it took longer than " +
                                                       std::to_string(static_cast<long>(timeout_seconds)) +
                                                       " s; the reading process was killed (a damaged file can make HDF5 loop)");
-    if (WIFSIGNALED(status) || bytes.empty())
+    if (got == Got::ended)
         throw FileError(FileError::Kind::corrupt,
                         prefix + "reading it crashed the HDF5 library (the reading process was killed by " +
                             (WIFSIGNALED(status) ? signal_name(WTERMSIG(status)) : "an unexpected exit") +
                             "): the file is damaged or hostile");
-    Reader r{bytes, 1};
-    switch (bytes[0]) {
-        case 0: return decode(r, options.storage);
-        case 1: {
-            const auto kind = static_cast<FileError::Kind>(r.in.at(1));
-            r.at = 2;
-            throw FileError(kind, r.str());
-        }
-        default: throw std::runtime_error(r.str());
+    if (c) {
+        if (options.storage) *options.storage = std::move(storage);
+        return std::move(*c);
     }
+    Reader r{message, 1};
+    if (message[0] == 1) {
+        const auto kind = static_cast<FileError::Kind>(message.at(1));
+        r.at = 2;
+        throw FileError(kind, r.str());
+    }
+    throw std::runtime_error(r.str());
 }
 
 }  // namespace moe::golden
