@@ -27,6 +27,8 @@ int list(const std::vector<std::string>& backend_libs);
 struct SelftestCommand {
     std::string suite;
     int threads = 1;
+    std::string json;  // --json: the score and the catch matrix (spec/report-format.md)
+    std::string command_line;
 };
 int selftest(const SelftestCommand& c);
 

@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
                                  "exit 0 only if every mutant is caught and every correct backend passes.");
     s->add_option("--suite", sc.suite, "Folder of golden files (default: the bundled suite)")->check(CLI::ExistingDirectory);
     s->add_option("--threads", sc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
+    s->add_option("--json", sc.json, "Also write the score and the catch matrix (mutants x cases) as JSON here");
 
     try {
         app.parse(argc, argv);
@@ -76,6 +77,7 @@ int main(int argc, char** argv) {
         return code == 0 ? 0 : 2;
     }
     for (int i = 0; i < argc; ++i) rc.command_line += (i ? " " : "") + std::string(argv[i]);
+    sc.command_line = rc.command_line;
     return moe::cli::run_with_exit_codes("moe-conform", [&] {
         if (*s) return selftest(sc);
         if (*r) {
