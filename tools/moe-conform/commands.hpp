@@ -32,4 +32,16 @@ struct SelftestCommand {
 };
 int selftest(const SelftestCommand& c);
 
+struct ShrinkCommand {
+    std::string backend;      // a built-in backend or a selftest mutant (mutant:NAME or NAME)
+    std::string case_file;    // the failing golden case
+    std::string out;          // the shrunk golden case (default: <case>_shrunk.h5 here)
+    std::string device;       // --device, as for run
+    int threads = 1;
+    double max_seconds = 120;
+    bool quiet = false;
+};
+// 0 shrunk and written, 1 the case does not fail on the backend, 2 usage or input error.
+int shrink(const ShrinkCommand& c);
+
 }  // namespace moe::conform_cli

@@ -70,6 +70,21 @@ int main(int argc, char** argv) {
     s->add_option("--threads", sc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
     s->add_option("--json", sc.json, "Also write the score and the catch matrix (mutants x cases) as JSON here");
 
+    ShrinkCommand kc;
+    kc.threads = threads;
+    auto* k = app.add_subcommand("shrink",
+                                 "Reduce a failing case to a small one that fails the same way (fewer tokens, slots, "
+                                 "experts, features; simpler values), write it as a golden file and print its repro line.");
+    k->add_option("--backend", kc.backend, "The backend: a built-in name, or a selftest mutant (mutant:NAME or NAME)")
+        ->required();
+    k->add_option("--case", kc.case_file, "The failing golden case")->required()->check(CLI::ExistingFile);
+    k->add_option("-o,--out", kc.out, "Where to write the shrunk case (default: <case name>_shrunk.h5 here)");
+    k->add_option("--threads", kc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
+    k->add_option("--device", kc.device, "OpenCL device for the opencl backend, as for run");
+    k->add_option("--max-seconds", kc.max_seconds, "Stop shrinking after this long (default 120)")
+        ->check(CLI::PositiveNumber);
+    k->add_flag("--quiet", kc.quiet, "No progress lines on stderr");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -80,6 +95,7 @@ int main(int argc, char** argv) {
     sc.command_line = rc.command_line;
     return moe::cli::run_with_exit_codes("moe-conform", [&] {
         if (*s) return selftest(sc);
+        if (*k) return shrink(kc);
         if (*r) {
             if (rc.backends.empty() && rc.backend_libs.empty()) {
                 std::cerr << "moe-conform: error: give --backend NAME[,NAME...] or --backend-lib PATH.so\n";
