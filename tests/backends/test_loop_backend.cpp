@@ -178,14 +178,15 @@ TEST_CASE("loop_lowp keeps its stages in the data type and passes the comparison
             }
 }
 
-TEST_CASE("the loop mutants: 14 mutations, unique names, mutant:<name>") {
+TEST_CASE("the loop mutants: 19 mutations, unique names, mutant:<name>") {
     const auto mutants = backends::loop_mutants();
     const std::vector<std::string> expected = {
         "lanes_swapped",  "alpha_beta_swapped", "plus_one_dropped",     "clamp_lower_dropped",
         "minimum_dropped", "bias0_dropped",     "bias1_dropped",        "swish_beta_one",
         "routing_slot_shifted", "last_expert_ignored", "token_output_to_neighbour", "gemm3_up_ignored",
-        "f16_accumulation", "hidden_off_by_one"};
-    REQUIRE(mutants.size() == 14);
+        "f16_accumulation", "hidden_off_by_one", "lowp_output_truncated", "small_weight_routes_skipped",
+        "subnormal_weights_flushed", "tf32_gemm_inputs", "bias1_after_routing"};
+    REQUIRE(mutants.size() == 19);
     std::set<std::string> names;
     for (std::size_t i = 0; i < mutants.size(); ++i) {
         CHECK(mutants[i].name == expected[i]);
@@ -196,7 +197,7 @@ TEST_CASE("the loop mutants: 14 mutations, unique names, mutant:<name>") {
         CHECK(mutant->name() == "mutant:" + mutants[i].name);
         CHECK(mutant->description() == mutants[i].description);
     }
-    CHECK(names.size() == 14);
+    CHECK(names.size() == 19);
 }
 
 TEST_CASE("every mutant changes the output of a problem where its mistake matters") {
@@ -210,6 +211,10 @@ TEST_CASE("every mutant changes the output of a problem where its mistake matter
     for (const auto& m : backends::loop_mutants()) {
         CAPTURE(m.name);
         if (m.name == "f16_accumulation") continue;  // below, on a problem of its own
+        // Their mistakes show only on the cases of their classes (test_power_classes.cpp).
+        const std::set<std::string> power = {"lowp_output_truncated", "small_weight_routes_skipped",
+                                             "subnormal_weights_flushed", "tf32_gemm_inputs", "bias1_after_routing"};
+        if (power.count(m.name)) continue;
         const bool on_gemm3 = m.name == "gemm3_up_ignored";
         const Problem& p = on_gemm3 ? gemm3 : gemm2;
         const Tensor& good = on_gemm3 ? good3 : good2;

@@ -72,8 +72,22 @@ struct SelftestCommand {
     int threads = 1;
     bool no_manifest = false;
     std::string shard;  // --shard I/N: this share of the correct backends and mutants
+    std::string json;  // --json: the score and the catch matrix (spec/report-format.md)
+    std::string command_line;
 };
 int selftest(const SelftestCommand& c);
+
+struct ShrinkCommand {
+    std::string backend;      // a built-in backend or a selftest mutant (mutant:NAME or NAME)
+    std::string case_file;    // the failing golden case
+    std::string out;          // the shrunk golden case (default: <case>_shrunk.h5 here)
+    std::string device;       // --device, as for run
+    int threads = 1;
+    double max_seconds = 120;
+    bool quiet = false;
+};
+// 0 shrunk and written, 1 the case does not fail on the backend, 2 usage or input error.
+int shrink(const ShrinkCommand& c);
 
 // The golden files of --suite or --case, restricted to --shard I/N when given.
 std::vector<std::string> selected_files(const std::string& suite, const std::vector<std::string>& cases,

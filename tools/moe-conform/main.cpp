@@ -131,6 +131,22 @@ int main(int argc, char** argv) {
     s->add_option("--shard", sc.shard,
                   "Run share I of N of the work: the correct backends and the mutants in order, every N-th from "
                   "the I-th (each still meets every case, so each verdict stands alone)");
+    s->add_option("--json", sc.json, "Also write the score and the catch matrix (mutants x cases) as JSON here");
+
+    ShrinkCommand kc;
+    kc.threads = threads;
+    auto* sh = app.add_subcommand("shrink",
+                                 "Reduce a failing case to a small one that fails the same way (fewer tokens, slots, "
+                                 "experts, features; simpler values), write it as a golden file and print its repro line.");
+    sh->add_option("--backend", kc.backend, "The backend: a built-in name, or a selftest mutant (mutant:NAME or NAME)")
+        ->required();
+    sh->add_option("--case", kc.case_file, "The failing golden case")->required()->check(CLI::ExistingFile);
+    sh->add_option("-o,--out", kc.out, "Where to write the shrunk case (default: <case name>_shrunk.h5 here)");
+    sh->add_option("--threads", kc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
+    sh->add_option("--device", kc.device, "OpenCL device for the opencl backend, as for run");
+    sh->add_option("--max-seconds", kc.max_seconds, "Stop shrinking after this long (default 120)")
+        ->check(CLI::PositiveNumber);
+    sh->add_flag("--quiet", kc.quiet, "No progress lines on stderr");
 
     try {
         app.parse(argc, argv);
@@ -140,8 +156,10 @@ int main(int argc, char** argv) {
     }
     for (int i = 0; i < argc; ++i) rc.command_line += (i ? " " : "") + std::string(argv[i]);
     cc.command_line = rc.command_line;
+    sc.command_line = rc.command_line;
     return moe::cli::run_with_exit_codes("moe-conform", [&] {
         if (*s) return selftest(sc);
+        if (*sh) return shrink(kc);
         if (*k) {
             if (cc.suite.empty() && cc.cases.empty()) {
                 std::cerr << "moe-conform: error: give --suite DIR or --case FILE...\n";

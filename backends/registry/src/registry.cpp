@@ -26,9 +26,15 @@ std::unique_ptr<Backend> make_builtin_backend(const std::string& name, const Bui
     if (name == "blockwise") return std::make_unique<BlockwiseBackend>();
     if (name == "expert_parallel") return std::make_unique<ExpertParallelBackend>();
     if (name == "opencl") return std::make_unique<OpenclBackend>(OpenclOptions{options.device});
+    // A selftest mutant, so that the repro lines of selftest and shrink work: "mutant:NAME" (the
+    // mutant backend's own name) or the bare NAME.
+    const std::string bare = name.rfind("mutant:", 0) == 0 ? name.substr(7) : name;
+    for (const auto& m : selftest_mutants())
+        if (m.name == bare) return m.make();
     std::string known;
     for (const auto& n : builtin_backend_names()) known += (known.empty() ? "" : ", ") + n;
-    throw InputError("unknown backend '" + name + "' (built-in backends: " + known + ")");
+    throw InputError("unknown backend '" + name + "' (built-in backends: " + known +
+                     "; or a selftest mutant, mutant:NAME, listed by moe-conform list)");
 }
 
 namespace {
