@@ -42,10 +42,10 @@ std::optional<GemmConfig> wide_config(const DeviceInfo& d, std::size_t kernel_wg
     c.wide = true;
     c.vw = 4;
     c.tiled = t;
-    // Small blocks: half the rows, the same columns (the work-group too while mwi allows).
+    // Small blocks: half the rows and the same columns, with the same block per work-item (half
+    // the work-items), so they run as efficiently per work-item as full ones.
     c.small = t;
-    if (t.mwi >= 8) c.small.mwi = t.mwi / 2;
-    else c.small.ly = std::max<std::uint32_t>(1, t.ly / 2);
+    c.small.ly = std::max<std::uint32_t>(1, t.ly / 2);
     const std::size_t wg = device_wg(d, kernel_wg);
     const std::size_t max_x = d.max_item_sizes[0] ? d.max_item_sizes[0] : 1;
     const std::size_t max_y = d.max_item_sizes[1] ? d.max_item_sizes[1] : 1;
@@ -111,7 +111,7 @@ std::uint32_t GemmConfig::rows_tn(bool kn) const {
 std::size_t GemmConfig::pad_elems() const {
     // Over-reads: a k-step or a vector past the end of a row (A, NK weights), a column tile past
     // N (KN weights, bias), plus one vector.
-    return std::max({tiled.tk, tiled_tn(), small.tk, small_tn(), rows.tk, rows_tn(true), rows_tn(false)}) + vw;
+    return std::max({tiled.tk, tiled_tn(), small.tk, small_tn(), rows.tk, rows_tn(true), rows_tn(false), 8u}) + vw;
 }
 
 std::string GemmConfig::defines() const {

@@ -16,8 +16,8 @@
 //     step's FMAs and stored to the other local buffer after them, so global latency hides
 //     behind arithmetic.
 // moe_gemm_rows_nk_wide, a few rows of NK weights (decode): lane groups of 32 work-items stream
-// CPW weight rows each, lane j reading k = 4j, 4j + 128, ...: a warp reads 512 contiguous bytes
-// of one weight row per load (gemm.cl's rows kernel gives each work-item whole rows, which on a
+// CPW weight rows each, lane j reading k = 8j .. 8j + 7, then 256 further on, ...: a warp reads
+// 1 KiB (f32) or 512 bytes (f16, bf16) of one weight row per step (gemm.cl's rows kernel gives each work-item whole rows, which on a
 // GPU scatters a warp's loads over 32 rows). The 32 partial sums of an output meet in local
 // memory (neither PoCL nor NVIDIA's OpenCL offers sub-groups to reduce them in registers).
 
@@ -49,6 +49,18 @@ inline void moe_wide_xy(const uint LX, const uint LY, uint* x, uint* y) {
 inline float4 moe_keep4(float4 v, uint k, uint K) {
     if (k + 4 <= K) return v;
     return (float4)(k < K ? v.s0 : 0.0f, k + 1 < K ? v.s1 : 0.0f, k + 2 < K ? v.s2 : 0.0f, 0.0f);
+}
+
+// 8 consecutive weights from element i on, widened to f32 (16-bit types: one 16-byte load).
+inline float8 moe_load8(__global const uchar* p, ulong i, const int type) {
+    if (type == MOE_F16) return vload_half8(0, (__global const half*)p + i);
+    if (type == MOE_BF16) return as_float8(convert_uint8(vload8(0, (__global const ushort*)p + i)) << 16);
+    return vload8(0, (__global const float*)p + i);
+}
+
+inline float8 moe_keep8(float8 v, uint k, uint K) {
+    if (k + 8 <= K) return v;
+    return (float8)(moe_keep4(v.lo, k, K), moe_keep4(v.hi, k + 4, K));
 }
 
 // Step k0's tiles from global memory into this work-item's registers (a_st: A vectors along k,
@@ -206,15 +218,15 @@ inline void moe_gemm_rows_nk_wide(__global const float* restrict A, __global con
     for (uint i = 0; i < MR; ++i)
 #pragma unroll
         for (uint c = 0; c < CPW; ++c) acc[i][c] = 0.0f;
-    for (uint k = lane * 4; k < K; k += LG * 4) {
-        float4 w[4];
+    for (uint k = lane * 8; k < K; k += LG * 8) {  // 8 weights per lane and step: 16-byte loads for 16-bit types
+        float8 w[4];
 #pragma unroll
-        for (uint c = 0; c < CPW; ++c) w[c] = moe_keep4(moe_load_vec(W, w_rows[c] + k, w_type), k, K);
+        for (uint c = 0; c < CPW; ++c) w[c] = moe_keep8(moe_load8(W, w_rows[c] + k, w_type), k, K);
 #pragma unroll
         for (uint i = 0; i < MR; ++i) {
-            const float4 a = moe_keep4(vload4(0, a_rows[i] + k), k, K);
+            const float8 a = moe_keep8(vload8(0, a_rows[i] + k), k, K);
 #pragma unroll
-            for (uint c = 0; c < CPW; ++c) acc[i][c] += dot(a, w[c]);
+            for (uint c = 0; c < CPW; ++c) acc[i][c] += dot(a.lo, w[c].lo) + dot(a.hi, w[c].hi);
         }
     }
 #pragma unroll
