@@ -23,6 +23,11 @@ struct BenchRow {
     double read_gbs = 0;           // the same-run streaming read
     double reference_seconds = 0;  // the f64 reference once (when asked)
     std::map<std::string, double> kernel_seconds;  // device time per kernel of the median run, if reported
+    double device_seconds = 0;     // median over the runs of their summed kernel times (0: not reported)
+    // The baselines ran on the backend's device (a library GEMM and a copy kernel timed by the
+    // device): the ratios then compare device times, gemm_gflops and read_gbs are the device's.
+    bool same_device = false;
+    std::string gemm_routine;  // same_device: the library routine of the GEMM baseline ("SGEMM")
 };
 
 struct TimingOptions {
@@ -30,8 +35,9 @@ struct TimingOptions {
     bool vs_reference = false;  // also time the f64 reference once
 };
 
-// Times `b` on the synthetic problem of (s, tokens, dtype, routing).
+// Times `b` on the synthetic problem of (s, tokens, dtype, routing), `gemm` (a GEMM of the same
+// FLOP count) and `bandwidth` (a streaming pass) between its repetitions.
 BenchRow time_backend(Backend& b, const Shape& s, std::size_t tokens, DType dtype, const std::string& routing,
-                      GemmProbe& gemm, ReadProbe& read, const TimingOptions& o);
+                      Probe& gemm, Probe& bandwidth, const TimingOptions& o);
 
 }  // namespace moe::bench
