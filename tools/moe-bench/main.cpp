@@ -36,14 +36,16 @@ int time_rows(const std::string& backend, const std::string& device, const std::
     std::vector<BenchRow> rows;
     // The GEMM of the same FLOP count: every (token, slot) pair through one matrix of 3I outputs
     // by H inputs.
-    if (backend == "opencl") {  // baselines on the backend's own device
+    if (backend == "opencl") {  // baselines on the backend's own device, timed after its repetitions
+        TimingOptions device_timing = o;
+        device_timing.interleave = false;
         DeviceCopyProbe copy_probe(device, std::size_t(512) << 20);
         print_device_table_header(stdout, b->name(), description, copy_probe.work());
         for (const auto& s : shapes)
             for (std::size_t T : tokens)
                 for (const auto& dt : dtypes) {
                     DeviceGemmProbe gemm_probe(device, T * s.topk, 3 * s.inter, s.hidden, timed_dtype(dt));
-                    rows.push_back(time_backend(*b, s, T, timed_dtype(dt), routing, gemm_probe, copy_probe, o));
+                    rows.push_back(time_backend(*b, s, T, timed_dtype(dt), routing, gemm_probe, copy_probe, device_timing));
                     rows.back().same_device = true;
                     rows.back().gemm_routine = gemm_probe.routine();
                     print_table_row(stdout, rows.back(), o.vs_reference);

@@ -1,6 +1,7 @@
 #include "cl_runtime.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "cl_tune.hpp"
@@ -86,6 +87,7 @@ bool Runtime::build_f64() {
 }
 
 Program Runtime::compile(const std::vector<std::string>& files, const std::string& options) const {
+    arg_cache_.clear();
     std::vector<const char*> sources;
     std::vector<std::size_t> lengths;
     for (const auto& f : files)
@@ -131,6 +133,7 @@ cl_kernel Runtime::kernel(const std::string& name) const {
 }
 
 Pinned Runtime::pinned(std::size_t bytes) const {
+    arg_cache_.clear();
     Pinned p;
     cl_int rc = CL_SUCCESS;
     const std::size_t n = std::max<std::size_t>(bytes, 1);
@@ -149,6 +152,7 @@ void Runtime::write(const Buffer& b, std::size_t offset, std::size_t bytes, cons
           "clEnqueueWriteBuffer");
 }
 Buffer Runtime::buffer(std::size_t bytes, const void* host, std::size_t pad) const {
+    arg_cache_.clear();
     const std::size_t n = std::max<std::size_t>(bytes + pad, 1);
     cl_int rc = CL_SUCCESS;
     const bool copy = host && bytes && !pad;
@@ -212,7 +216,15 @@ std::map<std::string, double> Runtime::take_kernel_times() const {
 }
 
 void Runtime::set_raw(const char* name, cl_uint i, std::size_t size, const void* value) const {
-    const cl_int rc = clSetKernelArg(kernel(name), i, size, value);
+    cl_kernel k = kernel(name);
+    // The cached form: the size, then the bytes (none for a __local size).
+    std::vector<unsigned char> v(sizeof size + (value ? size : 0));
+    std::memcpy(v.data(), &size, sizeof size);
+    if (value) std::memcpy(v.data() + sizeof size, value, size);
+    auto& cached = arg_cache_[{k, i}];
+    if (cached == v) return;
+    cached = std::move(v);
+    const cl_int rc = clSetKernelArg(k, i, size, value);
     if (rc != CL_SUCCESS)
         throw ClError(std::string("clSetKernelArg(") + name + ", argument " + std::to_string(i) + ")", rc);
 }

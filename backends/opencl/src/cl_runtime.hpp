@@ -154,6 +154,10 @@ private:
     Program main_, f64_;
     GemmConfig gemm_;
     mutable std::vector<std::pair<std::string, cl_event>> events_;  // launches not yet summed
+    // The last value set for each kernel argument: a run that repeats the previous one's
+    // arguments sets none (each clSetKernelArg costs host time on some drivers). Cleared whenever
+    // a buffer or program is created, so a recycled cl_mem or cl_kernel handle is never trusted.
+    mutable std::map<std::pair<cl_kernel, cl_uint>, std::vector<unsigned char>> arg_cache_;
 };
 
 }  // namespace moe::backends::ocl

@@ -122,7 +122,6 @@ Output run_pipeline(const Runtime& rt, Workspace& ws, const Problem& p, bool wan
     if (pack_x) std::memcpy(s + x_off, x.data(), x.nbytes());
     ensure(rt, ws.in, total);
     rt.write(ws.in, 0, total, s);
-    rt.flush();
     if (!pack_x) {
         ensure(rt, ws.x, x.nbytes());
         upload(rt, ws.x, 0, x.data(), x.nbytes(), s + x_stage);
@@ -148,7 +147,6 @@ Output run_pipeline(const Runtime& rt, Workspace& ws, const Problem& p, bool wan
     const GemmPlan first = shifted(first_plan, tile_shift), down = shifted(down_plan, tile_shift);
     enqueue_gemm(rt, ws.gathered, ws.in, first, u32(n0), u32(d.H), dw.w0, dw.has_b0 ? &dw.b0 : nullptr, ws.first);
     if (!gemm2) enqueue_gemm(rt, ws.gathered, ws.in, first, u32(d.I), u32(d.H), dw.w1, nullptr, ws.up);
-    rt.flush();  // the device starts while the host enqueues the rest
 
     // 6. activation over every routed pair at once.
     const std::size_t act_global[2] = {d.I, pairs};

@@ -45,9 +45,13 @@ BenchRow time_backend(Backend& b, const Shape& s, std::size_t tokens, DType dtyp
             t_device.push_back(sum);
             by_run.emplace_back(t.back(), std::move(kt));
         }
-        t_gemm.push_back(gemm.seconds());
-        t_read.push_back(bandwidth.seconds());
+        if (o.interleave) {
+            t_gemm.push_back(gemm.seconds());
+            t_read.push_back(bandwidth.seconds());
+        }
     }
+    for (int i = 0; !o.interleave && i < n; ++i) t_gemm.push_back(gemm.seconds());
+    for (int i = 0; !o.interleave && i < n; ++i) t_read.push_back(bandwidth.seconds());
     r.seconds = median(t);
     if (!by_run.empty()) {  // the kernel split of the median run
         std::sort(by_run.begin(), by_run.end(), [](const auto& a, const auto& c) { return a.first < c.first; });

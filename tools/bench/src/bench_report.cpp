@@ -20,7 +20,7 @@ void print_device_table_header(std::FILE* out, const std::string& backend, const
                                double copy_bytes) {
     std::fprintf(out, "moe-bench: %s\n", description.c_str());
     std::fprintf(out,
-                 "moe-bench: backend %s; same-device figures, timed by the device between the backend's repetitions: a "
+                 "moe-bench: backend %s; same-device figures, timed by the device after the backend's repetitions: a "
                  "CLBlast GEMM of the same FLOP count (gemm; M = T*K pairs, N = 3I, K = H, B transposed; routine in the last "
                  "column) and a copy kernel over %.0f MiB (copy: bytes read plus written). GFLOP/s, GB/s and their ratios "
                  "use the backend's device time (dev_ms, its kernels summed); wall/dev is its wall time over that; every "

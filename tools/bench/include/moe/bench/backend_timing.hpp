@@ -1,6 +1,7 @@
 #pragma once
 // moe-bench's measurement of a backend: prepare() once, a warm-up run, then repetitions of
-// run() interleaved with the machine probes (backend, GEMM, read, backend, ...), each figure the
+// run() interleaved with the machine probes (backend, GEMM, read, backend, ...) or followed by
+// them (TimingOptions::interleave), each figure the
 // median of its repetitions, so that every ratio sees the same states of a noisy host.
 #include <cstddef>
 #include <map>
@@ -33,6 +34,10 @@ struct BenchRow {
 struct TimingOptions {
     int reps = 0;              // 0: 20 for decode (T <= 8), 5 for prefill
     bool vs_reference = false;  // also time the f64 reference once
+    // Probes between the backend's repetitions (backend, GEMM, read, backend, ...), or after all
+    // of them (a GPU would otherwise switch from the baselines' context to the backend's at the
+    // start of every timed run and charge the switch, about 0.1 ms on an H100, to the backend).
+    bool interleave = true;
 };
 
 // Times `b` on the synthetic problem of (s, tokens, dtype, routing), `gemm` (a GEMM of the same
