@@ -14,7 +14,7 @@ struct RunCommand {
     std::vector<std::string> cases;
     std::vector<std::string> filters;
     std::string tier = "full";
-    std::string json, junit, expect;
+    std::string json, junit, expect, html;
     std::string device;  // --device: the OpenCL device ("P:D" or a name substring)
     int threads = 1;
     bool quiet = false;
@@ -28,6 +28,7 @@ struct SelftestCommand {
     std::string suite;
     int threads = 1;
     std::string json;  // --json: the score and the catch matrix (spec/report-format.md)
+    std::string html;  // --html: the same as one page
     std::string command_line;
 };
 int selftest(const SelftestCommand& c);

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"quick", "ci", "full"}));
     r->add_option("--json", rc.json, "Also write the JSON report here (schema: spec/report.schema.json)");
     r->add_option("--junit", rc.junit, "Also write a JUnit XML report here");
+    r->add_option("--html", rc.html, "Also write a self-contained HTML report here (heatmaps of the failures)");
     r->add_option("--expect", rc.expect, "Expectation file: known failures (XFAIL) and skips, with reasons")
         ->check(CLI::ExistingFile);
     r->add_option("--threads", rc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
     s->add_option("--suite", sc.suite, "Folder of golden files (default: the bundled suite)")->check(CLI::ExistingDirectory);
     s->add_option("--threads", sc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
     s->add_option("--json", sc.json, "Also write the score and the catch matrix (mutants x cases) as JSON here");
+    s->add_option("--html", sc.html, "Also write the score and the catch matrix as a self-contained HTML page here");
 
     ShrinkCommand kc;
     kc.threads = threads;

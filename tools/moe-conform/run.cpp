@@ -56,6 +56,7 @@ int run(const RunCommand& c) {
     conformance::write_text_report(std::cout, info, outcome.results);
     if (!c.json.empty()) conformance::write_json_report(c.json, info, outcome.results);
     if (!c.junit.empty()) conformance::write_junit_report(c.junit, info, outcome.results);
+    if (!c.html.empty()) conformance::write_html_report(c.html, info, outcome.results);
 
     for (const auto& e : outcome.input_errors) std::cerr << "moe-conform: error: " << e << "\n";
     if (!outcome.input_errors.empty())
