@@ -72,7 +72,7 @@ int check(const CheckCommand& c) {
                   (c.precision.empty() ? "" : " --precision " + c.precision);
     }
     info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return report_outcome(info, outcome, {c.json, c.junit});
+    return report_outcome(info, outcome, {c.json, c.junit, c.html});
 }
 
 }  // namespace moe::conform_cli

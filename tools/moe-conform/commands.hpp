@@ -18,7 +18,7 @@ struct RunCommand {
     std::vector<std::string> cases;
     std::vector<std::string> filters;
     std::string tier = "full";
-    std::string json, junit, expect;
+    std::string json, junit, expect, html;
     std::string device;  // --device: the OpenCL device ("P:D" or a name substring)
     int threads = 1;
     bool quiet = false;
@@ -41,7 +41,7 @@ struct CheckCommand {
     std::string name;                  // --name: the implementation's name in reports
     std::vector<std::string> filters;
     std::string tier = "full";
-    std::string json, junit;
+    std::string json, junit, html;
     int threads = 1;
     bool quiet = false, no_manifest = false, trust_stored_results = false;
     std::uint64_t max_memory = 0;
@@ -54,7 +54,7 @@ int check(const CheckCommand& c);
 
 // The header of a run's reports, and what run and check print, write and return at the end.
 struct ReportFiles {
-    std::string json, junit;
+    std::string json, junit, html;
 };
 conformance::RunInfo make_run_info(const std::string& command_line, const std::vector<std::string>& backends,
                                    const std::string& suite, const std::string& tier);
@@ -73,6 +73,7 @@ struct SelftestCommand {
     bool no_manifest = false;
     std::string shard;  // --shard I/N: this share of the correct backends and mutants
     std::string json;  // --json: the score and the catch matrix (spec/report-format.md)
+    std::string html;  // --html: the same as one page
     std::string command_line;
 };
 int selftest(const SelftestCommand& c);

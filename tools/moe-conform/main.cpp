@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"quick", "ci", "full"}));
     r->add_option("--json", rc.json, "Also write the JSON report here (schema: spec/report.schema.json)");
     r->add_option("--junit", rc.junit, "Also write a JUnit XML report here");
+    r->add_option("--html", rc.html, "Also write a self-contained HTML report here (heatmaps of the failures)");
     r->add_option("--expect", rc.expect, "Expectation file: known failures (XFAIL) and skips, with reasons")
         ->check(CLI::ExistingFile);
     r->add_option("--threads", rc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
@@ -108,6 +109,7 @@ int main(int argc, char** argv) {
     k->add_option("--tier", cc.tier, "Largest tier to run: quick < ci < full")->check(CLI::IsMember({"quick", "ci", "full"}));
     k->add_option("--json", cc.json, "Also write the JSON report here");
     k->add_option("--junit", cc.junit, "Also write a JUnit XML report here");
+    k->add_option("--html", cc.html, "Also write a self-contained HTML report here (heatmaps of the failures)");
     k->add_option("--threads", cc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
     k->add_flag("--quiet", cc.quiet, "No progress lines on stderr");
     k->add_flag("--no-manifest", cc.no_manifest, "Do not check the suite folder's MANIFEST.sha256");
@@ -132,6 +134,7 @@ int main(int argc, char** argv) {
                   "Run share I of N of the work: the correct backends and the mutants in order, every N-th from "
                   "the I-th (each still meets every case, so each verdict stands alone)");
     s->add_option("--json", sc.json, "Also write the score and the catch matrix (mutants x cases) as JSON here");
+    s->add_option("--html", sc.html, "Also write the score and the catch matrix as a self-contained HTML page here");
 
     ShrinkCommand kc;
     kc.threads = threads;

@@ -83,7 +83,7 @@ int run(const RunCommand& c) {
     const auto start = std::chrono::steady_clock::now();
     const conformance::RunOutcome outcome = conformance::run_suite_from_makers(o, makers);
     info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return report_outcome(info, outcome, {c.json, c.junit});
+    return report_outcome(info, outcome, {c.json, c.junit, c.html});
 }
 
 }  // namespace moe::conform_cli

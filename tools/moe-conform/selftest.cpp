@@ -114,6 +114,7 @@ int selftest(const SelftestCommand& c) {
     std::cout << "mutation score: " << report.caught_mutants() << " / " << report.runnable_mutants() << " = "
               << std::fixed << std::setprecision(1) << 100.0 * report.mutation_score() << " %\n";
     if (!c.json.empty()) conformance::write_selftest_json(c.json, info, report);
+    if (!c.html.empty()) conformance::write_selftest_html(c.html, info, report);
     return report.passed() ? 0 : 1;
 }
 

@@ -65,4 +65,8 @@ SelftestReport run_selftest(const RunOptions& o, const std::vector<Backend*>& co
 // every case). Written atomically to `file`.
 void write_selftest_json(const std::string& file, const RunInfo& info, const SelftestReport& report);
 
+// The selftest as one self-contained HTML page: the score, the verdicts, and the catch matrix as
+// coloured cells (mutants and correct backends by cases). Written atomically to `file`.
+void write_selftest_html(const std::string& file, const RunInfo& info, const SelftestReport& report);
+
 }  // namespace moe::conformance
