@@ -40,12 +40,14 @@ json result_json(const CaseResult& r) {
     if (r.metrics.worst) m["worst"] = element_json(*r.metrics.worst);
     m["violations"] = json::array();
     for (const auto& v : r.metrics.violations) m["violations"].push_back(element_json(v));
+    if (const auto& g = r.metrics.ratio_grid) m["grid"] = {g->tokens, g->features, g->rows, g->cols, g->cells};
     json j = {{"case_name", r.case_name}, {"file", r.file},       {"backend", r.backend},
               {"data_type", r.data_type}, {"compute_type", r.compute_type}, {"storage_type", r.storage_type},
               {"exact", r.exact},         {"status", static_cast<int>(r.status)}, {"reason", r.reason},
               {"ticket", r.ticket},       {"seconds", r.seconds}, {"metrics", m}, {"repro", r.repro}};
     if (const auto& s = r.first_divergent_stage)
-        j["stage"] = {s->stage, s->worst_ratio, s->token, s->slot, s->feature, s->reference, s->got, s->bound};
+        j["stage"] = {s->stage, s->worst_ratio, s->token, s->slot, s->feature, s->reference, s->got, s->bound,
+                      s->per_stage};
     return j;
 }
 
@@ -72,6 +74,16 @@ CaseResult result_from(const json& j) {
     r.metrics.worst_ratio = m.at("worst_ratio");
     if (m.contains("worst")) r.metrics.worst = element_from(m.at("worst"));
     for (const auto& v : m.at("violations")) r.metrics.violations.push_back(element_from(v));
+    if (m.contains("grid")) {
+        const json& g = m.at("grid");
+        RatioGrid grid;
+        grid.tokens = g.at(0).get<std::size_t>();
+        grid.features = g.at(1).get<std::size_t>();
+        grid.rows = g.at(2).get<std::size_t>();
+        grid.cols = g.at(3).get<std::size_t>();
+        grid.cells = g.at(4).get<std::vector<double>>();
+        r.metrics.ratio_grid = std::move(grid);
+    }
     if (j.contains("stage")) {
         const json& s = j.at("stage");
         StageDivergence d;
@@ -83,10 +95,13 @@ CaseResult result_from(const json& j) {
         d.reference = s.at(5).get<double>();
         d.got = s.at(6).get<double>();
         d.bound = s.at(7).get<double>();
+        d.per_stage = s.at(8).get<std::vector<std::pair<std::string, double>>>();
         r.first_divergent_stage = d;
     }
     return r;
 }
+
+// Every field of a CaseResult crosses the pipe: a field added to CaseResult must be added here.
 
 // ---------------------------------------------------------------------------------------------
 // Frames on the pipe: 4-byte little-endian length, then CBOR.
