@@ -27,7 +27,7 @@ CASES = [
      "shape": {"tokens": 16, "hidden": 512, "inter": 512, "experts": 8, "topk": 2}, "seed": 900 + i}
     for i in range(3)
 ]
-DELAYS_S = [0.1, 0.25, 0.4, 0.55, 0.7, 0.9, 1.1, 1.4, 1.8, 2.3, 3.0]
+KILLS = 12  # at 1/13, 2/13, ... 12/13 of the time a whole generation takes here
 
 
 def temp_files(folder):
@@ -64,7 +64,14 @@ def main(argv):
 
     failures = []
     seen_temp = set()
-    for delay in DELAYS_S:
+    start = time.monotonic()
+    r = subprocess.run(generate, capture_output=True, text=True)
+    whole = time.monotonic() - start
+    print("a whole generation: %.2f s, exit %d" % (whole, r.returncode))
+    if r.returncode != 0:
+        failures.append("generate failed: " + r.stderr)
+    for k in range(1, KILLS + 1):
+        delay = whole * k / (KILLS + 1)
         p = subprocess.Popen(generate, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(delay)
         p.send_signal(signal.SIGKILL)
