@@ -1,49 +1,15 @@
-// The JSON report (spec/report-format.md, "JSON report"; schema spec/report.schema.json). Also
-// defines the atomic file write that the JUnit writer shares.
-#include <cerrno>
+// The JSON report (spec/report-format.md, "JSON report"; schema spec/report.schema.json).
 #include <cmath>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <stdexcept>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "moe/conformance/reports.hpp"
+#include "moe/conformance/text_file.hpp"
 
 namespace moe::conformance {
-
-namespace detail {
-
-void write_file_atomically(const std::string& file, const std::string& content);
-
-// Writes `content` to "<file>.tmp", then renames it over `file`, so a reader never sees a
-// half-written report. Throws std::runtime_error naming `file` on any failure (and removes the
-// temporary file).
-void write_file_atomically(const std::string& file, const std::string& content) {
-    namespace fs = std::filesystem;
-    const std::string tmp = file + ".tmp";
-    auto fail = [&](const std::string& what) {
-        std::error_code ignored;
-        fs::remove(tmp, ignored);
-        throw std::runtime_error("cannot write report '" + file + "': " + what);
-    };
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) fail(std::string("cannot create '") + tmp + "': " + std::strerror(errno));
-        out.write(content.data(), static_cast<std::streamsize>(content.size()));
-        out.close();
-        if (!out) fail(std::string("write to '") + tmp + "' failed: " + std::strerror(errno));
-    }
-    std::error_code ec;
-    fs::rename(tmp, file, ec);
-    if (ec) fail("rename from '" + tmp + "' failed: " + ec.message());
-}
-
-}  // namespace detail
 
 namespace {
 
@@ -125,7 +91,7 @@ void write_json_report(const std::string& file, const RunInfo& info, const std::
     // Invalid UTF-8 in a message (a backend's exception text) becomes U+FFFD instead of throwing.
     std::string text = doc.dump(2, ' ', false, json::error_handler_t::replace);
     text += '\n';
-    detail::write_file_atomically(file, text);
+    write_file_atomically(file, text);
 }
 
 }  // namespace moe::conformance

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "moe/conformance/reports.hpp"
+#include "moe/conformance/text_file.hpp"
 
 namespace moe::conformance {
 
@@ -207,7 +208,7 @@ void write_junit_report(const std::string& file, const RunInfo& info, const std:
         out << "  </testsuite>\n";
     }
     out << "</testsuites>\n";
-    detail::write_file_atomically(file, out.str());
+    write_file_atomically(file, out.str());
 }
 
 }  // namespace moe::conformance

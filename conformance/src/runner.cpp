@@ -9,6 +9,7 @@
 
 #include "case_worker.hpp"
 #include "moe/conformance/compare.hpp"
+#include "moe/conformance/judge.hpp"
 #include "moe/golden/golden_file.hpp"
 #include "moe/golden/stored_results.hpp"
 #include "moe/golden/suite.hpp"
@@ -57,7 +58,7 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend
         r.reason = "not supported: " + support.reason;
         return r;
     }
-    const Precision precision = b.precision(data);
+    const Precision precision = b.precision_for(c.problem);
     r.compute_type = std::string(dtype_name(precision.compute));
     r.storage_type = std::string(dtype_name(precision.storage));
 
@@ -73,13 +74,11 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend
     }
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-    Comparison cmp = compare_output(c, out.output, precision, o.threads);
-    r.status = cmp.status;
-    r.reason = cmp.reason;
-    r.metrics = std::move(cmp.metrics);
-    r.exact = cmp.exact;
-    if (r.status == Status::fail && !out.stages.empty())
-        r.first_divergent_stage = first_divergent_stage(c, out.stages, precision, o.threads);
+    const double seconds = r.seconds;
+    const std::string ticket = r.ticket;
+    r = judge_output(c, out, JudgeInput{r.file, r.backend, precision, r.repro, o.threads});
+    r.seconds = seconds;
+    r.ticket = ticket;
     if (expected && expected->status == Status::fail) {
         if (r.status == Status::fail) {
             r.status = Status::xfail;
@@ -157,7 +156,7 @@ RunOutcome run_suite(const RunOptions& o, const std::vector<Backend*>& backends)
     return outcome;
 }
 
-RunOutcome run_suite(const RunOptions& o, const std::vector<BackendMaker>& makers) {
+RunOutcome run_suite_from_makers(const RunOptions& o, const std::vector<BackendMaker>& makers) {
     if (!o.isolate) {
         std::vector<std::unique_ptr<Backend>> owned;
         std::vector<Backend*> list;
@@ -176,6 +175,15 @@ RunOutcome run_suite(const RunOptions& o, const std::vector<BackendMaker>& maker
     steps.run = [&o](const golden::GoldenCase& c, const std::string& file, Backend& b) { return run_one(c, file, b, o); };
     steps.progress = [&o](std::size_t n, const CaseResult& r) { print_progress(n, o.files.size(), r); };
     return detail::run_in_workers(o, makers, steps);
+}
+
+int run_exit_code(const RunOutcome& outcome) {
+    if (!outcome.input_errors.empty()) return 2;
+    const auto s = summarize(outcome.results);
+    if (s.total == 0) return 2;
+    if (s.failed + s.errors + s.xpassed > 0) return 1;
+    if (s.skipped == s.total) return 77;
+    return 0;
 }
 
 }  // namespace moe::conformance

@@ -57,7 +57,7 @@ void expert_gemm(const float* A, std::size_t M, std::size_t lda, const GemmCall&
     const bool f16_decode = W.dtype == DType::f16 && M <= 2;
     if (call.packed && !partial && !f16_decode) {
         // Weights in the library's layout: its kernels beat ours at every M, even at one row
-        // (they stream the packed panels at 1.3-1.6x our rate on one thread; README).
+        // (they stream the packed panels at 1.3-1.6x our rate on one thread; docs/cpu-backend.md).
         if (call.packed->dtype() == DType::bf16)
             return onednn_matmul(bf16_rows(A, M, lda, W.K, threads), DType::bf16, M, W.K, *call.packed, call.expert, C,
                                  ldc, threads);

@@ -1,6 +1,6 @@
 #pragma once
 // Larger GEMMs (more than a few rows per expert) through oneDNN's matmul primitive. Chosen by
-// measurement over OpenBLAS, BLIS and libxsmm on this machine (README, "The cpu backend").
+// measurement over OpenBLAS, BLIS and libxsmm on this machine (docs/cpu-backend.md).
 #include <cstddef>
 #include <memory>
 
@@ -17,7 +17,7 @@ void onednn_matmul(const void* A, DType a_type, std::size_t M, std::size_t lda, 
 // Every expert of one weight tensor reordered once into the library's blocked layout for its
 // matmul (the layout depends on N, K and the type, not on M, so one copy serves every block of
 // rows). Reading it skips the per-call packing the library does on plain weights: 1.1-1.6x
-// faster at 16-64 rows (README, "The cpu backend"). f32 and bf16 weights keep their type; f16
+// faster at 16-64 rows (docs/cpu-backend.md). f32 and bf16 weights keep their type; f16
 // weights are widened to f32 (the library has no f16 matmul without AVX512-FP16).
 class PackedWeights {
 public:

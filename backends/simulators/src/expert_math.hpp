@@ -1,6 +1,6 @@
 #pragma once
 // The per-row expert math of the strategy simulators (blockwise, expert_parallel), in f32 like
-// loop_f32 (backends/src/loop_backend.cpp), split into pieces that a simulated core or device can
+// loop_f32 (backends/simulators/src/loop_backend.cpp), split into pieces that a simulated core or device can
 // compute on a slice of the work: the first GEMM over a range of hidden inputs and a range of
 // intermediate features (no bias), the activation (bias_0 added first), and the down GEMM over a
 // range of intermediate inputs and a range of hidden outputs (no bias). Full rows are the pieces

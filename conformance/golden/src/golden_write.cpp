@@ -2,6 +2,7 @@
 // HDF5 layer in hdf5/.
 #include <string_view>
 
+#include "dataset_writing.hpp"
 #include "golden_rules.hpp"
 #include "hdf5/atomic_file.hpp"
 #include "hdf5/h5_attributes.hpp"
@@ -53,23 +54,6 @@ void write_root_attributes(hid_t root, const GoldenCase& c, const ResolvedParams
     if (!c.tier.empty()) write_root_string(root, "tier", c.tier, ctx);
     if (!c.description.empty()) write_root_string(root, "description", c.description, ctx);
     write_root_u8(root, "exact", c.exact ? 1 : 0, ctx);
-}
-
-// One dataset: created, its element_type attribute, then its data (this order keeps files
-// byte-identical across versions of this code).
-void write_tensor(hid_t group, const std::string& group_path, const std::string& name, const Tensor& t,
-                  const FileContext& ctx) {
-    const std::string where = "dataset " + group_path + "/" + name;
-    H5Id dset = h5::create_dataset(group, name, t, ctx, where);
-    h5::write_string_attr(dset.get(), kElementTypeAttr, std::string(dtype_name(t.dtype())), ctx,
-                          where_attr(kElementTypeAttr, group_path + "/" + name));
-    h5::write_dataset_data(dset.get(), t, ctx, where);
-}
-
-void write_tensor_group(hid_t root, const std::string& group_name, const std::map<std::string, Tensor>& tensors,
-                        const FileContext& ctx) {
-    H5Id group = h5::create_group(root, group_name, ctx, "group /" + group_name);
-    for (const auto& [name, t] : tensors) write_tensor(group.get(), "/" + group_name, name, t, ctx);
 }
 
 void check_case_for_writing(const GoldenCase& c, const FileContext& ctx) {

@@ -1,5 +1,5 @@
 #pragma once
-// `opencl`: the routed pipeline of OpenVINO's GPU plugin as OpenCL kernels (backends/src/opencl/kernels):
+// `opencl`: the routed pipeline of OpenVINO's GPU plugin as OpenCL kernels (backends/opencl/src/kernels):
 // mask_gen -> gather -> first GEMM(s) -> SwiGLU -> down GEMM (+ bias) -> scatter-reduce, f32
 // arithmetic and f32 intermediates on the device for f32/f16/bf16 inputs (weights read in their
 // own type). f64 inputs are declared unsupported. Runs on any OpenCL 1.2+ device behind the ICD

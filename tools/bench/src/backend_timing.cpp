@@ -1,0 +1,60 @@
+#include "moe/bench/backend_timing.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+#include <vector>
+
+#include "moe/generator/synthesize.hpp"
+#include "moe/reference/interpreter.hpp"
+
+namespace moe::bench {
+
+namespace {
+
+template <class F>
+double seconds_of(F&& f) {
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+BenchRow time_backend(Backend& b, const Shape& s, std::size_t tokens, DType dtype, const std::string& routing,
+                      GemmProbe& gemm, ReadProbe& read, const TimingOptions& o) {
+    const Problem p = generator::synthesize(spec_for(s, tokens, dtype, routing));
+    BenchRow r;
+    r.shape = s.name;
+    r.dtype = std::string(dtype_name(dtype));
+    r.routing = routing;
+    r.backend = b.name();
+    r.tokens = tokens;
+    const int n = o.reps > 0 ? o.reps : (tokens <= 8 ? 20 : 5);
+    r.prepare_seconds = seconds_of([&] { b.prepare(p); });  // once per problem, as at model load
+    b.run(p, false);                                         // warm-up
+    std::vector<double> t, t_gemm, t_read;
+    std::vector<std::pair<double, std::map<std::string, double>>> by_run;  // (seconds, kernel times)
+    for (int i = 0; i < n; ++i) {
+        t.push_back(seconds_of([&] { b.run(p, false); }));
+        // A backend that reports kernel times (a device queue's profiling) gets its device time
+        // printed beside the wall time.
+        if (auto kt = b.last_kernel_times(); !kt.empty()) by_run.emplace_back(t.back(), std::move(kt));
+        t_gemm.push_back(gemm.seconds());
+        t_read.push_back(read.seconds());
+    }
+    r.seconds = median(t);
+    if (!by_run.empty()) {  // the kernel split of the median run
+        std::sort(by_run.begin(), by_run.end(), [](const auto& a, const auto& c) { return a.first < c.first; });
+        r.kernel_seconds = by_run[by_run.size() / 2].second;
+    }
+    r.gflops = moe_flops(s, tokens) / r.seconds / 1e9;
+    r.gemm_gflops = gemm.flops() / median(t_gemm) / 1e9;
+    r.weight_gb = weight_bytes_touched(p) / 1e9;
+    r.gbs = r.weight_gb / r.seconds;
+    r.read_gbs = read.bytes() / median(t_read) / 1e9;
+    if (o.vs_reference) r.reference_seconds = seconds_of([&] { reference::run(p); });
+    return r;
+}
+
+}  // namespace moe::bench

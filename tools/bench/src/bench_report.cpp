@@ -1,0 +1,47 @@
+#include "moe/bench/bench_report.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "moe/conformance/text_file.hpp"
+
+namespace moe::bench {
+
+void print_table_header(std::FILE* out, const std::string& backend, const std::string& description, int threads) {
+    std::fprintf(out, "moe-bench: %s\n", description.c_str());
+    std::fprintf(out,
+                 "moe-bench: backend %s; machine figures with %d threads: a plain f32 GEMM of the same FLOP count (gemm) "
+                 "and a 1 GiB streaming read (of_bw), timed between the backend's repetitions; every figure is a median\n",
+                 backend.c_str(), threads);
+    std::fprintf(out, "%-14s %5s %-5s %-8s %10s %9s %9s %6s %9s %8s %8s %6s %8s\n", "shape", "T", "dtype", "routing",
+                 "median_ms", "GFLOP/s", "gemm", "ratio", "weights", "GB/s", "read", "of_bw", "vs_ref");
+}
+
+void print_table_row(std::FILE* out, const BenchRow& r, bool vs_reference) {
+    std::fprintf(out, "%-14s %5zu %-5s %-8s %10.3f %9.1f %9.1f %6.2f %7.3fGB %8.1f %8.1f %6.2f", r.shape.c_str(), r.tokens,
+                 r.dtype.c_str(), r.routing.c_str(), r.seconds * 1e3, r.gflops, r.gemm_gflops, r.gflops / r.gemm_gflops,
+                 r.weight_gb, r.gbs, r.read_gbs, r.gbs / r.read_gbs);
+    if (vs_reference) std::fprintf(out, " %7.1fx", r.reference_seconds / r.seconds);
+    std::fprintf(out, "\n");
+    if (!r.kernel_seconds.empty()) {
+        double sum = 0;
+        for (const auto& [k, sec] : r.kernel_seconds) sum += sec;
+        std::fprintf(out, "  kernels (median run, device time %.3f ms of %.3f ms):", sum * 1e3, r.seconds * 1e3);
+        for (const auto& [k, sec] : r.kernel_seconds)
+            std::fprintf(out, " %s %.3f ms (%.0f%%)", k.c_str(), sec * 1e3, sum > 0 ? 100 * sec / sum : 0.0);
+        std::fprintf(out, "\n");
+    }
+    std::fflush(out);
+}
+
+void write_rows_json(const std::string& file, const std::vector<BenchRow>& rows) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : rows)
+        j.push_back({{"shape", r.shape}, {"tokens", r.tokens}, {"dtype", r.dtype}, {"routing", r.routing},
+                     {"backend", r.backend}, {"median_seconds", r.seconds}, {"prepare_seconds", r.prepare_seconds},
+                     {"gflops", r.gflops}, {"gemm_gflops", r.gemm_gflops}, {"weight_gb", r.weight_gb}, {"gbs", r.gbs},
+                     {"read_gbs", r.read_gbs}, {"reference_seconds", r.reference_seconds},
+                     {"kernel_seconds", r.kernel_seconds}});
+    conformance::write_file_atomically(file, j.dump(2) + "\n");
+}
+
+}  // namespace moe::bench
