@@ -23,9 +23,15 @@ int main(int argc, char** argv) {
         "  moe-conform check --suite data/golden --results my_results/          # result files from any framework\n"
         "  moe-conform check --case data/golden/gemm3_qwen_spec_f32.h5 --results out.npy --precision f32\n"
         "  moe-conform selftest\n\n"
+        "Golden files are untrusted input (spec/golden-format.md, \"Untrusted files\"): nothing outside a\n"
+        "file is read (external storage, external links and virtual datasets are refused), memory is\n"
+        "bounded (--max-memory), stored results must agree with a recomputation from the inputs, and a\n"
+        "suite folder's MANIFEST.sha256 must match (--no-manifest skips it). Files are read and run in\n"
+        "worker processes: a file or backend that crashes or hangs (--case-timeout) is an ERROR of its\n"
+        "own, the run goes on and its reports are written (--no-isolation for debugging).\n\n"
         "Exit codes: 0 every case has its expected status (PASS, XFAIL, SKIP, MISTRUSTED), 1 a FAIL,\n"
-        "ERROR or XPASS, 2 usage or input error (bad, corrupt or malformed golden file: named), 77 every\n"
-        "case was skipped (nothing compared), 3 internal error."};
+        "ERROR or XPASS, 2 usage or input error (bad, corrupt, malformed or refused golden file, a\n"
+        "manifest mismatch: named), 77 every case was skipped (nothing compared), 3 internal error."};
     app.require_subcommand(1);
     const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 

@@ -9,6 +9,7 @@
 #include "moe/conformance/reports.hpp"
 #include "moe/conformance/result_recorder.hpp"
 #include "moe/conformance/runner.hpp"
+#include "moe/golden/golden_file.hpp"
 #include "moe/golden/manifest.hpp"
 #include "moe/golden/suite.hpp"
 
@@ -50,6 +51,13 @@ std::vector<std::string> selected_files(const std::string& suite, const std::vec
 }
 
 int run(const RunCommand& c) {
+    if (!c.suite.empty()) {
+        // Temporary files of generators killed half-way are never cases (not *.h5); remove them.
+        const auto stale = golden::remove_stale_temp_files(c.suite);
+        if (!stale.empty())
+            std::cerr << "moe-conform: removed " << stale.size() << " temporary file(s) of killed writers from "
+                      << c.suite << "\n";
+    }
     if (!c.no_manifest && !manifest_agrees(c.suite, c.cases, "moe-conform")) return 2;
     // Backends are made where the cases run (each worker process), never here before a fork;
     // names and plugins are checked here all the same.

@@ -7,6 +7,7 @@
 #include "moe/golden/suite.hpp"
 #include "moe/generator/case_spec.hpp"
 #include "moe/generator/golden_builder.hpp"
+#include "moe/golden/golden_file.hpp"
 #include "moe/golden/manifest.hpp"
 
 namespace moe::golden_cli {
@@ -26,6 +27,11 @@ int generate(const GenerateOptions& o) {
         return 2;
     }
     fs::create_directories(o.out_dir);
+    // A generator killed half-way (kill -9) leaves its temporary file; never a partial .h5.
+    const auto stale = golden::remove_stale_temp_files(o.out_dir);
+    if (!stale.empty())
+        std::cerr << "moe-golden: removed " << stale.size() << " temporary file(s) of killed writers from " << o.out_dir
+                  << "\n";
     const auto start = std::chrono::steady_clock::now();
     std::size_t n = 0;
     for (const auto& spec : cases) {
