@@ -5,9 +5,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
+#include "case_worker.hpp"
 #include "moe/conformance/compare.hpp"
+#include "moe/conformance/judge.hpp"
 #include "moe/golden/golden_file.hpp"
+#include "moe/golden/stored_results.hpp"
 #include "moe/golden/suite.hpp"
 #include "moe/spec/error.hpp"
 
@@ -27,12 +31,13 @@ std::string quote(const std::string& s) {
 // One backend on one case.
 CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend& b, const RunOptions& o) {
     CaseResult r;
-    r.case_name = c.problem.name;
-    r.file = file;
+    // Names and paths come from files: control characters are escaped for every report.
+    r.case_name = golden::printable(c.problem.name);
+    r.file = golden::printable(file);
     r.backend = b.name();
     const DType data = c.problem.input(kHiddenStates).dtype();
     r.data_type = std::string(dtype_name(data));
-    r.repro = o.repro_command + " --backend " + quote(b.name()) + " --case " + quote(file);
+    r.repro = o.repro_command + " --backend " + quote(b.name()) + " --case " + quote(r.file);
 
     const Expectation* expected = find_expectation(o.expectations, r.backend, r.case_name);
     if (expected) r.ticket = expected->ticket;
@@ -53,7 +58,7 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend
         r.reason = "not supported: " + support.reason;
         return r;
     }
-    const Precision precision = b.precision(data);
+    const Precision precision = b.precision_for(c.problem);
     r.compute_type = std::string(dtype_name(precision.compute));
     r.storage_type = std::string(dtype_name(precision.storage));
 
@@ -69,13 +74,11 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend
     }
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-    Comparison cmp = compare_output(c, out.output, precision, o.threads);
-    r.status = cmp.status;
-    r.reason = cmp.reason;
-    r.metrics = std::move(cmp.metrics);
-    r.exact = cmp.exact;
-    if (r.status == Status::fail && !out.stages.empty())
-        r.first_divergent_stage = first_divergent_stage(c, out.stages, precision, o.threads);
+    const double seconds = r.seconds;
+    const std::string ticket = r.ticket;
+    r = judge_output(c, out, JudgeInput{r.file, r.backend, precision, r.repro, o.threads});
+    r.seconds = seconds;
+    r.ticket = ticket;
     if (expected && expected->status == Status::fail) {
         if (r.status == Status::fail) {
             r.status = Status::xfail;
@@ -88,6 +91,47 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend
     return r;
 }
 
+// Reads, validates and selects one golden file; nullopt (with the reason in `error`, or none when
+// the tier or filters leave it out) when it is not run.
+std::optional<golden::GoldenCase> load_case(const std::string& file, const RunOptions& o, std::string& error) {
+    golden::GoldenCase c;
+    try {
+        golden::ReadOptions ro;
+        ro.max_memory = o.max_memory;
+        c = golden::read_golden(file, ro);
+        validate(c.problem);
+    } catch (const golden::FileError& e) {
+        error = e.what();
+        return std::nullopt;
+    } catch (const InputError& e) {
+        error = "golden file '" + file + "': the problem is rejected: " + e.what();
+        return std::nullopt;
+    }
+    if (!c.tier.empty() && !golden::tier_includes(o.tier, c.tier)) return std::nullopt;
+    bool keep = o.filters.empty();
+    for (const auto& f : o.filters) keep = keep || golden::glob_match(f, c.problem.name);
+    if (!keep) return std::nullopt;
+    if (o.check_stored_results) {
+        try {
+            golden::check_stored_results(file, c, {golden::StoredResultsOptions{}.max_tokens, o.threads});
+        } catch (const golden::FileError& e) {
+            error = e.what();
+            return std::nullopt;
+        } catch (const InputError& e) {
+            error = "golden file '" + file + "': the problem is rejected: " + e.what();
+            return std::nullopt;
+        }
+    }
+    return c;
+}
+
+void print_progress(std::size_t n, std::size_t total, const CaseResult& r) {
+    char line[256];
+    std::snprintf(line, sizeof line, "[%zu/%zu] %-10s %-16s %s", n, total, std::string(status_name(r.status)).c_str(),
+                  r.backend.c_str(), r.case_name.c_str());
+    std::cerr << line << "\n";
+}
+
 }  // namespace
 
 RunOutcome run_suite(const RunOptions& o, const std::vector<Backend*>& backends) {
@@ -95,34 +139,51 @@ RunOutcome run_suite(const RunOptions& o, const std::vector<Backend*>& backends)
     std::size_t n = 0;
     for (const auto& file : o.files) {
         ++n;
-        golden::GoldenCase c;
-        try {
-            c = golden::read_golden(file);
-            validate(c.problem);
-        } catch (const golden::FileError& e) {
-            outcome.input_errors.push_back(e.what());
-            if (o.progress) std::cerr << "[" << n << "/" << o.files.size() << "] " << file << ": " << e.what() << "\n";
-            continue;
-        } catch (const InputError& e) {
-            outcome.input_errors.push_back("golden file '" + file + "': the problem is rejected: " + e.what());
+        std::string error;
+        std::optional<golden::GoldenCase> c = load_case(file, o, error);
+        if (!c) {
+            if (error.empty()) continue;
+            outcome.input_errors.push_back(error);
+            if (o.progress) std::cerr << "[" << n << "/" << o.files.size() << "] " << error << "\n";
             continue;
         }
-        if (!c.tier.empty() && !golden::tier_includes(o.tier, c.tier)) continue;
-        bool keep = o.filters.empty();
-        for (const auto& f : o.filters) keep = keep || golden::glob_match(f, c.problem.name);
-        if (!keep) continue;
         for (auto* b : backends) {
-            CaseResult r = run_one(c, file, *b, o);
-            if (o.progress) {
-                char line[256];
-                std::snprintf(line, sizeof line, "[%zu/%zu] %-10s %-16s %s", n, o.files.size(),
-                              std::string(status_name(r.status)).c_str(), r.backend.c_str(), r.case_name.c_str());
-                std::cerr << line << "\n";
-            }
+            CaseResult r = run_one(*c, file, *b, o);
+            if (o.progress) print_progress(n, o.files.size(), r);
             outcome.results.push_back(std::move(r));
         }
     }
     return outcome;
+}
+
+RunOutcome run_suite_from_makers(const RunOptions& o, const std::vector<BackendMaker>& makers) {
+    if (!o.isolate) {
+        std::vector<std::unique_ptr<Backend>> owned;
+        std::vector<Backend*> list;
+        for (const auto& m : makers) {
+            owned.push_back(m.make());
+            list.push_back(owned.back().get());
+        }
+        return run_suite(o, list);
+    }
+    detail::CaseSteps steps;
+    steps.load = [&o](const std::string& file, std::string& error) {
+        std::optional<golden::GoldenCase> c = load_case(file, o, error);
+        if (!c && !error.empty() && o.progress) std::cerr << error << "\n";
+        return c;
+    };
+    steps.run = [&o](const golden::GoldenCase& c, const std::string& file, Backend& b) { return run_one(c, file, b, o); };
+    steps.progress = [&o](std::size_t n, const CaseResult& r) { print_progress(n, o.files.size(), r); };
+    return detail::run_in_workers(o, makers, steps);
+}
+
+int run_exit_code(const RunOutcome& outcome) {
+    if (!outcome.input_errors.empty()) return 2;
+    const auto s = summarize(outcome.results);
+    if (s.total == 0) return 2;
+    if (s.failed + s.errors + s.xpassed > 0) return 1;
+    if (s.skipped == s.total) return 77;
+    return 0;
 }
 
 }  // namespace moe::conformance

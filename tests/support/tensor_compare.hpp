@@ -1,21 +1,13 @@
 #pragma once
-// How far a backend's tensor is from the reference's.
+// How far apart two tensors are, for checks that a mutant's output differs from the correct
+// one. Whether an output is correct is not judged here: conformance_check.hpp judges it with the
+// product's comparison.
 #include <algorithm>
 #include <cmath>
 
 #include "moe/spec/tensor.hpp"
 
 namespace moe::test {
-
-// max |got - want| over max |want|.
-inline double max_rel_diff(const Tensor& got, const Tensor& want) {
-    double scale = 0, diff = 0;
-    for (std::size_t i = 0; i < want.size(); ++i) {
-        scale = std::max(scale, std::fabs(want.get(i)));
-        diff = std::max(diff, std::fabs(got.get(i) - want.get(i)));
-    }
-    return scale > 0 ? diff / scale : diff;
-}
 
 inline double max_abs(const Tensor& t) {
     double m = 0.0;

@@ -7,22 +7,11 @@
 
 namespace moe::conform_cli {
 
-std::vector<std::string> expand_backend_names(const std::vector<std::string>& names) {
-    std::vector<std::string> out;
-    for (const auto& n : names) {
-        if (n == "all") {
-            for (const auto& b : backends::builtin_backend_names()) out.push_back(b);
-        } else {
-            out.push_back(n);
-        }
-    }
-    return out;
-}
-
-int list() {
-    std::cout << "Built-in backends:\n";
-    for (const auto& name : backends::builtin_backend_names()) {
-        const auto b = backends::make_builtin_backend(name);
+int list(const std::vector<std::string>& backend_libs) {
+    const auto set = backends::make_backends({"all"}, backend_libs);
+    std::cout << "Backends (built-in, then plugins from --backend-lib):\n";
+    for (const Backend* b : set.list) {
+        const std::string name = b->name();
         const auto a = b->availability();
         const auto f32 = b->precision(DType::f32), f16 = b->precision(DType::f16);
         std::cout << "  " << std::left << std::setw(18) << name << std::setw(12)

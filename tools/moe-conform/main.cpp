@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
         "  moe-conform run --backend all --suite data/golden\n"
         "  moe-conform run --backend loop_f32 --suite data/golden --filter 'gemm2_*' --json r.json --junit r.xml\n"
         "  moe-conform run --backend reference --case data/golden/exact_gemm3_openvino_f32.h5\n"
+        "  moe-conform run --backend-lib ./libmy_moe.so --suite data/golden   # your kernel as a C plugin\n"
+        "  moe-conform check --suite data/golden --results my_results/          # result files from any framework\n"
+        "  moe-conform check --case data/golden/gemm3_qwen_spec_f32.h5 --results out.npy --precision f32\n"
         "  moe-conform selftest\n\n"
         "Exit codes: 0 every case has its expected status (PASS, XFAIL, SKIP, MISTRUSTED), 1 a FAIL,\n"
         "ERROR or XPASS, 2 usage or input error (bad, corrupt or malformed golden file: named), 77 every\n"
@@ -26,14 +29,23 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
-    app.add_subcommand("list", "List the backends, whether each is available, and why not.");
+    std::vector<std::string> list_libs;
+    auto* l = app.add_subcommand("list", "List the backends, whether each is available, and why not.");
+    l->add_option("--backend-lib", list_libs, "Also load this backend plugin (shared library; repeatable)")
+        ->check(CLI::ExistingFile);
 
     RunCommand rc;
     rc.threads = threads;
     auto* r = app.add_subcommand("run", "Run backends over golden cases and report.");
-    r->add_option("--backend", rc.backends, "Backend name(s), comma-separated; 'all' = every built-in backend")
-        ->required()
+    r->add_option("--backend", rc.backends,
+                  "Backend name(s), comma-separated: built-in names (moe-conform list), the names of plugins loaded "
+                  "with --backend-lib, or 'all' (every built-in backend and plugin); default with --backend-lib: "
+                  "the plugins")
         ->delimiter(',');
+    r->add_option("--backend-lib", rc.backend_libs,
+                  "Load a backend plugin: a shared library exporting moe_conform_backend_v1 "
+                  "(include/moe_conform/backend_abi.h); repeatable")
+        ->check(CLI::ExistingFile);
     auto* suite = r->add_option("--suite", rc.suite, "Folder of golden files (*.h5)")->check(CLI::ExistingDirectory);
     auto* cases = r->add_option("--case", rc.cases, "Golden file(s) to run")->check(CLI::ExistingFile);
     suite->excludes(cases);
@@ -42,6 +54,7 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"quick", "ci", "full"}));
     r->add_option("--json", rc.json, "Also write the JSON report here (schema: spec/report.schema.json)");
     r->add_option("--junit", rc.junit, "Also write a JUnit XML report here");
+    r->add_option("--html", rc.html, "Also write a self-contained HTML report here (heatmaps of the failures)");
     r->add_option("--expect", rc.expect, "Expectation file: known failures (XFAIL) and skips, with reasons")
         ->check(CLI::ExistingFile);
     r->add_option("--threads", rc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
@@ -49,6 +62,64 @@ int main(int argc, char** argv) {
                   "OpenCL device for the opencl backend: P:D (platform, device index) or a name substring "
                   "(default: the first GPU, else the first device; see moe-conform list)");
     r->add_flag("--quiet", rc.quiet, "No progress lines on stderr");
+    r->add_flag("--no-manifest", rc.no_manifest,
+                "Do not check the suite folder's MANIFEST.sha256 (by default, where the folder has one, every "
+                "*.h5 file must be listed with its SHA-256, else nothing runs and the exit code is 2; a --case "
+                "file is checked against its folder's manifest where it lists the file)");
+    r->add_flag("--no-isolation", rc.no_isolation,
+                "Read and run every file in this process (for debugging: a crash in HDF5 or a backend then ends "
+                "the run). By default each file is read and run in a worker process: a crash or a hang there "
+                "is reported as ERROR for that file (naming the signal or the timeout) and the run goes on");
+    r->add_option("--case-timeout", rc.case_timeout,
+                  "Seconds one file may take to read and check, and each backend to run on it, before its worker "
+                  "is killed and the case reported as ERROR (default 600; 0 = no limit)")
+        ->check(CLI::NonNegativeNumber);
+    r->add_flag("--trust-stored-results", rc.trust_stored_results,
+                "Do not check that each file's stored output and error bounds agree with the reference recomputed "
+                "from its inputs (on up to 256 tokens; by default a file where they disagree, or with a negative "
+                "bound, is refused: exit 2). For runner tests that edit outputs on purpose");
+    r->add_option("--max-memory", rc.max_memory,
+                  "Largest memory one golden file may need once read (e.g. 512M, 8G; default: the smaller of 8 GiB "
+                  "and 3/4 of physical memory); a file needing more is refused before anything is read")
+        ->transform(CLI::AsSizeValue(false));
+    r->add_option("--shard", rc.shard,
+                  "Run share I of N (e.g. 2/4): the golden files sorted by name, every N-th from the I-th; spreads "
+                  "a large suite over CI runners (moe_conform_add_suite(... SHARDS N))");
+    r->add_option("--write-results", rc.write_results,
+                  "Also write every output as a result file (spec/results-format.md) into this folder (a subfolder "
+                  "per backend when several run), to judge again later with `moe-conform check`");
+
+    CheckCommand cc;
+    cc.threads = threads;
+    auto* k = app.add_subcommand("check",
+                                 "Judge result files written by your own framework (HDF5 per spec/results-format.md, "
+                                 "or one .npy with --case) against the golden cases they answer: same comparison, "
+                                 "statuses, reports and exit codes as run.");
+    auto* ksuite = k->add_option("--suite", cc.suite, "Folder of golden files (*.h5)")->check(CLI::ExistingDirectory);
+    auto* kcases = k->add_option("--case", cc.cases, "Golden file(s)")->check(CLI::ExistingFile);
+    ksuite->excludes(kcases);
+    k->add_option("--results", cc.results, "Result files (.h5, or one .npy with one --case), or one folder of them")
+        ->required()
+        ->check(CLI::ExistingPath);
+    k->add_option("--precision", cc.precision,
+                  "The implementation's precision COMPUTE[/STORAGE] (f64, f32, f16, bf16), e.g. f32 or f32/bf16: "
+                  "required for .npy and for result files without compute_type; overrides the files' own");
+    k->add_option("--name", cc.name, "The implementation's name in reports (default: the files' `implementation`)");
+    k->add_option("--filter", cc.filters, "Only cases whose name matches this glob (* and ?); repeatable");
+    k->add_option("--tier", cc.tier, "Largest tier to run: quick < ci < full")->check(CLI::IsMember({"quick", "ci", "full"}));
+    k->add_option("--json", cc.json, "Also write the JSON report here");
+    k->add_option("--junit", cc.junit, "Also write a JUnit XML report here");
+    k->add_option("--html", cc.html, "Also write a self-contained HTML report here (heatmaps of the failures)");
+    k->add_option("--threads", cc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
+    k->add_flag("--quiet", cc.quiet, "No progress lines on stderr");
+    k->add_flag("--no-manifest", cc.no_manifest, "Do not check the suite folder's MANIFEST.sha256");
+    k->add_flag("--trust-stored-results", cc.trust_stored_results,
+                "Do not recompute the golden files' stored outputs and bounds on a sample of tokens");
+    k->add_flag("--no-isolation", cc.no_isolation, "Read and judge every file in this process (see run)");
+    k->add_option("--case-timeout", cc.case_timeout, "Seconds one file may take (see run)")->check(CLI::NonNegativeNumber);
+    k->add_option("--shard", cc.shard, "Check share I of N of the golden files (see run --shard)");
+    k->add_option("--max-memory", cc.max_memory, "Largest memory one golden or result file may need once read")
+        ->transform(CLI::AsSizeValue(false));
 
     SelftestCommand sc;
     sc.threads = threads;
@@ -58,6 +129,27 @@ int main(int argc, char** argv) {
                                  "exit 0 only if every mutant is caught and every correct backend passes.");
     s->add_option("--suite", sc.suite, "Folder of golden files (default: the bundled suite)")->check(CLI::ExistingDirectory);
     s->add_option("--threads", sc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
+    s->add_flag("--no-manifest", sc.no_manifest, "Do not check the suite folder's MANIFEST.sha256");
+    s->add_option("--shard", sc.shard,
+                  "Run share I of N of the work: the correct backends and the mutants in order, every N-th from "
+                  "the I-th (each still meets every case, so each verdict stands alone)");
+    s->add_option("--json", sc.json, "Also write the score and the catch matrix (mutants x cases) as JSON here");
+    s->add_option("--html", sc.html, "Also write the score and the catch matrix as a self-contained HTML page here");
+
+    ShrinkCommand kc;
+    kc.threads = threads;
+    auto* sh = app.add_subcommand("shrink",
+                                 "Reduce a failing case to a small one that fails the same way (fewer tokens, slots, "
+                                 "experts, features; simpler values), write it as a golden file and print its repro line.");
+    sh->add_option("--backend", kc.backend, "The backend: a built-in name, or a selftest mutant (mutant:NAME or NAME)")
+        ->required();
+    sh->add_option("--case", kc.case_file, "The failing golden case")->required()->check(CLI::ExistingFile);
+    sh->add_option("-o,--out", kc.out, "Where to write the shrunk case (default: <case name>_shrunk.h5 here)");
+    sh->add_option("--threads", kc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
+    sh->add_option("--device", kc.device, "OpenCL device for the opencl backend, as for run");
+    sh->add_option("--max-seconds", kc.max_seconds, "Stop shrinking after this long (default 120)")
+        ->check(CLI::PositiveNumber);
+    sh->add_flag("--quiet", kc.quiet, "No progress lines on stderr");
 
     try {
         app.parse(argc, argv);
@@ -66,15 +158,29 @@ int main(int argc, char** argv) {
         return code == 0 ? 0 : 2;
     }
     for (int i = 0; i < argc; ++i) rc.command_line += (i ? " " : "") + std::string(argv[i]);
+    cc.command_line = rc.command_line;
+    sc.command_line = rc.command_line;
     return moe::cli::run_with_exit_codes("moe-conform", [&] {
         if (*s) return selftest(sc);
+        if (*sh) return shrink(kc);
+        if (*k) {
+            if (cc.suite.empty() && cc.cases.empty()) {
+                std::cerr << "moe-conform: error: give --suite DIR or --case FILE...\n";
+                return 2;
+            }
+            return check(cc);
+        }
         if (*r) {
+            if (rc.backends.empty() && rc.backend_libs.empty()) {
+                std::cerr << "moe-conform: error: give --backend NAME[,NAME...] or --backend-lib PATH.so\n";
+                return 2;
+            }
             if (rc.suite.empty() && rc.cases.empty()) {
                 std::cerr << "moe-conform: error: give --suite DIR or --case FILE...\n";
                 return 2;
             }
             return run(rc);
         }
-        return list();
+        return list(list_libs);
     });
 }

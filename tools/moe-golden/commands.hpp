@@ -1,6 +1,7 @@
 #pragma once
 // The subcommands of moe-golden. Each returns the process exit code:
 //   0 success, 1 verification found a difference, 2 bad input (usage, file, catalogue, problem).
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,15 @@ struct CompleteOptions {
     std::string input, output;
     bool stages = false;
     int threads = 1;
+    std::uint64_t max_memory = 0;
 };
 int complete(const CompleteOptions& o);
 
-int inspect(const std::string& file);
+struct InspectOptions {
+    std::string file;
+    std::uint64_t max_memory = 0;
+    int threads = 1;
+};
+int inspect(const InspectOptions& o);
 
 }  // namespace moe::golden_cli

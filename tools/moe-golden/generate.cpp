@@ -40,7 +40,11 @@ int generate(const GenerateOptions& o) {
         if (report.kinks.redraws) std::cerr << ", " << report.kinks.redraws << " token rows redrawn off clamp edges";
         if (report.kinks.near_lanes) std::cerr << ", " << report.kinks.near_lanes << " lanes still near an edge";
         if (spec.routing.capacity_factor > 0.0) std::cerr << ", " << report.dropped_pairs << " pairs dropped (capacity)";
-        if (spec.exact) std::cerr << ", exact (" << std::setprecision(1) << report.exact_bits << " bits at most)";
+        if (spec.exact) std::cerr << ", exact (" << std::setprecision(1) << report.exact_bits << " bits at most"
+                                  << (spec.exact_storage != DType::f32
+                                          ? ", intermediates in " + std::string(dtype_name(spec.exact_storage))
+                                          : std::string())
+                                  << ")";
         if (report.dense_differs) std::cerr << ", dense reading differs (output_dense stored)";
         std::cerr << "\n";
     }

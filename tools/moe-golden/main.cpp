@@ -8,6 +8,12 @@
 
 using namespace moe::golden_cli;
 
+namespace {
+constexpr const char* kMaxMemoryHelp =
+    "Largest memory the file may need once read (e.g. 512M, 8G; default: the smaller of 8 GiB and 3/4 of "
+    "physical memory); checked before anything is read";
+}  // namespace
+
 int main(int argc, char** argv) {
     CLI::App app{
         "moe-golden: makes golden HDF5 files for MOE conformance testing, and checks them.\n"
@@ -18,6 +24,10 @@ int main(int argc, char** argv) {
         "  moe-golden verify --catalog conformance/catalog/bundled.json --dir data/golden\n"
         "  moe-golden complete captured_inputs.h5 -o captured_case.h5\n"
         "  moe-golden inspect data/golden/gemm2_gptoss_openvino_f32.h5\n\n"
+        "Golden files are untrusted input: a file is refused (exit 2, naming the dataset and the feature)\n"
+        "when its data lies outside it (external storage, external links, virtual datasets), uses a filter\n"
+        "other than deflate, shuffle and fletcher32, is not a regular file, or needs more memory than\n"
+        "--max-memory; see spec/golden-format.md, \"Untrusted files\".\n\n"
         "Exit codes: 0 success, 1 a regenerated file differs, 2 bad input (usage, file, catalogue)."};
     app.require_subcommand(1);
     const int default_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -54,10 +64,17 @@ int main(int argc, char** argv) {
     c->add_option("-o,--output", com.output, "Write here instead of replacing the input file (atomically)");
     c->add_flag("--stages", com.stages, "Also store the intermediate stages");
     c->add_option("--threads", com.threads, "Threads for the reference")->check(CLI::PositiveNumber);
+    c->add_option("--max-memory", com.max_memory, kMaxMemoryHelp)->transform(CLI::AsSizeValue(false));
 
-    std::string inspect_file;
-    auto* i = app.add_subcommand("inspect", "Print a golden file's attributes, datasets, value ranges and checksum status.");
-    i->add_option("file", inspect_file, "HDF5 file")->required()->check(CLI::ExistingFile);
+    InspectOptions ins;
+    ins.threads = default_threads;
+    auto* i = app.add_subcommand("inspect",
+                                 "Print a golden file's attributes, datasets, value ranges and integrity (format "
+                                 "version, which datasets carry checksums), and check that its stored output and "
+                                 "error bounds belong to its inputs. Exit 2 when the file is refused, damaged, or "
+                                 "holds a problem the op rejects.");
+    i->add_option("file", ins.file, "HDF5 file")->required()->check(CLI::ExistingFile);
+    i->add_option("--max-memory", ins.max_memory, kMaxMemoryHelp)->transform(CLI::AsSizeValue(false));
 
     try {
         app.parse(argc, argv);
@@ -69,6 +86,6 @@ int main(int argc, char** argv) {
         if (*g) return generate(gen);
         if (*v) return verify(ver);
         if (*c) return complete(com);
-        return inspect(inspect_file);
+        return inspect(ins);
     });
 }

@@ -1,6 +1,12 @@
 #include "moe/golden/manifest.hpp"
 
+#include <fcntl.h>
 #include <openssl/evp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <fstream>
 #include <memory>
@@ -13,14 +19,24 @@
 namespace moe::golden {
 
 std::string sha256_file(const std::filesystem::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw InputError("cannot read " + file.string());
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused right after.
+    const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) throw InputError("cannot read " + file.string() + ": " + std::strerror(errno));
+    struct FdCloser {
+        int fd;
+        ~FdCloser() { ::close(fd); }
+    } closer{fd};
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw InputError(file.string() + " is not a regular file");
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
     EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
     std::vector<char> buf(1 << 20);
-    while (in) {
-        in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-        EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<std::size_t>(in.gcount()));
+    for (;;) {
+        const ssize_t n = ::read(fd, buf.data(), buf.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw InputError("cannot read " + file.string() + ": " + std::strerror(errno));
+        if (n == 0) break;
+        EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<std::size_t>(n));
     }
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
@@ -72,12 +88,38 @@ std::vector<std::string> manifest_problems(const std::filesystem::path& dir) {
         if (entry.path().extension() == ".h5") on_disk.insert(entry.path().filename().string());
     for (const auto& name : on_disk) {
         const auto it = manifest.find(name);
-        if (it == manifest.end()) problems.push_back(name + ": not listed in " + kManifestName);
-        else if (sha256_file(dir / name) != it->second) problems.push_back(name + ": SHA-256 differs from " + kManifestName);
+        if (it == manifest.end()) {
+            problems.push_back(name + ": not listed in " + kManifestName);
+            continue;
+        }
+        std::string digest;
+        try {
+            digest = sha256_file(dir / name);
+        } catch (const InputError& e) {
+            problems.push_back(name + ": " + e.what());
+            continue;
+        }
+        if (digest != it->second) problems.push_back(name + ": SHA-256 differs from " + kManifestName);
     }
     for (const auto& entry : manifest)
         if (!on_disk.count(entry.first)) problems.push_back(entry.first + ": listed in " + kManifestName + " but missing");
     return problems;
+}
+
+std::optional<std::string> manifest_problem_for_file(const std::filesystem::path& file) {
+    const auto dir = file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path();
+    std::error_code ec;
+    if (!std::filesystem::exists(dir / kManifestName, ec)) return std::nullopt;
+    const auto manifest = read_manifest(dir);
+    const auto it = manifest.find(file.filename().string());
+    if (it == manifest.end()) return std::nullopt;
+    const std::string name = file.filename().string();
+    try {
+        if (sha256_file(file) != it->second) return name + ": SHA-256 differs from " + (dir / kManifestName).string();
+    } catch (const InputError& e) {
+        return name + ": " + e.what();
+    }
+    return std::nullopt;
 }
 
 }  // namespace moe::golden

@@ -44,4 +44,32 @@ bool glob_match(const std::string& pattern, const std::string& name) {
     return p == pattern.size();
 }
 
+std::vector<std::string> shard_files(std::vector<std::string> files, std::size_t index, std::size_t count) {
+    if (count == 0 || index == 0 || index > count)
+        throw InputError("shard " + std::to_string(index) + "/" + std::to_string(count) + ": expected 1 <= I <= N");
+    std::sort(files.begin(), files.end(), [](const std::string& a, const std::string& b) {
+        const auto fa = fs::path(a).filename().string(), fb = fs::path(b).filename().string();
+        return fa != fb ? fa < fb : a < b;
+    });
+    std::vector<std::string> out;
+    for (std::size_t i = index - 1; i < files.size(); i += count) out.push_back(files[i]);
+    return out;
+}
+
+std::pair<std::size_t, std::size_t> parse_shard(const std::string& text) {
+    const auto slash = text.find('/');
+    std::size_t i = 0, n = 0;
+    try {
+        std::size_t used_i = 0, used_n = 0;
+        if (slash == std::string::npos) throw std::invalid_argument(text);
+        i = std::stoul(text.substr(0, slash), &used_i);
+        n = std::stoul(text.substr(slash + 1), &used_n);
+        if (used_i != slash || used_n != text.size() - slash - 1) throw std::invalid_argument(text);
+    } catch (const std::exception&) {
+        throw InputError("--shard " + text + ": expected I/N, e.g. 2/4");
+    }
+    if (n == 0 || i == 0 || i > n) throw InputError("--shard " + text + ": expected 1 <= I <= N");
+    return {i, n};
+}
+
 }  // namespace moe::golden

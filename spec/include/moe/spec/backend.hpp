@@ -4,6 +4,7 @@
 // plugin host, a Python module) depend on this header alone and never on a backend's libraries.
 // Deliberately narrow (problem in, tensors out, a few declarations) so that it maps one-to-one
 // onto a versioned C ABI for backends built outside the project.
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -46,6 +47,9 @@ public:
     // Called with a validated problem; an unsupported one is reported as SKIP with the reason.
     virtual Support supports(const Problem& p) const = 0;
     virtual Precision precision(DType data_type) const = 0;
+    // The precision for one problem; by default the one of its data type. A backend whose
+    // declaration differs from case to case (replayed result files) overrides it.
+    virtual Precision precision_for(const Problem& p) const { return precision(p.input(kHiddenStates).dtype()); }
     virtual bool provides_stages() const { return false; }
     // Optional: precompute what depends only on the problem's weights (conversion, repacking), as
     // an inference engine does when it loads a model. A later run(p) on the same, unchanged
@@ -57,6 +61,14 @@ public:
     // Optional: device time of the last run() per kernel name, in seconds, where the backend can
     // measure it (a GPU queue's profiling events). Empty when it cannot; moe-bench prints it.
     virtual std::map<std::string, double> last_kernel_times() const { return {}; }
+};
+
+// A backend made where it runs: an isolated run (conformance/runner.hpp) makes each backend inside
+// its worker processes, never in the parent before a fork, so that a device context or a thread
+// pool is never inherited across fork().
+struct BackendMaker {
+    std::string name;
+    std::function<std::unique_ptr<Backend>()> make;
 };
 
 }  // namespace moe

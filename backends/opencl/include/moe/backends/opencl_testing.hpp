@@ -1,6 +1,6 @@
 #pragma once
 // Testing hooks of the opencl backend: one kernel at a time on host-provided inputs, so that
-// tests/test_opencl_kernels.cpp compares each kernel with the reference's stage data. Each
+// tests/backends/test_opencl_kernels.cpp compares each kernel with the reference's stage data. Each
 // function runs on the selected device (see OpenclOptions::device; the runtime is built once per
 // device spec and kept) and throws, with the reason, when no device is available.
 #include <cstddef>

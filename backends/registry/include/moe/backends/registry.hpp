@@ -19,6 +19,25 @@ struct BuiltinOptions {
 // Throws InputError naming the known backends when `name` is not one of them.
 std::unique_ptr<Backend> make_builtin_backend(const std::string& name, const BuiltinOptions& options = {});
 
+// The backends a command names: built-in names, "all" (every built-in backend and every loaded
+// plugin), or the names of plugins loaded from `libraries` (moe_conform/backend_abi.h). No names:
+// every loaded plugin. Throws InputError for an unknown name, a name given twice, or a library
+// that is not a valid plugin (load_plugin_backend's messages).
+struct BackendSet {
+    std::vector<std::unique_ptr<Backend>> owned;
+    std::vector<Backend*> list;  // in the order named
+};
+BackendSet make_backends(const std::vector<std::string>& names, const std::vector<std::string>& libraries,
+                         const BuiltinOptions& options = {});
+
+// The same selection as makers, for a run that makes its backends where the cases run (worker
+// processes). Names and plugins are checked here, in this process: an unknown name or a bad
+// plugin throws InputError before anything runs; a plugin is loaded (and released) to check it,
+// then loaded again inside each worker.
+std::vector<BackendMaker> make_backend_makers(const std::vector<std::string>& names,
+                                              const std::vector<std::string>& libraries,
+                                              const BuiltinOptions& options = {});
+
 // Every family's deliberately broken backends, the ones `moe-conform selftest` must catch.
 std::vector<Mutant> selftest_mutants();
 

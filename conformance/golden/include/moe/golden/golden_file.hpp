@@ -7,6 +7,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "moe/spec/problem.hpp"
 #include "moe/spec/tensor.hpp"
@@ -27,6 +29,10 @@ struct GoldenCase {
     std::map<std::string, Tensor> stages;   // /stages/<name>, f64 [T, K, features]
 };
 
+// Text taken from a file (case names, dataset names, paths) made safe to print: control
+// characters (newlines, terminal escapes) become \xNN. FileError messages are made of it.
+std::string printable(std::string_view text);
+
 // Why a file could not be used. The message names the file and the dataset or attribute.
 class FileError : public std::runtime_error {
 public:
@@ -34,6 +40,9 @@ public:
         unreadable,  // not an HDF5 file, or cannot be opened
         corrupt,     // a checksum (Fletcher32) does not match: the data changed after writing
         malformed,   // a required attribute or dataset is missing, or has the wrong type/shape
+        refused,     // uses what a golden file may not: data outside the file (external storage,
+                     // external links, virtual datasets), a filter other than deflate, shuffle and
+                     // fletcher32, a non-regular file; or needs more memory than allowed
     };
     FileError(Kind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
     Kind kind() const { return kind_; }
@@ -42,14 +51,50 @@ private:
     Kind kind_;
 };
 
-// Reads root attributes, /inputs, and (when present) /outputs and /stages. With
-// require_output, a file without /outputs/output is malformed. Resolved-parameter attributes,
-// when present, must agree with resolve(attributes). Throws FileError; problem rules are not
-// checked here (call validate()).
+// How one dataset is stored (what `moe-golden inspect` reports).
+struct DatasetStorage {
+    std::string path;             // "/inputs/weight_0"
+    std::string layout;           // "chunked", "contiguous" or "compact"
+    bool shuffle = false, deflate = false, fletcher32 = false;
+    std::uint64_t stored_bytes = 0;  // bytes the data occupies in the file
+    std::uint64_t memory_bytes = 0;  // bytes it occupies once read
+};
+
+struct FileStorage {
+    unsigned superblock_version = 0;
+    // Superblock version 2 or later: the file's metadata (superblock, object headers, chunk
+    // indexes) carries checksums that HDF5 verifies on every read. Written with the newest format
+    // bounds, golden files always have them; files written by h5py with its defaults do not.
+    bool metadata_checksums = false;
+    std::uint64_t file_bytes = 0;
+    std::vector<DatasetStorage> datasets;  // in read order
+};
+
+// The default memory budget of one read: the smaller of 8 GiB and three quarters of the
+// machine's physical memory.
+std::uint64_t default_max_memory();
+
+struct ReadOptions {
+    bool require_output = true;       // a file without /outputs/output is malformed
+    std::uint64_t max_memory = 0;     // bytes the datasets may need once read; 0 = default_max_memory()
+    FileStorage* storage = nullptr;   // filled in when given
+};
+
+// Reads root attributes, /inputs, and (when present) /outputs and /stages. Resolved-parameter
+// attributes, when present, must agree with resolve(attributes). Throws FileError; problem rules
+// are not checked here (call validate()).
+//
+// Golden files are untrusted input. Before any data is read, every dataset is checked: its
+// links stay in the file, its data is stored in the file itself (no external storage, no virtual
+// dataset, every chunk present, within the file's size), only deflate, shuffle and fletcher32
+// filters, and the memory it needs is what the stored bytes can hold; the sum over all datasets
+// must fit max_memory. Nothing outside the file is ever opened (see spec/golden-format.md,
+// "Untrusted files").
+GoldenCase read_golden(const std::filesystem::path& file, const ReadOptions& options);
 GoldenCase read_golden(const std::filesystem::path& file, bool require_output = true);
 
 // Writes the case to `file` atomically: a temporary file in the same folder, then a rename.
-// Datasets are chunked with Fletcher32 checksums and deflate compression; inputs keep their
+// The file uses HDF5's newest format bounds, so its metadata is checksummed. Datasets are chunked with Fletcher32 checksums and deflate compression; inputs keep their
 // element type (f16 as IEEE half, bf16 as uint16 bit patterns with element_type = "bf16").
 void write_golden(const std::filesystem::path& file, const GoldenCase& c);
 

@@ -1,7 +1,9 @@
 #pragma once
 // A suite is a folder of golden files; a run selects cases from it by name globs and by tier.
 // Used by the generator (which cases to write) and the runner (which cases to run) alike.
+#include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace moe::golden {
@@ -14,5 +16,23 @@ bool tier_includes(const std::string& run_tier, const std::string& case_tier);
 
 // Shell-style glob: '*' any run of characters, '?' one character; the whole text must match.
 bool glob_match(const std::string& pattern, const std::string& text);
+
+// Shard `index` (1-based) of `count`: the files sorted by file name, every count-th one from the
+// index-th on. Deterministic for a given suite, and every shard holds a case while count does not
+// exceed the number of files. Throws InputError unless 1 <= index <= count.
+std::vector<std::string> shard_files(std::vector<std::string> files, std::size_t index, std::size_t count);
+
+// "I/N" as (I, N); throws InputError naming the text otherwise.
+std::pair<std::size_t, std::size_t> parse_shard(const std::string& text);
+
+// A golden file's identity: its case name (root attribute `case`, read alone) and the SHA-256 of
+// its bytes. Result files name both, so that a result is never judged against another case.
+struct CaseIdentity {
+    std::string file;
+    std::string case_name;
+    std::string sha256;
+};
+// Throws FileError for a file that is not a golden file.
+CaseIdentity identify_case(const std::string& file);
 
 }  // namespace moe::golden

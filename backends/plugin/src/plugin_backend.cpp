@@ -1,0 +1,149 @@
+// The adapter between the backend contract (moe/spec/backend.hpp) and a plugin's C table.
+#include "moe/backends/plugin_backend.hpp"
+
+#include <cstring>
+#include <limits>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "moe/spec/error.hpp"
+#include "plugin_library.hpp"
+#include "problem_view.hpp"
+
+namespace moe::backends {
+
+namespace {
+
+constexpr std::size_t kMessageSize = 2048;
+
+std::string message(const char* buf) {
+    std::string s(buf, strnlen(buf, kMessageSize));
+    return s.empty() ? "(no message)" : s;
+}
+
+Tensor nan_filled(DType t, Shape shape) {
+    Tensor x(t, std::move(shape));
+    const std::vector<double> nan(x.size(), std::numeric_limits<double>::quiet_NaN());
+    x.set_range(0, x.size(), nan.data());
+    return x;
+}
+
+moe_buffer_v1 buffer_of(const char* name, Tensor& t) {
+    moe_buffer_v1 b{};
+    b.name = name;
+    b.dtype = plugin::abi_dtype(t.dtype());
+    b.rank = static_cast<int32_t>(t.rank());
+    for (std::size_t i = 0; i < t.rank(); ++i) b.shape[i] = static_cast<int64_t>(t.shape()[i]);
+    b.data = t.data();
+    return b;
+}
+
+struct PluginPrecision {
+    Precision precision;
+    DType output;
+};
+
+class PluginBackend : public Backend {
+public:
+    explicit PluginBackend(const std::string& path) : lib_(std::make_shared<plugin::PluginLibrary>(path)) {
+        const auto& t = lib_->table();
+        // Every floating data type's precision, checked once here: a bad declaration refuses the
+        // plugin up front rather than surfacing in the middle of a run.
+        for (DType data : {DType::f64, DType::f32, DType::f16, DType::bf16}) {
+            moe_precision_v1 p{MOE_F32, MOE_F32, -1};
+            const std::string where = "backend library " + path + ": precision(" + std::string(dtype_name(data)) + ")";
+            if (t.precision(t.state, plugin::abi_dtype(data), &p) != MOE_OK) throw InputError(where + " failed");
+            PluginPrecision pp;
+            pp.precision.compute = plugin::dtype_from_abi(p.compute);
+            pp.precision.storage = plugin::dtype_from_abi(p.storage);
+            pp.output = p.output < 0 ? data : plugin::dtype_from_abi(p.output);
+            for (DType d : {pp.precision.compute, pp.precision.storage, pp.output})
+                if (!is_floating(d)) throw InputError(where + " declares " + std::string(dtype_name(d)) + ", not a floating type");
+            precisions_[data] = pp;
+        }
+    }
+
+    std::string name() const override { return lib_->table().name; }
+    std::string description() const override {
+        const char* d = lib_->table().description;
+        return std::string(d ? d : "") + " (plugin " + lib_->path() + ")";
+    }
+    // Asked on first use, not at load: a load may happen in a parent process that then forks
+    // workers, and finding a device usually opens a context that must not cross a fork.
+    Availability availability() const override {
+        if (!availability_) {
+            const auto& t = lib_->table();
+            char reason[kMessageSize] = {};
+            availability_ = Availability{};
+            if (t.availability && t.availability(t.state, reason, sizeof reason) != MOE_OK)
+                availability_ = Availability{false, message(reason)};
+        }
+        return *availability_;
+    }
+    Support supports(const Problem& p) const override {
+        const auto& t = lib_->table();
+        if (!t.supports) return {};
+        const plugin::ProblemView view(p);
+        char reason[kMessageSize] = {};
+        if (t.supports(t.state, view.get(), reason, sizeof reason)) return {};
+        return {false, message(reason)};
+    }
+    Precision precision(DType data_type) const override { return precisions_.at(data_type).precision; }
+    bool provides_stages() const override { return lib_->table().provides_stages != 0; }
+
+    void prepare(const Problem& p) override {
+        const auto& t = lib_->table();
+        if (!t.prepare) return;
+        const plugin::ProblemView view(p);
+        char err[kMessageSize] = {};
+        if (t.prepare(t.state, view.get(), err, sizeof err) != MOE_OK)
+            throw std::runtime_error(name() + ": prepare failed: " + message(err));
+    }
+
+    Output run(const Problem& p, bool want_stages) override {
+        const auto& t = lib_->table();
+        const plugin::ProblemView view(p);
+        const Dims& d = view.dims();
+        const Tensor& hidden = p.input(kHiddenStates);
+        const PluginPrecision& pp = precisions_.at(hidden.dtype());
+        const DType out_type = pp.output;
+
+        Output result;
+        result.output = nan_filled(out_type, hidden.shape());
+        std::vector<std::pair<const char*, Tensor>> stages;
+        if (want_stages && provides_stages()) {
+            const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
+            const std::vector<std::pair<const char*, std::size_t>> layout =
+                gemm2 ? std::vector<std::pair<const char*, std::size_t>>{{"gate_up", 2 * d.I}, {"act", d.I}, {"down", d.H}}
+                      : std::vector<std::pair<const char*, std::size_t>>{{"gate", d.I}, {"up", d.I}, {"act", d.I}, {"down", d.H}};
+            for (const auto& [stage, width] : layout) stages.emplace_back(stage, nan_filled(pp.precision.storage, {d.T, d.K, width}));
+        }
+        std::vector<moe_buffer_v1> stage_buffers;
+        for (auto& [stage, tensor] : stages) stage_buffers.push_back(buffer_of(stage, tensor));
+        moe_outputs_v1 outputs{};
+        outputs.output = buffer_of("output", result.output);
+        outputs.want_stages = !stages.empty();
+        outputs.num_stages = static_cast<int32_t>(stage_buffers.size());
+        outputs.stages = stage_buffers.empty() ? nullptr : stage_buffers.data();
+
+        char err[kMessageSize] = {};
+        if (t.run(t.state, view.get(), &outputs, err, sizeof err) != MOE_OK)
+            throw std::runtime_error(name() + ": run failed: " + message(err));
+        if (outputs.stages_written)
+            for (auto& [stage, tensor] : stages) result.stages.emplace(stage, std::move(tensor));
+        return result;
+    }
+
+private:
+    std::shared_ptr<plugin::PluginLibrary> lib_;
+    mutable std::optional<Availability> availability_;
+    std::map<DType, PluginPrecision> precisions_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> load_plugin_backend(const std::string& path) { return std::make_unique<PluginBackend>(path); }
+
+}  // namespace moe::backends

@@ -1,0 +1,26 @@
+# cmake --install: the three tools, the plugin ABI header, the bundled suite, and a CMake package
+# so that a plugin project outside this tree does
+#   find_package(moe_conform REQUIRED)
+#   add_library(my_moe MODULE my_moe.c)
+#   target_link_libraries(my_moe PRIVATE moe_conform::backend_abi)
+#   moe_conform_add_suite(NAME my_moe BACKEND_LIBS $<TARGET_FILE:my_moe> SUITE ${MOE_CONFORM_BUNDLED_SUITE})
+include(CMakePackageConfigHelpers)
+set(MOE_SUITE_INSTALL_DIR ${CMAKE_INSTALL_DATADIR}/moe_conform/golden)
+set(MOE_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/moe_conform)
+
+install(TARGETS moe-conform moe-golden moe-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/spec/include/moe_conform/backend_abi.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/moe_conform)
+install(TARGETS moe_backend_abi EXPORT moe_conformTargets)
+install(EXPORT moe_conformTargets NAMESPACE moe_conform:: DESTINATION ${MOE_CMAKE_INSTALL_DIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/data/golden/ DESTINATION ${MOE_SUITE_INSTALL_DIR})
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/moe_conformConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/moe_conformConfig.cmake
+                              INSTALL_DESTINATION ${MOE_CMAKE_INSTALL_DIR}
+                              PATH_VARS CMAKE_INSTALL_BINDIR MOE_SUITE_INSTALL_DIR)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/moe_conformConfigVersion.cmake
+                                 COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/moe_conformConfig.cmake ${PROJECT_BINARY_DIR}/moe_conformConfigVersion.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/MoeConform.cmake
+        DESTINATION ${MOE_CMAKE_INSTALL_DIR})

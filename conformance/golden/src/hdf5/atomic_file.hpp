@@ -1,0 +1,28 @@
+#pragma once
+// Atomic replacement of a file: write a temporary file in the same folder, then rename it over
+// the target. The temporary name is `<target>.tmp.<pid>.<counter>`, unique within this process
+// and across processes, so that concurrent writers never share one.
+#include <filesystem>
+
+#include "hdf5/h5_error.hpp"
+
+namespace moe::golden {
+
+class AtomicFile {
+public:
+    explicit AtomicFile(std::filesystem::path target);
+    // Removes the temporary file unless commit() went through.
+    ~AtomicFile();
+    AtomicFile(const AtomicFile&) = delete;
+    AtomicFile& operator=(const AtomicFile&) = delete;
+
+    const std::filesystem::path& temp_path() const { return temp_; }
+    // Renames the (closed, complete) temporary file over the target; unreadable on failure.
+    void commit(const h5::FileContext& ctx);
+
+private:
+    std::filesystem::path target_, temp_;
+    bool committed_ = false;
+};
+
+}  // namespace moe::golden

@@ -1,0 +1,57 @@
+#pragma once
+// Groups and datasets: creating them with the format's chunking and filters, listing a group,
+// reading a dataset's shape and its data. `where` names the object in messages
+// ("dataset /inputs/weight_0").
+#include <hdf5.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hdf5/h5_handles.hpp"
+#include "moe/spec/tensor.hpp"
+
+namespace moe::golden::h5 {
+
+inline constexpr unsigned kDeflateLevel = 4;
+inline constexpr std::size_t kMaxChunkBytes = std::size_t{1} << 20;  // ~1 MiB per chunk
+// Larger datasets (model-sized weights, generated on demand) are stored uncompressed: deflate
+// gains little on random floats and would dominate the time to write them.
+inline constexpr std::size_t kMaxCompressedBytes = std::size_t{64} << 20;
+
+// More members than this in /inputs, /outputs or /stages is damage, not a golden file.
+inline constexpr std::size_t kMaxGroupMembers = 4096;
+
+// Chunk shape of at most kMaxChunkBytes, never larger than the dataset: trailing dimensions are
+// kept whole where possible (rows stay contiguous) and leading ones are cut first.
+std::vector<hsize_t> chunk_dims(const Shape& shape, std::size_t elem_size);
+
+// A group without timestamps.
+H5Id create_group(hid_t parent, const std::string& name, const FileContext& ctx, const std::string& where);
+
+// Creates the dataset for `t` (its element type, its shape, the format's chunking and filters,
+// no timestamps) without writing data; write_dataset_data writes it. Rank 0 is malformed.
+H5Id create_dataset(hid_t group, const std::string& name, const Tensor& t, const FileContext& ctx,
+                    const std::string& where);
+void write_dataset_data(hid_t dset, const Tensor& t, const FileContext& ctx, const std::string& where);
+
+// Opens member `name` of `parent` as a group: nullopt when absent; malformed when it is
+// something else. Links are checked first (h5_links.hpp): nothing outside the file is opened.
+std::optional<H5Id> open_group(hid_t parent, const std::string& name, const FileContext& ctx,
+                               const std::string& where);
+
+// Opens member `name` of `group` as a dataset: malformed when it is something else.
+H5Id open_dataset(hid_t group, const std::string& name, const FileContext& ctx, const std::string& where);
+
+// The names of a group's links, in name order (at most kMaxGroupMembers).
+std::vector<std::string> member_names(hid_t group, const FileContext& ctx, const std::string& where);
+
+// A dataset's shape: a simple dataspace of rank >= 1, else malformed.
+Shape dataset_shape(hid_t dset, const FileContext& ctx, const std::string& where);
+
+// Reads all of the dataset's data into `t` (already of the dataset's shape and element type
+// `dt`), bit for bit. A failed read is corrupt (checksum, decompression) or unreadable (a
+// filter not available).
+void read_dataset_data(hid_t dset, hid_t stored_type, Tensor& t, const FileContext& ctx, const std::string& where);
+
+}  // namespace moe::golden::h5

@@ -1,0 +1,72 @@
+#include "hdf5/h5_error.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace moe::golden {
+
+std::string printable(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (unsigned char ch : text) {
+        if (ch < 0x20 || ch == 0x7f) {
+            static const char* hex = "0123456789abcdef";
+            out += "\\x";
+            out += hex[ch >> 4];
+            out += hex[ch & 15];
+        } else {
+            out += static_cast<char>(ch);
+        }
+    }
+    return out;
+}
+
+}  // namespace moe::golden
+
+namespace moe::golden::h5 {
+
+void FileContext::fail(Kind kind, const std::string& where, const std::string& what) const {
+    throw FileError(kind, printable("golden file '" + file.string() + "': " + where + ": " + what));
+}
+
+namespace {
+
+herr_t collect_error(unsigned, const H5E_error2_t* e, void* out) {
+    auto* v = static_cast<std::vector<std::string>*>(out);
+    if (e->desc && *e->desc) v->emplace_back(e->desc);
+    return 0;
+}
+
+}  // namespace
+
+std::vector<std::string> hdf5_error_stack() {
+    std::vector<std::string> descs;
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect_error, &descs);
+    H5Eclear2(H5E_DEFAULT);
+    return descs;
+}
+
+std::string join_details(const std::vector<std::string>& descs) {
+    if (descs.empty()) return "";
+    std::string out = " (HDF5: " + descs.front();
+    for (std::size_t i = 1; i < descs.size() && i < 3; ++i) out += "; " + descs[i];
+    return out + ")";
+}
+
+std::string hdf5_detail() { return join_details(hdf5_error_stack()); }
+
+bool contains_nocase(std::string_view hay, std::string_view needle) {
+    auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), [](char a, char b) {
+        return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+    });
+    return it != hay.end();
+}
+
+QuietHdf5::QuietHdf5() {
+    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
+
+QuietHdf5::~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+
+}  // namespace moe::golden::h5

@@ -1,0 +1,38 @@
+#pragma once
+// `moe-conform check`: result files judged as if their implementation had run here. The files
+// are matched to golden cases by case name and checked against the golden file's SHA-256 first;
+// every fault that makes a file unusable (wrong case hash, wrong shape, no precision, a case not
+// in the run) is collected before anything is compared. The replay is then an ordinary backend
+// for the runner, so statuses, metrics and reports are those of `moe-conform run`.
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "moe/spec/backend.hpp"
+
+namespace moe::conformance {
+
+struct CheckInputs {
+    std::vector<std::string> golden_files;  // the cases of the run
+    std::vector<std::string> result_files;  // .h5 result files, or one .npy (with one golden file)
+    std::optional<Precision> precision;     // --precision: overrides or supplies the files' own
+    std::string name;                       // --name: the implementation's name in reports
+    std::uint64_t max_memory = 0;
+};
+
+struct PreparedCheck {
+    // The replayed implementation, made where the cases run (worker processes); empty when
+    // `problems` is not.
+    BackendMaker replay;
+    std::vector<std::string> problems;  // one line per unusable result file (exit 2)
+    std::map<std::string, std::string> result_file;  // case name -> the result file that answers it
+};
+
+PreparedCheck prepare_check(const CheckInputs& in);
+
+// Every .h5 and .npy file in `dir`, sorted; throws InputError when there is none.
+std::vector<std::string> result_files_in(const std::string& dir);
+
+}  // namespace moe::conformance

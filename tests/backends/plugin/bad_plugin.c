@@ -1,0 +1,67 @@
+/* Plugins that are wrong in one way each (one -D per build), for tests/plugin/test_plugin_loader.cpp:
+ * moe-conform must refuse or report each with the fault named, never crash. */
+#include <stdio.h>
+#include <string.h>
+
+#include "moe_conform/backend_abi.h"
+
+static int precision(void* state, int32_t data_type, moe_precision_v1* out) {
+    (void)state;
+    (void)data_type;
+#ifdef BAD_PRECISION
+    out->compute = MOE_I32;
+#else
+    out->compute = MOE_F32;
+#endif
+    out->storage = MOE_F32;
+    out->output = -1;
+    return MOE_OK;
+}
+
+static int availability(void* state, char* reason, size_t size) {
+    (void)state;
+#ifdef UNAVAILABLE
+    snprintf(reason, size, "no accelerator in this machine");
+    return 1;
+#else
+    (void)reason;
+    (void)size;
+    return MOE_OK;
+#endif
+}
+
+static int run(void* state, const moe_problem_v1* p, moe_outputs_v1* o, char* err, size_t size) {
+    (void)state;
+    (void)o;
+    snprintf(err, size, "device lost while running %s", p->case_name);
+    return 7;
+}
+
+static moe_conform_backend_v1_t table = {
+    MOE_CONFORM_ABI_VERSION, sizeof(moe_conform_backend_v1_t), "bad_plugin", "a plugin wrong in one way",
+    NULL, 0, availability, NULL, precision, NULL, run, NULL};
+
+#if defined(NO_SYMBOL)
+const void* not_a_backend_table(void) { return &table; }
+#elif defined(V2_ONLY)
+const moe_conform_backend_v1_t* moe_conform_backend_v2(void) { return &table; }
+#else
+const moe_conform_backend_v1_t* moe_conform_backend_v1(void) {
+#ifdef BAD_VERSION
+    table.abi_version = 3;
+#endif
+#ifdef SMALL_STRUCT
+    table.struct_size = 24;
+#endif
+#ifdef NO_RUN
+    table.run = NULL;
+#endif
+#ifdef BAD_NAME
+    table.name = "bad name; rm -rf";
+#endif
+#ifdef NULL_TABLE
+    return NULL;
+#endif
+    return &table;
+}
+#endif

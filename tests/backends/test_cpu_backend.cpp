@@ -1,0 +1,123 @@
+// The cpu backend: its outputs and stages judged by the product's comparison against the
+// reference, thread-count independence, prepared weights.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "moe/backends/cpu_backend.hpp"
+#include "conformance_check.hpp"
+#include "small_cases.hpp"
+
+using namespace moe;
+using backends::CpuBackend;
+using backends::CpuOptions;
+
+TEST_CASE("cpu passes the conformance comparison: both expert types, conventions and data types; decode and prefill sizes") {
+    for (auto type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
+        for (auto conv : {Convention::spec, Convention::openvino}) {
+            for (auto dtype : {DType::f32, DType::f16, DType::bf16, DType::f64}) {
+                for (std::size_t T : {1u, 3u, 45u}) {
+                    CAPTURE(expert_type_name(type));
+                    CAPTURE(convention_name(conv));
+                    CAPTURE(dtype_name(dtype));
+                    CAPTURE(T);
+                    const Problem p = test::small_problem(type, conv, T, 37, 21, 6, 2, dtype);
+                    CpuBackend cpu(CpuOptions{2});
+                    const auto got = cpu.run(p, false).output;
+                    CHECK(got.dtype() == dtype);
+                    CHECK(got.shape() == p.input(kHiddenStates).shape());
+                    CHECK(test::verdict(test::golden_case(p), got, cpu.precision(dtype)) == "PASS");
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("cpu: 1 and 2 threads give bit-identical outputs and stages, weights in place or prepared") {
+    struct Size {
+        std::size_t T, E, K;  // experts side by side (150, 8, 3); all threads on each expert's GEMM:
+    };                        // few experts with many rows (600, 2, 1) and decode (1, 8, 2)
+    for (auto type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
+        for (auto dtype : {DType::f32, DType::bf16, DType::f16}) {
+            for (Size z : {Size{150, 8, 3}, Size{600, 2, 1}, Size{1, 8, 2}}) {
+                for (bool prepared : {false, true}) {
+                    CAPTURE(expert_type_name(type));
+                    CAPTURE(dtype_name(dtype));
+                    CAPTURE(z.T);
+                    CAPTURE(prepared);
+                    const Problem p = test::small_problem(type, Convention::openvino, z.T, 96, 40, z.E, z.K, dtype);
+                    CpuBackend one(CpuOptions{1}), two(CpuOptions{2});
+                    if (prepared) {
+                        one.prepare(p);
+                        two.prepare(p);
+                    }
+                    const auto a = one.run(p, true), b = two.run(p, true);
+                    CHECK(a.output == b.output);
+                    for (const auto& [name, t] : a.stages) CHECK(t == b.stages.at(name));
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("cpu stages have the golden layout and are within the reference's stage bounds") {
+    const Problem p = test::small_problem(ExpertType::gemm2_bias_swiglu_clamp, Convention::spec, 9, 24, 10, 5, 3);
+    CpuBackend cpu(CpuOptions{2});
+    const auto got = cpu.run(p, true).stages;
+    const auto c = test::golden_case(p, true);
+    REQUIRE(got.size() == 3);
+    for (const auto& [name, t] : c.stages) {
+        CAPTURE(name);
+        REQUIRE(got.count(name) == 1);
+        REQUIRE(got.at(name).shape() == t.shape());
+    }
+    CHECK(test::stage_verdict(c, got, cpu.precision(DType::f32)) == "PASS");
+}
+
+TEST_CASE("cpu declares f32 compute for f32/f16/bf16 inputs and f64 for f64") {
+    CpuBackend cpu;
+    CHECK(cpu.precision(DType::bf16).compute == DType::f32);
+    CHECK(cpu.precision(DType::bf16).storage == DType::bf16);
+    CHECK(cpu.precision(DType::f16).storage == DType::f32);
+    CHECK(cpu.precision(DType::f64).compute == DType::f64);
+    CHECK(cpu.name() == "cpu");
+    CHECK(CpuBackend(CpuOptions{1, backends::CpuMutation::scatter_race}).name() == "mutant:cpu_scatter_race");
+}
+
+TEST_CASE("cpu: weights packed once by prepare() give the same result as weights read in place") {
+    for (auto type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
+        for (auto conv : {Convention::spec, Convention::openvino}) {  // both weight layouts
+            for (auto dtype : {DType::f32, DType::f16, DType::bf16}) {
+                CAPTURE(expert_type_name(type));
+                CAPTURE(convention_name(conv));
+                CAPTURE(dtype_name(dtype));
+                // 120 tokens, top-2 of 4 experts: about 60 rows per expert, the library's path.
+                const Problem p = test::small_problem(type, conv, 120, 64, 32, 4, 2, dtype);
+                CpuBackend plain(CpuOptions{2}), prepared(CpuOptions{2});
+                prepared.prepare(p);
+                const auto a = plain.run(p, true), b = prepared.run(p, true);
+                // The library's kernels keep each output's summation order in either layout.
+                CHECK(a.output == b.output);
+                for (const auto& [name, t] : a.stages) CHECK(t == b.stages.at(name));
+                // A different problem object is computed without the prepared weights.
+                const Problem q = test::small_problem(type, conv, 120, 64, 32, 4, 2, dtype);
+                CHECK(prepared.run(q, false).output == a.output);
+                CHECK(test::verdict(test::golden_case(p), a.output, plain.precision(dtype)) == "PASS");
+            }
+        }
+    }
+}
+
+TEST_CASE("cpu: prepared weights that no longer match the problem's are not used") {
+    Problem p = test::small_problem(ExpertType::gemm3_swiglu, Convention::spec, 120, 64, 32, 4, 2, DType::f32);
+    CpuBackend cpu(CpuOptions{2});
+    cpu.prepare(p);
+    const Tensor before = cpu.run(p, false).output;
+    // Same problem object, new weight storage: the packed copy is stale and must be ignored.
+    Tensor w = p.input(kWeight0);
+    for (std::size_t i = 0; i < w.size(); ++i) w.set(i, -w.get(i));
+    p.inputs[kWeight0] = std::move(w);
+    const Tensor after = cpu.run(p, false).output;
+    CHECK(after == CpuBackend(CpuOptions{2}).run(p, false).output);
+    CHECK_FALSE(after == before);
+}

@@ -1,0 +1,207 @@
+// The opencl backend on this machine's OpenCL device (PoCL on CPU-only hosts): availability,
+// outputs and stages judged by the product's comparison against the reference, the mask_gen
+// kernel against make_routing_plan, and the SKIP path when no OpenCL platform exists.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "moe/backends/opencl_backend.hpp"
+#include "moe/backends/registry.hpp"
+#include "conformance_check.hpp"
+#include "run_command.hpp"
+#include "small_cases.hpp"
+#include "temp_dir.hpp"
+
+using namespace moe;
+using backends::OpenclBackend;
+
+namespace {
+
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("opencl is available on this machine") {
+    OpenclBackend b;
+    const auto a = b.availability();
+    INFO("reason: " << a.reason);
+    REQUIRE(a.available);  // no silent skip: PoCL (pocl-opencl-icd) is installed here
+    CHECK(b.name() == "opencl");
+    CHECK(b.provides_stages());
+    CHECK(b.precision(DType::bf16).compute == DType::f32);
+    CHECK(b.precision(DType::bf16).storage == DType::f32);
+    const auto list = backends::opencl_device_list();
+    REQUIRE(!list.empty());
+    CHECK(has(list.front(), "0:0 "));
+    CHECK(has(list.front(), "compute units"));
+}
+
+TEST_CASE("opencl passes the conformance comparison: both expert types, conventions and data types; T = 1 and 45") {
+    OpenclBackend b;
+    REQUIRE_MESSAGE(b.availability().available, b.availability().reason);
+    for (auto type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
+        for (auto conv : {Convention::spec, Convention::openvino}) {
+            for (auto dtype : {DType::f32, DType::f16, DType::bf16}) {
+                for (std::size_t T : {1u, 45u}) {
+                    CAPTURE(expert_type_name(type));
+                    CAPTURE(convention_name(conv));
+                    CAPTURE(dtype_name(dtype));
+                    CAPTURE(T);
+                    // H = 37, I = 21: no dimension is a multiple of any tile size.
+                    const Problem p = test::small_problem(type, conv, T, 37, 21, 6, 2, dtype);
+                    const auto got = b.run(p, false).output;
+                    CHECK(got.dtype() == dtype);
+                    CHECK(got.shape() == p.input(kHiddenStates).shape());
+                    CHECK(test::verdict(test::golden_case(p), got, b.precision(dtype)) == "PASS");
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("opencl: hidden states and output of several MB (staged through pinned memory in chunks)") {
+    OpenclBackend b;
+    REQUIRE_MESSAGE(b.availability().available, b.availability().reason);
+    // 2100 tokens x H = 520 f32: 4.4 MB in and out, more than one 4 MiB chunk each way.
+    for (auto dtype : {DType::f32, DType::bf16}) {
+        CAPTURE(dtype_name(dtype));
+        const Problem p = test::small_problem(ExpertType::gemm3_swiglu, Convention::openvino, 2100, 520, 24, 8, 2, dtype);
+        b.prepare(p);
+        CHECK(test::verdict(test::golden_case(p), b.run(p, false).output, b.precision(dtype)) == "PASS");
+    }
+}
+
+TEST_CASE("opencl: an empty expert, and one expert that takes every token") {
+    OpenclBackend b;
+    REQUIRE_MESSAGE(b.availability().available, b.availability().reason);
+    for (auto type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
+        for (auto conv : {Convention::spec, Convention::openvino}) {
+            for (int variant = 0; variant < 2; ++variant) {
+                CAPTURE(expert_type_name(type));
+                CAPTURE(convention_name(conv));
+                CAPTURE(variant);
+                auto spec = test::small_spec(type, conv, 45, 33, 19, 5, 2, DType::f32);
+                if (variant == 0) spec.routing.exclude = {1, 3};
+                else spec.routing.always = {0};
+                const Problem p = generator::synthesize(spec);
+                const auto plan = backends::make_routing_plan(p.input(kTopkIndices), 5);
+                if (variant == 0) CHECK(plan.counts[1] == 0);
+                else CHECK(plan.counts[0] == 45);
+                CHECK(test::verdict(test::golden_case(p), b.run(p, false).output, b.precision(DType::f32)) == "PASS");
+            }
+        }
+    }
+}
+
+TEST_CASE("opencl mask_gen produces exactly make_routing_plan's plan") {
+    REQUIRE_MESSAGE(OpenclBackend().availability().available, OpenclBackend().availability().reason);
+    std::vector<std::pair<Tensor, std::size_t>> cases = {
+        {Tensor::from_f64(DType::i32, {4, 2}, {3, 0, 0, 1, 1, 3, 0, 3}), 4},      // expert 2 empty
+        {Tensor::from_f64(DType::i64, {1, 3, 2}, {2, 0, 1, 2, 2, 1}), 3},         // i64, rank 3
+        {Tensor(DType::i32, {0, 2}), 5},                                           // no tokens
+    };
+    // A larger one from the generator: 45 tokens, top-4 of 16 experts, one expert excluded.
+    auto spec = test::small_spec(ExpertType::gemm3_swiglu, Convention::openvino, 45, 8, 4, 16, 4);
+    spec.routing.exclude = {7};
+    cases.emplace_back(generator::synthesize(spec).input(kTopkIndices), 16);
+    // 700 tokens x top-4: 2800 pairs, more than one work-group's chunk (the kernel places them
+    // 1024 or fewer at a time).
+    cases.emplace_back(generator::synthesize(test::small_spec(ExpertType::gemm3_swiglu, Convention::openvino, 700, 8, 4,
+                                                              16, 4))
+                           .input(kTopkIndices),
+                       16);
+    for (const auto& [idx, E] : cases) {
+        CAPTURE(shape_to_string(idx.shape()));
+        const auto want = backends::make_routing_plan(idx, E);
+        const auto got = backends::opencl_mask_gen(idx, E);
+        CHECK(got.experts == want.experts);
+        CHECK(got.tokens == want.tokens);
+        CHECK(got.topk == want.topk);
+        CHECK(got.counts == want.counts);
+        CHECK(got.offsets == want.offsets);
+        CHECK(got.token == want.token);
+        CHECK(got.slot == want.slot);
+        CHECK(got.position == want.position);
+        CHECK(got.used == want.used);
+    }
+}
+
+TEST_CASE("opencl stages have the golden layout and are within the reference's stage bounds") {
+    OpenclBackend b;
+    REQUIRE_MESSAGE(b.availability().available, b.availability().reason);
+    for (auto type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
+        for (auto conv : {Convention::spec, Convention::openvino}) {
+            CAPTURE(expert_type_name(type));
+            CAPTURE(convention_name(conv));
+            const Problem p = test::small_problem(type, conv, 9, 24, 10, 5, 3);
+            const auto got = b.run(p, true).stages;
+            const auto c = test::golden_case(p, true);
+            REQUIRE(got.size() == c.stages.size());
+            for (const auto& [name, t] : c.stages) {
+                CAPTURE(name);
+                REQUIRE(got.count(name) == 1);
+                CHECK(got.at(name).dtype() == DType::f32);
+                REQUIRE(got.at(name).shape() == t.shape());
+            }
+            CHECK(test::stage_verdict(c, got, b.precision(DType::f32)) == "PASS");
+        }
+    }
+}
+
+TEST_CASE("opencl: f64 data runs in f64 (PoCL has cl_khr_fp64); an unknown device is unavailable with the list") {
+    for (auto type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
+        for (auto conv : {Convention::spec, Convention::openvino}) {
+            CAPTURE(expert_type_name(type));
+            CAPTURE(convention_name(conv));
+            const Problem p = test::small_problem(type, conv, 45, 37, 21, 6, 2, DType::f64);
+            OpenclBackend b;
+            REQUIRE(b.supports(p).supported);
+            CHECK(b.precision(DType::f64).compute == DType::f64);
+            CHECK(b.precision(DType::f64).storage == DType::f64);
+            const auto out = b.run(p, true);
+            CHECK(out.output.dtype() == DType::f64);
+            CHECK(test::verdict(test::golden_case(p), out.output, b.precision(DType::f64)) == "PASS");
+            CHECK(out.stages.at("act").dtype() == DType::f64);
+        }
+    }
+    OpenclBackend none(backends::OpenclOptions{"no-such-device-xyz"});
+    CHECK(!none.availability().available);
+    CHECK(has(none.availability().reason, "no OpenCL device matches 'no-such-device-xyz' (devices found: 0:0 "));
+    CHECK(OpenclBackend(backends::OpenclOptions{"0:0"}).availability().available);
+    CHECK(backends::make_builtin_backend("opencl", {"0:0"})->availability().available);
+}
+
+TEST_CASE("without an OpenCL platform, every case is SKIP with the reason and the run exits 77") {
+    test::TempDir empty;
+    const auto r = test::run_command("OCL_ICD_VENDORS=" + empty.path().string() + " " + test::moe_conform() +
+                                     " run --quiet --backend opencl --suite " MOE_SOURCE_DIR "/data/golden");
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 77);
+    CHECK(has(r.output, "backend unavailable: no OpenCL platform found (clGetPlatformIDs returned CL_PLATFORM_NOT_FOUND_KHR)"));
+    CHECK(!has(r.output, "PASS "));
+    CHECK(has(r.output, " passed, 0 failed, "));
+    std::size_t files = 0;
+    for (const auto& e : std::filesystem::directory_iterator(MOE_SOURCE_DIR "/data/golden")) files += e.path().extension() == ".h5";
+    CHECK(has(r.output, "0 passed, 0 failed, " + std::to_string(files) + " skipped"));
+}
+
+TEST_CASE("moe-conform: --device selects the device and appears in the repro line; list shows the devices") {
+    test::TempDir dir;
+    const std::string json = (dir.path() / "r.json").string();
+    auto r = test::run_command(test::moe_conform() + " run --quiet --backend opencl --device 0:0 --json " + json +
+                               " --case " MOE_SOURCE_DIR "/data/golden/topk_one.h5");
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 0);
+    const auto report = test::run_command("cat " + json);
+    CHECK(has(report.output, "moe-conform run --device 0:0 --backend opencl --case "));
+    r = test::run_command(test::moe_conform() + " run --quiet --backend opencl --device 7:7 --case " MOE_SOURCE_DIR
+                                                "/data/golden/topk_one.h5");
+    CHECK(r.exit_code == 77);
+    CHECK(has(r.output, "no OpenCL device matches '7:7'"));
+    r = test::run_command(test::moe_conform() + " list");
+    CHECK(r.exit_code == 0);
+    CHECK(has(r.output, "OpenCL devices"));
+    CHECK(has(r.output, "0:0 "));
+}

@@ -1,0 +1,252 @@
+// The opencl backend's kernels one at a time (moe/backends/opencl_testing.hpp), each on inputs
+// taken from the reference's stage data and checked against the next stage: gather, the first
+// GEMM(s) and the down GEMM per expert and over all experts in one launch, SwiGLU,
+// scatter-reduce. Cases: an empty expert, one expert taking every token (45: a full block of
+// moe_gemm_small plus a remainder for moe_gemm_rows), T = 1, T = 8 (decode: every expert's rows
+// go to moe_gemm_rows), T = 45 (no tile divides it: partial blocks of moe_gemm_small), 56
+// tokens on one expert (a partial block of moe_gemm), 70 tokens on one expert (a full block of
+// moe_gemm plus a remainder of a few rows for moe_gemm_rows), and H = 200, I = 70 (several
+// column tiles of either block shape and several k-steps, so the double-buffered loop
+// alternates); both expert types, both weight layouts (conventions spec and openvino; NK
+// weights are on the device twice: as given, streamed by moe_gemm_rows_*_nk in the decode and
+// remainder cases (T = 1: the one-row variant; remainders of 5-8 rows: the full one), and
+// transposed for the tiled kernels).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "moe/backends/opencl_backend.hpp"
+#include "moe/backends/opencl_testing.hpp"
+#include "moe/backends/routing_plan.hpp"
+#include "conformance_check.hpp"
+#include "moe/reference/interpreter.hpp"
+#include "small_cases.hpp"
+
+using namespace moe;
+namespace oclt = backends::opencl_testing;
+
+namespace {
+
+// Largest |got - want| over the largest |want| (or absolute when want is all zeros).
+double rel_diff(const std::vector<float>& got, const std::vector<double>& want) {
+    REQUIRE(got.size() == want.size());
+    double scale = 0, diff = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+        scale = std::max(scale, std::fabs(want[i]));
+        diff = std::max(diff, std::fabs(double(got[i]) - want[i]));
+    }
+    return scale > 0 ? diff / scale : diff;
+}
+
+// Rows of a [T, K, width] stage in the plan's order, for plan pairs [begin, begin + count).
+std::vector<double> stage_rows(const Tensor& stage, const backends::RoutingPlan& plan, std::size_t begin,
+                               std::size_t count) {
+    const std::size_t width = stage.shape().back();
+    std::vector<double> v;
+    v.reserve(count * width);
+    for (std::size_t r = begin; r < begin + count; ++r) {
+        const std::size_t row = std::size_t(plan.token[r]) * plan.topk + plan.slot[r];
+        for (std::size_t j = 0; j < width; ++j) v.push_back(stage.get(row * width + j));
+    }
+    return v;
+}
+
+std::vector<float> to_f32(const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); }
+
+struct Case {
+    const char* what;
+    std::size_t T;
+    std::vector<std::size_t> exclude, always;
+    std::size_t H = 33, I = 19;  // no dimension is a multiple of a tile
+};
+
+const std::vector<Case>& cases() {
+    static const std::vector<Case> list = {
+        {"empty experts 1 and 3", 45, {1, 3}, {}},
+        {"expert 0 takes every token", 45, {}, {0}},
+        {"T = 1", 1, {}, {}},
+        {"T = 8 (decode: moe_gemm_rows only)", 8, {}, {}},
+        {"T = 45", 45, {}, {}},
+        {"expert 0 takes 56 tokens (a partial moe_gemm block)", 56, {}, {0}},
+        {"expert 0 takes 70 tokens (a block and a few-row remainder)", 70, {}, {0}},
+        {"H = 200, I = 70 (several column tiles and k-steps)", 45, {}, {}, 200, 70},
+    };
+    return list;
+}
+
+// Every kernel of the pipeline on one problem, against the reference's stages.
+void check_kernels(const Problem& p) {
+    const auto ref = reference::run(p, {reference::Mode::sparse, true, 1});
+    const ResolvedParams rp = resolve(p.attributes);
+    const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
+    const bool kn = rp.weight_layout == WeightLayout::KN;
+    const Tensor& x = p.input(kHiddenStates);
+    const Tensor& idx = p.input(kTopkIndices);
+    const std::size_t H = x.shape().back(), E = p.input(kWeight0).shape()[0];
+    const auto plan = backends::make_routing_plan(idx, E);
+    const std::size_t T = plan.tokens, K = plan.topk, pairs = T * K;
+    const Tensor& act = ref.stages.at("act");
+    const std::size_t I = act.shape().back();
+
+    // gather: row r is x[token[r]], widened exactly.
+    const auto gathered = oclt::gather(x, plan.token);
+    {
+        std::vector<double> want;
+        for (std::size_t r = 0; r < pairs; ++r)
+            for (std::size_t h = 0; h < H; ++h) want.push_back(x.get(std::size_t(plan.token[r]) * H + h));
+        CHECK(rel_diff(gathered, want) == 0.0);
+    }
+
+    // First GEMM(s) and down GEMM, one expert at a time, every expert (the empty ones too: M = 0).
+    const Tensor* b0 = gemm2 && p.has(kBias0) ? &p.input(kBias0) : nullptr;
+    const Tensor* b1 = gemm2 && p.has(kBias1) ? &p.input(kBias1) : nullptr;
+    for (std::size_t e = 0; e < E; ++e) {
+        CAPTURE(e);
+        const std::size_t begin = plan.offsets[e], M = plan.counts[e];
+        const std::vector<float> A(gathered.begin() + std::ptrdiff_t(begin * H),
+                                   gathered.begin() + std::ptrdiff_t((begin + M) * H));
+        const auto first = oclt::gemm(A, M, p.input(kWeight0), kn, e, b0);
+        CHECK(rel_diff(first, stage_rows(ref.stages.at(gemm2 ? "gate_up" : "gate"), plan, begin, M)) < 2e-5);
+        if (!gemm2) {
+            const auto up = oclt::gemm(A, M, p.input(kWeight1), kn, e);
+            CHECK(rel_diff(up, stage_rows(ref.stages.at("up"), plan, begin, M)) < 2e-5);
+        }
+        const auto act_rows = to_f32(stage_rows(act, plan, begin, M));
+        const auto down = oclt::gemm(act_rows, M, p.input(gemm2 ? kWeight1 : kWeight2), kn, e, b1);
+        CHECK(rel_diff(down, stage_rows(ref.stages.at("down"), plan, begin, M)) < 2e-5);
+    }
+
+    // The same GEMMs over every expert in one launch per kernel, as the pipeline runs them.
+    {
+        const auto first = oclt::gemm_experts(gathered, plan.counts, p.input(kWeight0), kn, b0);
+        CHECK(rel_diff(first, stage_rows(ref.stages.at(gemm2 ? "gate_up" : "gate"), plan, 0, pairs)) < 2e-5);
+        if (!gemm2) {
+            const auto up = oclt::gemm_experts(gathered, plan.counts, p.input(kWeight1), kn);
+            CHECK(rel_diff(up, stage_rows(ref.stages.at("up"), plan, 0, pairs)) < 2e-5);
+        }
+        const auto act_rows = to_f32(stage_rows(act, plan, 0, pairs));
+        const auto down = oclt::gemm_experts(act_rows, plan.counts, p.input(gemm2 ? kWeight1 : kWeight2), kn, b1);
+        CHECK(rel_diff(down, stage_rows(ref.stages.at("down"), plan, 0, pairs)) < 2e-5);
+    }
+
+    // SwiGLU on the reference's first-GEMM values of every pair ([T, K] order).
+    {
+        const Tensor& f = ref.stages.at(gemm2 ? "gate_up" : "gate");
+        std::vector<float> first(f.size()), up;
+        for (std::size_t i = 0; i < f.size(); ++i) first[i] = float(f.get(i));
+        if (!gemm2) {
+            const Tensor& u = ref.stages.at("up");
+            for (std::size_t i = 0; i < u.size(); ++i) up.push_back(float(u.get(i)));
+        }
+        const auto got = oclt::swiglu(first, up, pairs, I, gemm2, float(rp.swish_beta), float(rp.clamp_limit),
+                                      rp.gate_lane);
+        std::vector<double> want(act.size());
+        for (std::size_t i = 0; i < act.size(); ++i) want[i] = act.get(i);
+        CHECK(rel_diff(got, want) < 1e-5);
+    }
+
+    // Scatter-reduce of the reference's down rows (in plan order) with the routing weights.
+    {
+        const Tensor& rw = p.input(kRoutingWeights);
+        std::vector<float> slot_weight(pairs);
+        for (std::size_t i = 0; i < pairs; ++i) {
+            const std::size_t flat = rp.routing_layout == RoutingLayout::compact
+                                         ? i
+                                         : static_cast<std::size_t>(idx.get_index(i)) * T + i / K;
+            slot_weight[i] = float(rw.get(flat));
+        }
+        const auto down = to_f32(stage_rows(ref.stages.at("down"), plan, 0, pairs));
+        const std::vector<std::uint32_t> position(plan.position.begin(), plan.position.end());
+        const auto got = oclt::scatter_reduce(down, slot_weight, position, T, K, H);
+        std::vector<double> want(ref.output.size());
+        for (std::size_t i = 0; i < want.size(); ++i) want[i] = ref.output.get(i);
+        CHECK(rel_diff(got, want) < 2e-5);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("opencl kernels one by one against the reference's stages") {
+    backends::OpenclBackend b;
+    REQUIRE_MESSAGE(b.availability().available, b.availability().reason);
+    for (auto type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
+        for (auto conv : {Convention::spec, Convention::openvino}) {
+            for (const auto& c : cases()) {
+                CAPTURE(expert_type_name(type));
+                CAPTURE(convention_name(conv));
+                CAPTURE(c.what);
+                auto spec = test::small_spec(type, conv, c.T, c.H, c.I, 5, 2, DType::f32);
+                spec.routing.exclude = c.exclude;
+                spec.routing.always = c.always;
+                const Problem p = generator::synthesize(spec);
+                const auto plan = backends::make_routing_plan(p.input(kTopkIndices), 5);
+                for (std::size_t e : c.exclude) REQUIRE(plan.counts[e] == 0);
+                for (std::size_t e : c.always) REQUIRE(plan.counts[e] == c.T);
+                check_kernels(p);
+            }
+        }
+    }
+}
+
+TEST_CASE("opencl kernels: weights read in their own type (f16, bf16), both layouts") {
+    for (auto dtype : {DType::f16, DType::bf16}) {
+        for (auto conv : {Convention::spec, Convention::openvino}) {
+            for (std::size_t T : {8u, 45u}) {  // moe_gemm_rows only; mostly moe_gemm
+                CAPTURE(dtype_name(dtype));
+                CAPTURE(convention_name(conv));
+                CAPTURE(T);
+                // The reference widens the stored f16/bf16 values exactly, and so do the kernels.
+                const Problem p =
+                    test::small_problem(ExpertType::gemm2_bias_swiglu_clamp, conv, T, 33, 19, 5, 2, dtype);
+                check_kernels(p);
+            }
+        }
+    }
+}
+
+TEST_CASE("opencl testing hooks: one kernel launch on host data") {
+    // A 2 x 3 block times expert 1 of a [2, 2, 3] NK weight tensor, plus its bias.
+    const Tensor w = Tensor::from_f64(DType::f32, {2, 2, 3}, {0, 0, 0, 0, 0, 0, 1, 2, 3, -1, 0, 1});
+    const Tensor bias = Tensor::from_f64(DType::f32, {2, 2}, {0, 0, 0.5, -0.5});
+    const auto c = oclt::gemm({1, 1, 1, 2, 0, -1}, 2, w, false, 1, &bias);
+    CHECK(c == std::vector<float>{6.5f, -0.5f, -0.5f, -3.5f});
+    CHECK(oclt::gemm({}, 0, w, false, 0).empty());
+    const Tensor x = Tensor::from_f64(DType::bf16, {3, 2}, {1, 2, 3, 4, 5, 6});
+    CHECK(oclt::gather(x, {2, 0, 2}) == std::vector<float>{5, 6, 1, 2, 5, 6});
+}
+
+TEST_CASE("opencl prepare(): weights uploaded once and reused for the same problem only; kernel times") {
+    backends::OpenclBackend b;
+    REQUIRE_MESSAGE(b.availability().available, b.availability().reason);
+    const Problem p = test::small_problem(ExpertType::gemm2_bias_swiglu_clamp, Convention::openvino, 45, 33, 19, 5, 2);
+    const Problem q = test::small_problem(ExpertType::gemm3_swiglu, Convention::spec, 9, 33, 19, 5, 2);
+    const auto fresh = b.run(p, false).output;
+    b.prepare(p);
+    const auto prepared = b.run(p, false).output;
+    for (std::size_t i = 0; i < fresh.size(); ++i) REQUIRE(prepared.get(i) == fresh.get(i));
+    // Another problem after prepare(p) is uploaded as it runs, and is right.
+    CHECK(test::verdict(test::golden_case(q), b.run(q, false).output, b.precision(DType::f32)) == "PASS");
+    const auto times = b.last_kernel_times();
+    for (const char* k : {"moe_mask_gen", "moe_gather", "moe_swiglu", "moe_scatter_reduce"}) {
+        CAPTURE(k);
+        REQUIRE(times.count(k) == 1);
+        CHECK(times.at(k) >= 0.0);
+    }
+    // q's experts have 1-8 rows each: its GEMMs run as moe_gemm_rows (the few-rows kernel).
+    REQUIRE(times.count("moe_gemm_rows") == 1);
+    CHECK(times.at("moe_gemm_rows") > 0.0);
+    // p (T = 45, about 18 rows per expert) runs as moe_gemm_small (blocks of fewer rows).
+    b.run(p, false);
+    REQUIRE(b.last_kernel_times().count("moe_gemm_small") == 1);
+    CHECK(b.last_kernel_times().at("moe_gemm_small") > 0.0);
+    // 70 tokens on expert 0: a full block of moe_gemm, a few-row remainder; the others' rows in
+    // small blocks or moe_gemm_rows.
+    auto spec = test::small_spec(ExpertType::gemm3_swiglu, Convention::spec, 70, 33, 19, 5, 2, DType::f32);
+    spec.routing.always = {0};
+    b.run(generator::synthesize(spec), false);
+    for (const char* k : {"moe_gemm", "moe_gemm_small", "moe_gemm_rows"}) {
+        CAPTURE(k);
+        REQUIRE(b.last_kernel_times().count(k) == 1);
+    }
+}

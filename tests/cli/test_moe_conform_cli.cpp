@@ -1,0 +1,162 @@
+// moe-conform end to end: verdicts, exit codes, reports, repro lines, bad files.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "run_command.hpp"
+#include "temp_dir.hpp"
+
+using moe::test::moe_conform;
+using moe::test::run_command;
+using moe::test::run_python;
+namespace fs = std::filesystem;
+using moe::test::TempDir;
+
+namespace {
+
+const std::string kSuite = std::string(MOE_SOURCE_DIR) + "/data/golden";
+
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+std::string last_line(const std::string& s) {
+    auto end = s.find_last_not_of('\n');
+    auto start = s.rfind('\n', end);
+    return s.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+fs::path copy_case(const TempDir& dir, const std::string& name) {
+    const fs::path to = dir.path() / (name + ".h5");
+    fs::copy_file(kSuite + "/" + name + ".h5", to, fs::copy_options::overwrite_existing);
+    return to;
+}
+
+}  // namespace
+
+TEST_CASE("the bundled suite passes on the built-in backends; JSON and JUnit agree and validate") {
+    TempDir dir;
+    const auto json = (dir.path() / "r.json").string(), xml = (dir.path() / "r.xml").string();
+    const auto r = run_command(moe_conform() + " run --quiet --backend reference,loop_f32 --suite " + kSuite +
+                               " --json " + json + " --junit " + xml);
+    CAPTURE(r.output);
+    REQUIRE(r.exit_code == 0);
+    std::size_t files = 0;  // two backends, every bundled file
+    for (const auto& e : fs::directory_iterator(kSuite)) files += e.path().extension() == ".h5";
+    const std::string total = std::to_string(2 * files);
+    CHECK(last_line(r.output) == total + " passed, 0 failed, 0 skipped");
+    const auto check = run_command("/usr/bin/python3 " MOE_SOURCE_DIR "/tests/python/check_report_files.py " + json +
+                                   " " + xml + " " MOE_SOURCE_DIR "/spec/report.schema.json --expect-total " + total);
+    CAPTURE(check.output);
+    CHECK(check.exit_code == 0);
+}
+
+TEST_CASE("a wrong output fails with the worst element, the first divergent stage and a repro line") {
+    TempDir dir;
+    const fs::path f = copy_case(dir, "gemm2_gptoss_openvino_f32");
+    // Change one reference value by far more than its bound (h5py recomputes the checksum).
+    REQUIRE(run_python("import h5py\nf = h5py.File('" + f.string() + "', 'r+')\nf['outputs/output'][2, 5] += 1.0\n")
+                .exit_code == 0);
+    // --trust-stored-results: the edited output stands in for a wrong backend (by default the
+    // runner refuses a file whose output disagrees with a recomputation from its inputs).
+    const auto r = run_command(moe_conform() + " run --quiet --trust-stored-results --backend loop_f32 --case " + f.string());
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(has(r.output, "FAIL"));
+    CHECK(has(r.output, "1 of 224 elements outside their bound"));
+    CHECK(has(r.output, "repro: moe-conform run --backend loop_f32 --case " + f.string()));
+    CHECK(last_line(r.output) == "0 passed, 1 failed, 0 skipped");
+    // The repro line reruns exactly that case.
+    const auto again = run_command(moe_conform() + " run --quiet --trust-stored-results --backend loop_f32 --case " + f.string());
+    CHECK(again.exit_code == 1);
+
+    // A stage of the reference changed: the report names it as the first divergent stage.
+    const fs::path g = copy_case(dir, "gemm3_qwen_openvino_f32");
+    REQUIRE(run_python("import h5py\nf = h5py.File('" + g.string() + "', 'r+')\nf['outputs/output'][0, 0] += 1.0\n"
+                       "f['stages/up'][0, 0, 3] += 1.0\n")
+                .exit_code == 0);
+    const auto s = run_command(moe_conform() + " run --quiet --trust-stored-results --backend loop_f32 --case " + g.string());
+    CAPTURE(s.output);
+    CHECK(s.exit_code == 1);
+    CHECK(has(s.output, "up"));
+    CHECK(has(s.output, "stage"));
+}
+
+TEST_CASE("a corrupted file is reported as corrupt, exit 2, never compared") {
+    TempDir dir;
+    const fs::path f = copy_case(dir, "gemm3_qwen_openvino_f32");
+    REQUIRE(run_python("import h5py\ni = h5py.File('" + f.string() + "', 'r')['inputs/weight_1'].id.get_chunk_info(0)\n"
+                       "b = open('" + f.string() + "', 'r+b')\nb.seek(i.byte_offset + i.size // 2)\nc = b.read(1)\n"
+                       "b.seek(i.byte_offset + i.size // 2)\nb.write(bytes([c[0] ^ 0xff]))\n")
+                .exit_code == 0);
+    const auto r = run_command(moe_conform() + " run --quiet --backend reference --case " + f.string());
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.output, "checksum"));
+    CHECK(has(r.output, "/inputs/weight_1"));
+    CHECK(has(r.output, f.string()));
+    CHECK(has(r.output, "0 passed, 0 failed, 0 skipped"));  // nothing was compared
+}
+
+TEST_CASE("a missing dataset is named, exit 2") {
+    TempDir dir;
+    const fs::path f = copy_case(dir, "gemm2_nobias_spec");
+    REQUIRE(run_python("import h5py\nf = h5py.File('" + f.string() + "', 'r+')\ndel f['inputs/weight_1']\n").exit_code == 0);
+    auto r = run_command(moe_conform() + " run --quiet --backend reference --case " + f.string());
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.output, "weight_1"));
+    CHECK(has(r.output, f.string()));
+
+    const fs::path g = copy_case(dir, "gemm2_nobias_openvino");
+    REQUIRE(run_python("import h5py\nf = h5py.File('" + g.string() + "', 'r+')\ndel f['outputs/output']\n").exit_code == 0);
+    r = run_command(moe_conform() + " run --quiet --backend reference --case " + g.string());
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.output, "/outputs/output"));
+}
+
+TEST_CASE("expectations: XPASS fails the run, SKIP is reported with its reason, all skipped exits 77") {
+    TempDir dir;
+    const fs::path e = dir.path() / "expect.json";
+    std::ofstream(e) << R"({"format": "moe-expectations", "format_version": 1, "expectations": [
+        {"backend": "loop_f32", "case": "topk_one", "status": "FAIL", "reason": "stale entry", "ticket": "#1"},
+        {"backend": "loop_*", "case": "gemm3_*", "status": "SKIP", "reason": "not this week"}]})";
+    auto r = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite +
+                         " --filter topk_one --filter 'gemm3_qwen_spec_*' --expect " + e.string());
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(has(r.output, "XPASS"));
+    CHECK(has(r.output, "update the expectation file"));
+    CHECK(has(r.output, "not this week"));
+    CHECK(last_line(r.output) == "0 passed, 0 failed, 4 skipped, 1 xpass");
+
+    r = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite +
+                    " --filter 'gemm3_qwen_spec_*' --expect " + e.string());
+    CHECK(r.exit_code == 77);
+
+    std::ofstream(e) << R"({"format": "moe-expectations", "format_version": 1, "expectations": [
+        {"backend": "loop_f32", "case": "x", "status": "FAIL"}]})";
+    r = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite + " --expect " + e.string());
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.output, "entry 0"));
+}
+
+TEST_CASE("usage errors exit 2 with a message") {
+    auto r = run_command(moe_conform() + " run --backend nosuch --suite " + kSuite);
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.output, "unknown backend 'nosuch' (built-in backends: reference, reference_dense, loop_f32, loop_lowp"));
+    r = run_command(moe_conform() + " run --backend reference");
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.output, "--suite"));
+    r = run_command(moe_conform() + " run --backend reference --suite " + kSuite + " --filter 'no_such_case*'");
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.output, "no case matched"));
+    TempDir dir;
+    r = run_command(moe_conform() + " run --backend reference --suite " + dir.path().string());
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.output, "holds no .h5 golden file"));
+    r = run_command(moe_conform() + " list");
+    CHECK(r.exit_code == 0);
+    CHECK(has(r.output, "loop_lowp"));
+}

@@ -1,0 +1,216 @@
+// The runner (conformance::run_suite) over golden files written here, driving backends written
+// here against the contract: statuses, reasons, case selection, expectations, input errors and
+// the repro line. No backend library is linked.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "moe/conformance/runner.hpp"
+#include "runner_fixtures.hpp"
+
+using namespace moe;
+using namespace moe::conformance;
+using test::Behaviour;
+using test::ScriptedBackend;
+
+namespace {
+
+RunOptions options(const std::vector<std::string>& files) {
+    RunOptions o;
+    o.files = files;
+    o.progress = false;
+    return o;
+}
+
+std::vector<std::string> case_names(const RunOutcome& r) {
+    std::vector<std::string> names;
+    for (const auto& x : r.results) names.push_back(x.case_name);
+    return names;
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("a correct backend passes every case; each result names its file, backend and types") {
+    test::TempDir dir;
+    const auto files = test::write_suite(dir);
+    ScriptedBackend b("scripted", Behaviour::correct);
+    const RunOutcome r = run_suite(options(files), {&b});
+    CHECK(r.input_errors.empty());
+    REQUIRE(r.results.size() == 3);
+    CHECK(b.runs == 3);
+    for (std::size_t i = 0; i < 3; ++i) {
+        const CaseResult& x = r.results[i];
+        CAPTURE(x.case_name);
+        CHECK(x.status == Status::pass);
+        CHECK(x.reason.empty());
+        CHECK(x.file == files[i]);
+        CHECK(x.backend == "scripted");
+        CHECK(x.compute_type == "f32");
+        CHECK(x.storage_type == "f32");
+        CHECK(x.metrics.elements == 60);
+        CHECK(x.metrics.worst_ratio == 0.0);
+        CHECK_FALSE(x.first_divergent_stage);
+    }
+    CHECK(case_names(r) == std::vector<std::string>{"alpha", "beta", "gamma"});
+    CHECK(r.results[0].data_type == "f32");
+    CHECK(r.results[1].data_type == "f16");
+    const RunSummary s = summarize(r.results);
+    CHECK(s.total == 3);
+    CHECK(s.passed == 3);
+}
+
+TEST_CASE("a wrong backend FAILs; when it provides stages the first divergent stage is named") {
+    test::TempDir dir;
+    const auto files = test::write_suite(dir);
+    ScriptedBackend wrong("wrong", Behaviour::wrong_output), act("act", Behaviour::wrong_act);
+    const RunOutcome r = run_suite(options({files[0]}), {&wrong, &act});
+    REQUIRE(r.results.size() == 2);
+    CHECK(r.results[0].status == Status::fail);
+    CHECK(has(r.results[0].reason, "elements outside their bound"));
+    CHECK(r.results[0].metrics.over_bound > 0);
+    CHECK_FALSE(r.results[0].first_divergent_stage);  // no stages provided
+    CHECK(r.results[1].status == Status::fail);
+    REQUIRE(r.results[1].first_divergent_stage);
+    CHECK(r.results[1].first_divergent_stage->stage == "act");
+    CHECK(r.results[1].first_divergent_stage->worst_ratio > 1.0);
+}
+
+TEST_CASE("a backend that throws is ERROR with its message") {
+    test::TempDir dir;
+    const auto files = test::write_suite(dir);
+    ScriptedBackend b("thrower", Behaviour::throws);
+    const RunOutcome r = run_suite(options(files), {&b});
+    REQUIRE(r.results.size() == 3);
+    for (const auto& x : r.results) {
+        CHECK(x.status == Status::error);
+        CHECK(x.reason == "backend threw: device lost");
+    }
+    CHECK(summarize(r.results).errors == 3);
+}
+
+TEST_CASE("an unsupported problem is SKIP with the backend's reason; the other cases run") {
+    test::TempDir dir;
+    const auto files = test::write_suite(dir);
+    ScriptedBackend b("no_f16", Behaviour::no_f16);
+    const RunOutcome r = run_suite(options(files), {&b});
+    REQUIRE(r.results.size() == 3);
+    CHECK(r.results[0].status == Status::pass);
+    CHECK(r.results[1].status == Status::skip);
+    CHECK(r.results[1].reason == "not supported: f16 inputs are not supported by this backend");
+    CHECK(r.results[2].status == Status::pass);
+    CHECK(b.runs == 2);
+}
+
+TEST_CASE("an unavailable backend is SKIP on every case, with the reason, and never runs") {
+    test::TempDir dir;
+    const auto files = test::write_suite(dir);
+    ScriptedBackend b("absent", Behaviour::unavailable);
+    const RunOutcome r = run_suite(options(files), {&b});
+    REQUIRE(r.results.size() == 3);
+    for (const auto& x : r.results) {
+        CHECK(x.status == Status::skip);
+        CHECK(x.reason == "backend unavailable: no device in this test");
+    }
+    CHECK(b.runs == 0);
+    CHECK(summarize(r.results).skipped == 3);
+}
+
+TEST_CASE("filters and tiers select the cases") {
+    test::TempDir dir;
+    const auto files = test::write_suite(dir);
+    ScriptedBackend b("scripted", Behaviour::correct);
+    auto run = [&](std::vector<std::string> filters, std::string tier) {
+        RunOptions o = options(files);
+        o.filters = std::move(filters);
+        o.tier = std::move(tier);
+        return case_names(run_suite(o, {&b}));
+    };
+    using Names = std::vector<std::string>;
+    CHECK(run({}, "full") == Names{"alpha", "beta", "gamma"});
+    CHECK(run({}, "ci") == Names{"alpha", "beta"});
+    CHECK(run({}, "quick") == Names{"alpha"});
+    CHECK(run({"a*"}, "full") == Names{"alpha"});
+    CHECK(run({"a*", "g?mma"}, "full") == Names{"alpha", "gamma"});
+    CHECK(run({"?e*"}, "full") == Names{"beta"});
+    CHECK(run({"g*"}, "ci").empty());  // gamma is of tier full
+    CHECK(run({"delta"}, "full").empty());
+}
+
+TEST_CASE("expectations: FAIL becomes XFAIL, PASS becomes XPASS, SKIP entries are not run") {
+    test::TempDir dir;
+    const auto files = test::write_suite(dir);
+    ScriptedBackend wrong("wrong", Behaviour::wrong_output), good("good", Behaviour::correct);
+    RunOptions o = options(files);
+    o.expectations = {{"wrong", "alpha", Status::fail, "known rounding bug", "T-1"},
+                      {"g*", "alpha", Status::fail, "thought broken", "T-2"},
+                      {"*", "beta", Status::skip, "too slow here", ""}};
+    const RunOutcome r = run_suite(o, {&wrong, &good});
+    REQUIRE(r.results.size() == 6);  // alpha, beta, gamma x wrong, good
+    const CaseResult &wa = r.results[0], &ga = r.results[1], &wb = r.results[2], &gb = r.results[3],
+                     &wg = r.results[4], &gg = r.results[5];
+    CHECK(wa.status == Status::xfail);
+    CHECK(wa.ticket == "T-1");
+    CHECK(has(wa.reason, "expected failure: known rounding bug ("));
+    CHECK(has(wa.reason, "elements outside their bound"));
+    CHECK(ga.status == Status::xpass);
+    CHECK(ga.ticket == "T-2");
+    CHECK(has(ga.reason, "listed as failing (thought broken) but passes"));
+    CHECK(wb.status == Status::skip);
+    CHECK(wb.reason == "expectation file: too slow here");
+    CHECK(gb.status == Status::skip);
+    // No entry for gamma: the plain verdicts.
+    CHECK(wg.status == Status::fail);
+    CHECK(gg.status == Status::pass);
+    CHECK(wrong.runs == 2);  // alpha and gamma; beta is skipped before running
+    const RunSummary s = summarize(r.results);
+    CHECK(s.xfailed == 1);
+    CHECK(s.xpassed == 1);
+    CHECK(s.skipped == 2);
+}
+
+TEST_CASE("a bad golden file is an input error, never a result; the other files still run") {
+    test::TempDir dir;
+    auto files = test::write_suite(dir);
+    const std::string junk = (dir / "junk.h5").string();
+    std::ofstream(junk) << "not an HDF5 file";
+    // A well-formed file whose problem breaks a rule (an expert index outside [0, E)).
+    golden::GoldenCase bad = golden::read_golden(files[0]);
+    bad.problem.name = "rejected";
+    bad.problem.inputs[kTopkIndices].set_index(0, 99);
+    const std::string rejected = (dir / "rejected.h5").string();
+    golden::write_golden(rejected, bad);
+    files.insert(files.begin() + 1, junk);
+    files.push_back(rejected);
+    ScriptedBackend b("scripted", Behaviour::correct);
+    const RunOutcome r = run_suite(options(files), {&b});
+    REQUIRE(r.input_errors.size() == 2);
+    CHECK(has(r.input_errors[0], "junk.h5"));
+    CHECK(has(r.input_errors[1], "rejected.h5"));
+    CHECK(has(r.input_errors[1], "the problem is rejected"));
+    CHECK(has(r.input_errors[1], "99"));
+    CHECK(case_names(r) == std::vector<std::string>{"alpha", "beta", "gamma"});
+    CHECK(b.runs == 3);
+}
+
+TEST_CASE("the repro line reruns exactly this case on this backend, quoted for the shell") {
+    test::TempDir dir;
+    std::filesystem::create_directories(dir / "my suite");
+    test::TempDir plain;
+    const auto files = test::write_suite(plain, {{"alpha", "ci", ExpertType::gemm3_swiglu, Convention::openvino, DType::f32}});
+    const std::string spaced = (dir / "my suite" / "alpha.h5").string();
+    std::filesystem::copy_file(files[0], spaced);
+    ScriptedBackend b("scripted", Behaviour::correct), odd("odd name", Behaviour::correct);
+    RunOptions o = options({files[0], spaced});
+    const RunOutcome r = run_suite(o, {&b, &odd});
+    REQUIRE(r.results.size() == 4);
+    CHECK(r.results[0].repro == "moe-conform run --backend scripted --case " + files[0]);
+    CHECK(r.results[1].repro == "moe-conform run --backend 'odd name' --case " + files[0]);
+    CHECK(r.results[2].repro == "moe-conform run --backend scripted --case '" + spaced + "'");
+    o.repro_command = "moe-conform run --device 0:0";
+    CHECK(run_suite(o, {&b}).results[0].repro == "moe-conform run --device 0:0 --backend scripted --case " + files[0]);
+}

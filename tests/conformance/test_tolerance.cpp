@@ -1,0 +1,215 @@
+// The tolerance model (conformance/tolerance.hpp, spec/tolerance.md): the accumulation factor,
+// the per-term coefficients a backend's declared precision gives, when an exact case is compared
+// with zero tolerance, and ulp().
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "moe/conformance/tolerance.hpp"
+#include "moe/reference/error_terms.hpp"
+
+using namespace moe;
+using namespace moe::conformance;
+
+namespace {
+
+const double u32 = std::ldexp(1.0, -24), u16 = std::ldexp(1.0, -11), ubf16 = std::ldexp(1.0, -8),
+             u64 = std::ldexp(1.0, -53);
+
+double gamma(std::size_t n, double u) { return static_cast<double>(n) * u / (1.0 - static_cast<double>(n) * u); }
+
+Dims dims(std::size_t H = 12, std::size_t I = 6, std::size_t K = 2) {
+    Dims d;
+    d.T = 5;
+    d.H = H;
+    d.I = I;
+    d.E = 4;
+    d.K = K;
+    d.S = 5;
+    return d;
+}
+
+}  // namespace
+
+TEST_CASE("accumulation_factor: gamma_n for short sums, lambda sqrt(n) u for long ones") {
+    CHECK(kLambda == 6.0);
+    CHECK(accumulation_factor(0, u32) == 0.0);
+    CHECK(accumulation_factor(1, u32) == gamma(1, u32));
+    // In f32 the two bounds cross between n = 35 (gamma_35 = 35.0000..u < 6 sqrt(35) u = 35.5 u)
+    // and n = 36 (6 sqrt(36) u = 36 u < gamma_36).
+    CHECK(accumulation_factor(35, u32) == gamma(35, u32));
+    CHECK(accumulation_factor(35, u32) < kLambda * std::sqrt(35.0) * u32);
+    CHECK(accumulation_factor(36, u32) == 36.0 * u32);
+    CHECK(accumulation_factor(36, u32) < gamma(36, u32));
+    CHECK(accumulation_factor(4096, u32) == kLambda * 64.0 * u32);
+    // A larger u pulls the crossover down: in f16, gamma_35 = 35.6 u already exceeds 35.5 u.
+    CHECK(accumulation_factor(35, u16) == kLambda * std::sqrt(35.0) * u16);
+    CHECK(accumulation_factor(30, u16) == gamma(30, u16));
+    // Where n u >= 1 the deterministic bound is infinite; the probabilistic one still holds.
+    CHECK(accumulation_factor(2048, u16) == kLambda * std::sqrt(2048.0) * u16);
+    CHECK(accumulation_factor(300, ubf16) == kLambda * std::sqrt(300.0) * ubf16);
+    CHECK(std::isfinite(accumulation_factor(1u << 20, ubf16)));
+}
+
+TEST_CASE("accumulation_factor grows with n and with u") {
+    for (double u : {u64, u32, u16, ubf16}) {
+        CAPTURE(u);
+        double previous = accumulation_factor(0, u);
+        for (std::size_t n = 1; n <= 5000; ++n) {
+            const double f = accumulation_factor(n, u);
+            CAPTURE(n);
+            REQUIRE(f > previous);
+            previous = f;
+        }
+    }
+    for (std::size_t n : {1u, 7u, 35u, 36u, 1000u}) {
+        CAPTURE(n);
+        CHECK(accumulation_factor(n, u64) < accumulation_factor(n, u32));
+        CHECK(accumulation_factor(n, u32) < accumulation_factor(n, u16));
+        CHECK(accumulation_factor(n, u16) < accumulation_factor(n, ubf16));
+    }
+}
+
+TEST_CASE("tolerance_model: the coefficients of an f32 backend on f32 data") {
+    const Dims d = dims(12, 6, 2);
+    const ToleranceModel m = tolerance_model({DType::f32, DType::f32}, DType::f32, d);
+    // One coefficient per error term of the reference's analysis, for the stages and the output.
+    std::vector<std::string> names;
+    for (const auto& [name, c] : m.stage_coefficient) names.push_back(name);
+    std::vector<std::string> want = reference::error_term_names();
+    std::sort(want.begin(), want.end());
+    CHECK(names == want);
+    CHECK(m.output_coefficient.size() == want.size());
+    // Accumulations of length H + 1 (bias included) and I + 1; stores and the activation one u.
+    CHECK(m.stage_coefficient.at("first_acc") == accumulation_factor(13, u32));
+    CHECK(m.stage_coefficient.at("down_acc") == accumulation_factor(7, u32));
+    for (const char* t : {"first_store", "act_eval", "act_store", "down_store"}) {
+        CAPTURE(t);
+        CHECK(m.stage_coefficient.at(t) == u32);
+    }
+    // At the output the down store also carries the top-k reduction (K + 1 terms).
+    CHECK(m.output_coefficient.at("down_store") == u32 + accumulation_factor(3, u32));
+    for (const char* t : {"first_acc", "first_store", "act_eval", "act_store", "down_acc"})
+        CHECK(m.output_coefficient.at(t) == m.stage_coefficient.at(t));
+    CHECK(m.output_rounding == u32);
+    CHECK(m.output_floor == 0.5 * std::ldexp(1.0, -149));
+}
+
+TEST_CASE("tolerance_model: longer sums and more slots widen the accumulation terms only") {
+    const ToleranceModel small = tolerance_model({DType::f32, DType::f32}, DType::f32, dims(12, 6, 2));
+    const ToleranceModel big_h = tolerance_model({DType::f32, DType::f32}, DType::f32, dims(4096, 6, 2));
+    const ToleranceModel big_i = tolerance_model({DType::f32, DType::f32}, DType::f32, dims(12, 1024, 2));
+    const ToleranceModel big_k = tolerance_model({DType::f32, DType::f32}, DType::f32, dims(12, 6, 8));
+    CHECK(big_h.stage_coefficient.at("first_acc") > small.stage_coefficient.at("first_acc"));
+    CHECK(big_h.stage_coefficient.at("down_acc") == small.stage_coefficient.at("down_acc"));
+    CHECK(big_i.stage_coefficient.at("down_acc") > small.stage_coefficient.at("down_acc"));
+    CHECK(big_i.stage_coefficient.at("first_acc") == small.stage_coefficient.at("first_acc"));
+    CHECK(big_k.output_coefficient.at("down_store") > small.output_coefficient.at("down_store"));
+    CHECK(big_k.stage_coefficient == small.stage_coefficient);
+}
+
+TEST_CASE("tolerance_model: lower precision gives wider coefficients, term by term") {
+    const Dims d = dims(64, 32, 4);
+    // Compute and storage in the same type, on f32 data: f64 < f32 < f16 < bf16 for every term.
+    const DType order[] = {DType::f64, DType::f32, DType::f16, DType::bf16};
+    for (std::size_t i = 0; i + 1 < 4; ++i) {
+        const ToleranceModel narrow = tolerance_model({order[i], order[i]}, DType::f32, d);
+        const ToleranceModel wide = tolerance_model({order[i + 1], order[i + 1]}, DType::f32, d);
+        for (const auto& [name, c] : narrow.stage_coefficient) {
+            CAPTURE(dtype_name(order[i]));
+            CAPTURE(name);
+            CHECK(c < wide.stage_coefficient.at(name));
+            CHECK(narrow.output_coefficient.at(name) < wide.output_coefficient.at(name));
+        }
+    }
+    // Data in a lower type: the output rounding and floor are the data type's.
+    const ToleranceModel f16 = tolerance_model({DType::f32, DType::f32}, DType::f16, d);
+    CHECK(f16.output_rounding == u16);
+    CHECK(f16.output_floor == std::ldexp(1.0, -25));
+    const ToleranceModel bf16 = tolerance_model({DType::f32, DType::f32}, DType::bf16, d);
+    CHECK(bf16.output_rounding == ubf16);
+    CHECK(bf16.output_floor == std::ldexp(1.0, -134));
+    const ToleranceModel f64 = tolerance_model({DType::f64, DType::f64}, DType::f64, d);
+    CHECK(f64.output_rounding == u64);
+    CHECK(f64.output_floor == 0.5 * std::numeric_limits<double>::denorm_min());
+    CHECK(f64.stage_coefficient.at("first_acc") == accumulation_factor(65, u64));
+}
+
+TEST_CASE("tolerance_model: storage rounding adds to the store terms only") {
+    const Dims d = dims(64, 32, 4);
+    const ToleranceModel f32 = tolerance_model({DType::f32, DType::f32}, DType::f16, d);
+    for (DType storage : {DType::f16, DType::bf16}) {
+        CAPTURE(dtype_name(storage));
+        const ToleranceModel lowp = tolerance_model({DType::f32, storage}, DType::f16, d);
+        const double extra = unit_roundoff(storage) - u32;
+        for (const char* t : {"first_store", "act_store", "down_store"}) {
+            CAPTURE(t);
+            CHECK(lowp.stage_coefficient.at(t) == doctest::Approx(f32.stage_coefficient.at(t) + extra).epsilon(1e-12));
+            CHECK(lowp.output_coefficient.at(t) == doctest::Approx(f32.output_coefficient.at(t) + extra).epsilon(1e-12));
+        }
+        for (const char* t : {"first_acc", "act_eval", "down_acc"}) {
+            CAPTURE(t);
+            CHECK(lowp.stage_coefficient.at(t) == f32.stage_coefficient.at(t));
+        }
+        CHECK(lowp.output_rounding == f32.output_rounding);
+    }
+}
+
+TEST_CASE("tolerance_model: computing below the data type also rounds x and W (2 u more per product)") {
+    const Dims d = dims(64, 32, 4);
+    const ToleranceModel m = tolerance_model({DType::f16, DType::f16}, DType::f32, d);
+    CHECK(m.stage_coefficient.at("first_acc") == accumulation_factor(65, u16) + 2.0 * u16);
+    CHECK(m.stage_coefficient.at("down_acc") == accumulation_factor(33, u16) + 2.0 * u16);
+    CHECK(m.stage_coefficient.at("act_eval") == u16);
+    // Computing in the data type (or above it) rounds no input.
+    const ToleranceModel same = tolerance_model({DType::f16, DType::f16}, DType::f16, d);
+    CHECK(same.stage_coefficient.at("first_acc") == accumulation_factor(65, u16));
+    const ToleranceModel above = tolerance_model({DType::f32, DType::f32}, DType::bf16, d);
+    CHECK(above.stage_coefficient.at("first_acc") == accumulation_factor(65, u32));
+}
+
+TEST_CASE("exact_comparison_applies: an exact case, and compute and storage of at least 24 bits") {
+    CHECK(exact_comparison_applies(true, {DType::f32, DType::f32}));
+    CHECK(exact_comparison_applies(true, {DType::f64, DType::f64}));
+    CHECK(exact_comparison_applies(true, {DType::f64, DType::f32}));
+    CHECK_FALSE(exact_comparison_applies(false, {DType::f32, DType::f32}));
+    CHECK_FALSE(exact_comparison_applies(true, {DType::f32, DType::bf16}));
+    CHECK_FALSE(exact_comparison_applies(true, {DType::f32, DType::f16}));
+    CHECK_FALSE(exact_comparison_applies(true, {DType::f16, DType::f32}));
+    CHECK_FALSE(exact_comparison_applies(true, {DType::bf16, DType::bf16}));
+}
+
+TEST_CASE("ulp at known points, normal and subnormal") {
+    CHECK(ulp(DType::f32, 1.0) == std::ldexp(1.0, -23));
+    CHECK(ulp(DType::f32, 1.5) == std::ldexp(1.0, -23));
+    CHECK(ulp(DType::f32, -1.0) == std::ldexp(1.0, -23));
+    CHECK(ulp(DType::f32, 2.0) == std::ldexp(1.0, -22));
+    CHECK(ulp(DType::f32, 0.75) == std::ldexp(1.0, -24));
+    CHECK(ulp(DType::f32, 3.0e38) == std::ldexp(1.0, 104));
+    CHECK(ulp(DType::f64, 1.0) == std::ldexp(1.0, -52));
+    CHECK(ulp(DType::f16, 1.0) == std::ldexp(1.0, -10));
+    CHECK(ulp(DType::f16, 1024.0) == 1.0);
+    CHECK(ulp(DType::f16, 65504.0) == 32.0);
+    CHECK(ulp(DType::bf16, 1.0) == std::ldexp(1.0, -7));
+    CHECK(ulp(DType::bf16, 256.0) == 2.0);
+    // Subnormals (and zero): the spacing of the subnormal range, the smallest subnormal.
+    CHECK(ulp(DType::f16, std::ldexp(1.0, -14)) == std::ldexp(1.0, -24));  // smallest normal
+    CHECK(ulp(DType::f16, std::ldexp(1.0, -20)) == std::ldexp(1.0, -24));
+    CHECK(ulp(DType::f16, 0.0) == std::ldexp(1.0, -24));
+    CHECK(ulp(DType::f32, 1e-40) == std::ldexp(1.0, -149));
+    CHECK(ulp(DType::f32, 0.0) == std::ldexp(1.0, -149));
+    CHECK(ulp(DType::bf16, 1e-40) == std::ldexp(1.0, -133));
+    CHECK(ulp(DType::f64, 0.0) == std::numeric_limits<double>::denorm_min());
+}
+
+TEST_CASE("ulp(f32, x) is the distance from x to the next float up, over the whole range") {
+    for (float x : {1.0f, 1.1f, 3.0f, 1e-3f, 12345.678f, 1e-38f, 1e-42f, 1.17549435e-38f, 3.0e38f, 0.1f}) {
+        CAPTURE(x);
+        CHECK(ulp(DType::f32, x) == static_cast<double>(std::nextafter(x, INFINITY)) - static_cast<double>(x));
+        CHECK(ulp(DType::f32, -x) == ulp(DType::f32, x));
+    }
+}

@@ -1,0 +1,189 @@
+// Golden files are untrusted input (spec/golden-format.md, "Untrusted files"): nothing outside
+// the file is read, storage is checked before any data is read, memory is bounded, and stored
+// results must belong to their inputs.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include "golden_test_support.hpp"
+#include "moe/golden/manifest.hpp"
+#include "moe/golden/stored_results.hpp"
+#include "moe/spec/error.hpp"
+
+using namespace moe::test::golden_support;
+
+namespace {
+
+// A file written by write_golden, then changed by a Python snippet with `f` open read-write.
+fs::path edited(const TempDir& dir, const std::string& name, const std::string& edit) {
+    const fs::path p = dir / name;
+    write_golden(p, small_case());
+    REQUIRE(python(dir, "f = h5py.File(" + py_str(p) + ", 'r+')\n" + edit + "\nf.close()\n") == 0);
+    return p;
+}
+
+std::string refused(const fs::path& p) {
+    return file_error([&] { read_golden(p); }, FileError::Kind::refused);
+}
+
+}  // namespace
+
+TEST_CASE("files are written with the newest format bounds: metadata is checksummed") {
+    TempDir dir;
+    write_golden(dir / "c.h5", small_case());
+    FileStorage s;
+    ReadOptions o;
+    o.storage = &s;
+    read_golden(dir / "c.h5", o);
+    CHECK(s.superblock_version >= 2);
+    CHECK(s.metadata_checksums);
+    for (const auto& d : s.datasets) {
+        CAPTURE(d.path);
+        CHECK((d.fletcher32 || d.memory_bytes == 0));
+    }
+    // h5py's defaults write the oldest format: readable, reported as not checksummed.
+    const fs::path old = dir / "old.h5";
+    REQUIRE(python(dir, "import shutil\nsrc = h5py.File(" + py_str(dir / "c.h5") + ", 'r')\n"
+                        "dst = h5py.File(" + py_str(old) + ", 'w', libver='earliest')\n"
+                        "for k, v in src.attrs.items(): dst.attrs[k] = v\n"
+                        "for g in src: src.copy(src[g], dst, name=g)\n") == 0);
+    read_golden(old, o);
+    CHECK(!s.metadata_checksums);
+}
+
+TEST_CASE("data outside the file is refused, naming the dataset and the feature") {
+    TempDir dir;
+    // External raw storage over another file.
+    const fs::path outside = dir / "outside.bin";
+    write_text(outside, std::string(4096, '\x01'));
+    fs::path p = edited(dir, "external.h5",
+                        "x = f['inputs/bias_1'][()]\ndel f['inputs/bias_1']\n"
+                        "d = f['inputs'].create_dataset('bias_1', shape=x.shape, dtype=x.dtype, external=[(" +
+                            py_str(outside) + ", 0, x.nbytes)])\nd.attrs['element_type'] = 'f16'");
+    std::string msg = refused(p);
+    CHECK(has(msg, "dataset /inputs/bias_1"));
+    CHECK(has(msg, "external raw storage"));
+    CHECK(has(msg, "outside.bin"));
+
+    // An external link to another golden file's dataset.
+    write_golden(dir / "other.h5", small_case());
+    p = edited(dir, "elink.h5", "del f['inputs/weight_0']\nf['inputs/weight_0'] = h5py.ExternalLink(" +
+                                    py_str(dir / "other.h5") + ", '/inputs/weight_0')");
+    msg = refused(p);
+    CHECK(has(msg, "/inputs/weight_0"));
+    CHECK(has(msg, "external link"));
+    CHECK(has(msg, "other.h5"));
+
+    // A whole group behind an external link.
+    p = edited(dir, "elink_group.h5", "del f['outputs']\nf['outputs'] = h5py.ExternalLink(" + py_str(dir / "other.h5") +
+                                          ", '/outputs')");
+    CHECK(has(refused(p), "group /outputs"));
+
+    // A soft link through an external link leaves the file; one inside the file is fine.
+    p = edited(dir, "soft_out.h5", "f['ext'] = h5py.ExternalLink(" + py_str(dir / "other.h5") +
+                                       ", '/inputs')\ndel f['inputs/weight_1']\n"
+                                       "f['inputs/weight_1'] = h5py.SoftLink('/ext/weight_1')");
+    msg = refused(p);
+    CHECK(has(msg, "/inputs/weight_1"));
+    CHECK(has(msg, "soft link"));
+    p = edited(dir, "soft_in.h5", "f.move('inputs/weight_1', 'moved')\nf['inputs/weight_1'] = h5py.SoftLink('/moved')");
+    CHECK(read_golden(p).problem.inputs.at("weight_1") == small_case().problem.inputs.at("weight_1"));
+    p = edited(dir, "soft_dangling.h5", "del f['inputs/weight_1']\nf['inputs/weight_1'] = h5py.SoftLink('/nowhere')");
+    CHECK(has(file_error([&] { read_golden(p); }, FileError::Kind::malformed), "does not exist"));
+
+    // A virtual dataset mapping another file.
+    p = edited(dir, "vds.h5",
+               "x = f['inputs/bias_1']\nshape, dtype = x.shape, x.dtype\ndel f['inputs/bias_1']\n"
+               "lay = h5py.VirtualLayout(shape=shape, dtype=dtype)\n"
+               "lay[...] = h5py.VirtualSource(" + py_str(dir / "other.h5") + ", 'inputs/bias_1', shape=shape)\n"
+               "d = f['inputs'].create_virtual_dataset('bias_1', lay)\nd.attrs['element_type'] = 'f16'");
+    msg = refused(p);
+    CHECK(has(msg, "dataset /inputs/bias_1"));
+    CHECK(has(msg, "virtual dataset"));
+}
+
+TEST_CASE("filters other than deflate, shuffle and fletcher32 are refused") {
+    TempDir dir;
+    const fs::path p = edited(dir, "lzf.h5",
+                              "x = f['inputs/bias_0'][()]\ndel f['inputs/bias_0']\n"
+                              "d = f['inputs'].create_dataset('bias_0', data=x, compression='lzf')\n"
+                              "d.attrs['element_type'] = 'f16'");
+    const std::string msg = refused(p);
+    CHECK(has(msg, "dataset /inputs/bias_0"));
+    CHECK(has(msg, "filter"));
+    CHECK(has(msg, "32000"));  // lzf's filter id
+}
+
+TEST_CASE("a FIFO or a device is refused at once, never waited on") {
+    TempDir dir;
+    const fs::path fifo = dir / "x.h5";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    CHECK(has(refused(fifo), "FIFO"));
+    CHECK(has(refused("/dev/zero"), "character device"));
+    CHECK_THROWS_AS(sha256_file(fifo), moe::InputError);
+}
+
+TEST_CASE("memory: a dataset whose shape its stored bytes cannot hold, or over the budget, is refused before reading") {
+    TempDir dir;
+    // Chunks never written: the data would read as fill values.
+    fs::path p = edited(dir, "unwritten.h5",
+                        "del f['inputs/weight_1']\nd = f['inputs'].create_dataset('weight_1', shape=(3, 4, 3), "
+                        "dtype='f2', chunks=(1, 4, 3))\nd.attrs['element_type'] = 'f16'");
+    CHECK(has(file_error([&] { read_golden(p); }, FileError::Kind::malformed), "chunks are stored"));
+
+    // A budget smaller than the case.
+    write_golden(dir / "c.h5", small_case());
+    ReadOptions o;
+    o.max_memory = 256;
+    const std::string msg = file_error([&] { read_golden(dir / "c.h5", o); }, FileError::Kind::refused);
+    CHECK(has(msg, "memory budget"));
+    o.max_memory = 1 << 20;
+    CHECK_NOTHROW(read_golden(dir / "c.h5", o));
+}
+
+TEST_CASE("stored error bounds and output must belong to the inputs") {
+    TempDir dir;
+    const fs::path bundled = fs::path(MOE_SOURCE_DIR) / "data/golden/gemm2_gptoss_openvino_f32.h5";
+    auto check = [&](const fs::path& p) {
+        GoldenCase c = read_golden(p);
+        moe::validate(c.problem);
+        return check_stored_results(p, c);
+    };
+    CHECK(check(bundled) > 0);
+    // The non-finite case: its +Inf and NaN bounds are the reference's own (recomputed there).
+    CHECK(check(fs::path(MOE_SOURCE_DIR) / "data/golden/nonfinite_propagation.h5") > 0);
+
+    auto variant = [&](const std::string& name, const std::string& edit) {
+        const fs::path p = dir / name;
+        fs::copy_file(bundled, p);
+        REQUIRE(python(dir, "f = h5py.File(" + py_str(p) + ", 'r+')\n" + edit + "\nf.close()\n") == 0);
+        return p;
+    };
+    struct Bad {
+        const char* name;
+        const char* edit;
+        FileError::Kind kind;
+        const char* dataset;
+    };
+    const Bad bad[] = {
+        {"negative.h5", "f['outputs/bound_down_acc'][0, 0] = -1.0", FileError::Kind::malformed, "/outputs/bound_down_acc"},
+        {"scaled.h5", "b = f['outputs/bound_first_acc']\nb[...] = b[()] * 1e300", FileError::Kind::corrupt,
+         "/outputs/bound_first_acc"},
+        {"zeroed.h5", "b = f['outputs/bound_act_eval']\nb[...] = 0", FileError::Kind::corrupt, "/outputs/bound_act_eval"},
+        {"inf.h5", "b = f['outputs/bound_down_store']\nb[...] = float('inf')", FileError::Kind::corrupt,
+         "/outputs/bound_down_store"},
+        {"one_element.h5", "f['outputs/bound_first_store'][3, 7] *= 1e6", FileError::Kind::corrupt,
+         "/outputs/bound_first_store"},
+        {"output.h5", "o = f['outputs/output']\no[...] = 0", FileError::Kind::corrupt, "/outputs/output"},
+    };
+    for (const Bad& b : bad) {
+        CAPTURE(b.name);
+        const fs::path p = variant(b.name, b.edit);
+        const std::string msg = file_error([&] { check(p); }, b.kind);
+        CHECK(has(msg, b.dataset));
+        CHECK(has(msg, b.name));
+    }
+    // A bound of another shape than the output is malformed already when read.
+    const fs::path p = variant("shape.h5", "del f['outputs/bound_act_store']\nf['outputs/bound_act_store'] = "
+                                           "np.zeros((2, 2))\nf['outputs/bound_act_store'].attrs['element_type'] = 'f64'");
+    CHECK(has(file_error([&] { read_golden(p); }, FileError::Kind::malformed), "/outputs/bound_act_store"));
+}

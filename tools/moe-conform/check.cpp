@@ -1,0 +1,78 @@
+// check: result files written by any framework, judged against the golden cases they answer.
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+
+#include "commands.hpp"
+#include "moe/conformance/result_check.hpp"
+#include "moe/conformance/runner.hpp"
+#include "moe/golden/suite.hpp"
+#include "moe/spec/error.hpp"
+
+namespace moe::conform_cli {
+
+namespace {
+
+// "f32" or "f32/bf16": compute type, then storage type (default: the compute type).
+Precision parse_precision(const std::string& text) {
+    const auto slash = text.find('/');
+    auto floating = [&](const std::string& name) {
+        const auto t = parse_dtype(name);
+        if (!t || !is_floating(*t))
+            throw InputError("--precision " + text + ": '" + name + "' is not f64, f32, f16 or bf16");
+        return *t;
+    };
+    Precision p;
+    p.compute = floating(text.substr(0, slash));
+    p.storage = slash == std::string::npos ? p.compute : floating(text.substr(slash + 1));
+    return p;
+}
+
+std::vector<std::string> result_files(const std::vector<std::string>& given) {
+    if (given.size() == 1 && std::filesystem::is_directory(given.front()))
+        return conformance::result_files_in(given.front());
+    for (const auto& f : given)
+        if (std::filesystem::is_directory(f)) throw InputError("--results: give one folder, or files, not both (" + f + ")");
+    return given;
+}
+
+}  // namespace
+
+int check(const CheckCommand& c) {
+    if (!c.no_manifest && !manifest_agrees(c.suite, c.cases, "moe-conform")) return 2;
+    conformance::CheckInputs in;
+    in.golden_files = c.suite.empty() ? c.cases : golden::suite_files(c.suite);
+    in.result_files = result_files(c.results);
+    if (!c.precision.empty()) in.precision = parse_precision(c.precision);
+    in.name = c.name;
+    in.max_memory = c.max_memory;
+    const conformance::PreparedCheck prepared = conformance::prepare_check(in);
+    if (!prepared.problems.empty()) {
+        for (const auto& p : prepared.problems) std::cerr << "moe-conform: error: " << p << "\n";
+        std::cerr << "moe-conform: " << prepared.problems.size() << " result file problem(s); nothing was compared\n";
+        return 2;
+    }
+    conformance::RunOptions o;
+    o.files = c.shard.empty() ? in.golden_files : selected_files(c.suite, c.cases, c.shard);
+    o.filters = c.filters;
+    o.tier = c.tier;
+    o.threads = c.threads;
+    o.progress = !c.quiet;
+    o.max_memory = c.max_memory;
+    o.check_stored_results = !c.trust_stored_results;
+    o.isolate = !c.no_isolation;
+    o.case_timeout = c.case_timeout;
+    auto info = make_run_info(c.command_line, {prepared.replay.name}, c.suite.empty() ? "(files)" : c.suite, c.tier);
+    const auto start = std::chrono::steady_clock::now();
+    conformance::RunOutcome outcome = conformance::run_suite_from_makers(o, {prepared.replay});
+    for (auto& r : outcome.results) {
+        const auto it = prepared.result_file.find(r.case_name);
+        r.repro = "moe-conform check --case " + r.file + " --results " +
+                  (it == prepared.result_file.end() ? std::string("<no result file for this case>") : it->second) +
+                  (c.precision.empty() ? "" : " --precision " + c.precision);
+    }
+    info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return report_outcome(info, outcome, {c.json, c.junit, c.html});
+}
+
+}  // namespace moe::conform_cli

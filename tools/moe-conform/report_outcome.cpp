@@ -1,0 +1,40 @@
+// What run and check print and write once the runner is done: the text report, the JSON and
+// JUnit files, the input errors, and the exit code.
+#include <ctime>
+#include <iostream>
+
+#include "commands.hpp"
+#include "moe/conformance/reports.hpp"
+
+namespace moe::conform_cli {
+
+conformance::RunInfo make_run_info(const std::string& command_line, const std::vector<std::string>& backends,
+                                   const std::string& suite, const std::string& tier) {
+    conformance::RunInfo info;
+    info.tool_version = "moe-conform 0.1.0";
+    info.command_line = command_line;
+    info.backends = backends;
+    info.suite = suite;
+    info.tier = tier;
+    const std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    info.started_utc = buf;
+    return info;
+}
+
+int report_outcome(const conformance::RunInfo& info, const conformance::RunOutcome& outcome, const ReportFiles& files) {
+    conformance::write_text_report(std::cout, info, outcome.results);
+    if (!files.json.empty()) conformance::write_json_report(files.json, info, outcome.results);
+    if (!files.junit.empty()) conformance::write_junit_report(files.junit, info, outcome.results);
+    if (!files.html.empty()) conformance::write_html_report(files.html, info, outcome.results);
+    for (const auto& e : outcome.input_errors) std::cerr << "moe-conform: error: " << e << "\n";
+    if (!outcome.input_errors.empty())
+        std::cerr << "moe-conform: " << outcome.input_errors.size()
+                  << " golden file(s) could not be used; their cases were not compared\n";
+    else if (outcome.results.empty())
+        std::cerr << "moe-conform: error: no case matched the tier and filters\n";
+    return conformance::run_exit_code(outcome);
+}
+
+}  // namespace moe::conform_cli

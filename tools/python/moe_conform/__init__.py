@@ -1,0 +1,34 @@
+"""moe_conform: judge a Mixture-of-Experts implementation against the moe-conform golden suite.
+
+    import moe_conform
+    case = moe_conform.load_case("data/golden/gemm3_qwen_openvino_f32.h5")
+    result = moe_conform.check(case, my_output)             # numpy array, hidden_states' shape
+    print(result.status, result.worst_ratio)
+
+    summary = moe_conform.run_suite(my_fn, "data/golden")   # my_fn(case) -> output | (output, stages)
+
+Every verdict comes from the same comparison engine, tolerance model and reports as the
+`moe-conform` command (spec/tolerance.md, spec/report-format.md).
+"""
+from ._moe_conform import Case, Result, Summary, InputError, GoldenFileError, load_case, check
+from . import _moe_conform as _impl
+
+__all__ = ["Case", "Result", "Summary", "InputError", "GoldenFileError", "load_case", "check", "run_suite"]
+
+
+def run_suite(fn, suite_dir, compute="f32", storage=None, filter=None, json=None, junit=None, name=None,
+              quiet=False):
+    """Calls fn(case) for every case of suite_dir and judges what it returns.
+
+    fn returns the output (a numpy array of hidden_states' shape, float64/32/16) or
+    (output, {stage name: array}) to have the first diverging stage named on a failure. An
+    exception raised by fn is that case's ERROR; the run goes on.
+
+    compute, storage: the precision the implementation declares (spec/tolerance.md): "f64",
+    "f32", "f16", "bf16", or "data" for the case's own data type; storage None = compute.
+    filter: a case-name glob or a list of them. json, junit: report files to write.
+    Prints the same table as `moe-conform run` (unless quiet) and returns a Summary.
+    """
+    filters = [] if filter is None else ([filter] if isinstance(filter, str) else list(filter))
+    label = name or getattr(fn, "__name__", "python")
+    return _impl._run_suite(fn, str(suite_dir), compute, storage, filters, json, junit, label, quiet)

@@ -1,0 +1,182 @@
+// moe_conform's Python module: load a golden case, judge an output against it, or run a Python
+// function over a suite, with the same comparison, statuses and reports as `moe-conform run`.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <ctime>
+#include <sstream>
+
+#include "moe/conformance/judge.hpp"
+#include "moe/conformance/reports.hpp"
+#include "moe/conformance/runner.hpp"
+#include "moe/golden/suite.hpp"
+#include "moe/spec/error.hpp"
+#include "numpy_tensor.hpp"
+#include "python_backend.hpp"
+#include "python_case.hpp"
+
+namespace py = pybind11;
+using namespace moe;
+using conformance::CaseResult;
+
+namespace {
+
+constexpr const char* kVersion = "moe_conform 0.1.0 (Python)";
+
+conformance::RunInfo run_info(const std::string& backend, const std::string& suite, const std::string& command) {
+    conformance::RunInfo info;
+    info.tool_version = kVersion;
+    info.command_line = command;
+    info.backends = {backend};
+    info.suite = suite;
+    info.tier = "full";
+    const std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    info.started_utc = buf;
+    return info;
+}
+
+std::string text_report(const conformance::RunInfo& info, const std::vector<CaseResult>& results) {
+    std::ostringstream out;
+    conformance::write_text_report(out, info, results);
+    return out.str();
+}
+
+py::object element(const std::optional<conformance::ElementReport>& e) {
+    if (!e) return py::none();
+    py::dict d;
+    d["token"] = e->token;
+    d["feature"] = e->feature;
+    d["reference"] = e->reference;
+    d["got"] = e->got;
+    d["bound"] = e->bound;
+    return std::move(d);
+}
+
+py::object stage(const std::optional<conformance::StageDivergence>& s) {
+    if (!s) return py::none();
+    py::dict d;
+    d["stage"] = s->stage;
+    d["token"] = s->token;
+    d["slot"] = s->slot;
+    d["feature"] = s->feature;
+    d["reference"] = s->reference;
+    d["got"] = s->got;
+    d["bound"] = s->bound;
+    d["worst_ratio"] = s->worst_ratio;
+    return std::move(d);
+}
+
+struct Summary {
+    conformance::RunSummary counts;
+    std::vector<CaseResult> results;
+    std::vector<std::string> input_errors;
+    int exit_code = 0;
+    std::string report_text;
+};
+
+python::PythonCase load_case(const std::string& path) {
+    python::PythonCase c;
+    c.file = path;
+    c.golden = golden::read_golden(path);
+    validate(c.golden.problem);
+    return c;
+}
+
+CaseResult check(const python::PythonCase& c, const py::object& output, const std::string& compute,
+                 const std::optional<std::string>& storage, const py::object& stages, const std::string& name) {
+    if (!c.golden.outputs.count("output"))
+        throw InputError("case " + c.golden.problem.name + " has no reference output (load it with load_case)");
+    Output out = python::output_from_python(stages.is_none() ? output : py::make_tuple(output, stages));
+    const python::PrecisionSpec spec{compute, storage.value_or("")};
+    conformance::JudgeInput in;
+    in.file = c.file;
+    in.backend = name;
+    in.precision = spec.for_data(c.golden.problem.input(kHiddenStates).dtype());
+    in.repro = "moe_conform.check(moe_conform.load_case('" + c.file + "'), output)";
+    return conformance::judge_output(c.golden, out, in);
+}
+
+Summary run_suite(const py::function& fn, const std::string& suite_dir, const std::string& compute,
+                  const std::optional<std::string>& storage, const std::vector<std::string>& filters,
+                  const std::optional<std::string>& json, const std::optional<std::string>& junit,
+                  const std::string& name, bool quiet) {
+    python::PythonBackend backend(fn, name, {compute, storage.value_or("")});
+    conformance::RunOptions o;
+    o.files = golden::suite_files(suite_dir);
+    o.filters = filters;
+    o.progress = false;
+    const auto start = std::chrono::steady_clock::now();
+    conformance::RunOutcome outcome = conformance::run_suite(o, {&backend});
+    for (auto& r : outcome.results)
+        r.repro = "moe_conform.run_suite(fn, '" + suite_dir + "', filter='" + r.case_name + "')";
+    auto info = run_info(name, suite_dir, "moe_conform.run_suite(" + name + ", '" + suite_dir + "')");
+    info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    Summary s;
+    s.report_text = text_report(info, outcome.results);
+    if (!quiet) py::module_::import("sys").attr("stdout").attr("write")(s.report_text);
+    if (json) conformance::write_json_report(*json, info, outcome.results);
+    if (junit) conformance::write_junit_report(*junit, info, outcome.results);
+    s.counts = conformance::summarize(outcome.results);
+    s.exit_code = conformance::run_exit_code(outcome);
+    s.results = std::move(outcome.results);
+    s.input_errors = std::move(outcome.input_errors);
+    return s;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_moe_conform, m) {
+    m.doc() = "moe-conform: judge a MoE implementation against the golden suite (spec/tolerance.md bounds)";
+    py::register_exception<InputError>(m, "InputError", PyExc_ValueError);
+    py::register_exception<golden::FileError>(m, "GoldenFileError", PyExc_ValueError);
+    python::bind_case(m);
+
+    py::class_<CaseResult>(m, "Result", "The verdict on one output, as moe-conform reports it.")
+        .def_property_readonly("case", [](const CaseResult& r) { return r.case_name; })
+        .def_readonly("file", &CaseResult::file)
+        .def_readonly("backend", &CaseResult::backend)
+        .def_property_readonly("status", [](const CaseResult& r) { return std::string(conformance::status_name(r.status)); })
+        .def_readonly("reason", &CaseResult::reason)
+        .def_readonly("data_type", &CaseResult::data_type)
+        .def_readonly("compute_type", &CaseResult::compute_type)
+        .def_readonly("storage_type", &CaseResult::storage_type)
+        .def_readonly("exact", &CaseResult::exact)
+        .def_readonly("repro", &CaseResult::repro)
+        .def_property_readonly("worst_ratio", [](const CaseResult& r) { return r.metrics.worst_ratio; })
+        .def_property_readonly("max_abs", [](const CaseResult& r) { return r.metrics.max_abs_error; })
+        .def_property_readonly("max_rel", [](const CaseResult& r) { return r.metrics.max_rel_error; })
+        .def_property_readonly("max_ulps", [](const CaseResult& r) { return r.metrics.max_ulps; })
+        .def_property_readonly("over_bound", [](const CaseResult& r) { return r.metrics.over_bound; })
+        .def_property_readonly("elements", [](const CaseResult& r) { return r.metrics.elements; })
+        .def_property_readonly("worst_element", [](const CaseResult& r) { return element(r.metrics.worst); })
+        .def_property_readonly("first_divergent_stage", [](const CaseResult& r) { return stage(r.first_divergent_stage); })
+        .def_property_readonly("report_text", [](const CaseResult& r) {
+            return text_report(run_info(r.backend, r.file, "moe_conform.check"), {r});
+        })
+        .def("__repr__", [](const CaseResult& r) {
+            return "<moe_conform.Result " + r.case_name + " " + std::string(conformance::status_name(r.status)) + ">";
+        });
+
+    py::class_<Summary>(m, "Summary", "A suite run: counts, one Result per case, the exit code a CI would get.")
+        .def_property_readonly("passed", [](const Summary& s) { return s.counts.passed; })
+        .def_property_readonly("failed", [](const Summary& s) { return s.counts.failed; })
+        .def_property_readonly("skipped", [](const Summary& s) { return s.counts.skipped; })
+        .def_property_readonly("errors", [](const Summary& s) { return s.counts.errors; })
+        .def_property_readonly("mistrusted", [](const Summary& s) { return s.counts.mistrusted; })
+        .def_readonly("results", &Summary::results)
+        .def_readonly("input_errors", &Summary::input_errors)
+        .def_readonly("exit_code", &Summary::exit_code)
+        .def_readonly("report_text", &Summary::report_text)
+        .def_property_readonly("count_line", [](const Summary& s) { return conformance::count_line(s.counts); });
+
+    m.def("load_case", &load_case, py::arg("path"), "Reads a golden file (every input checked, as moe-conform does).");
+    m.def("check", &check, py::arg("case"), py::arg("output"), py::arg("compute") = "f32",
+          py::arg("storage") = py::none(), py::arg("stages") = py::none(), py::arg("name") = "python",
+          "Judges one output (numpy array; stages: {name: array} in the golden [T, K, features] layout).");
+    m.def("_run_suite", &run_suite, py::arg("fn"), py::arg("suite_dir"), py::arg("compute"), py::arg("storage"),
+          py::arg("filters"), py::arg("json"), py::arg("junit"), py::arg("name"), py::arg("quiet"));
+}

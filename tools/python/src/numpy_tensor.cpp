@@ -1,0 +1,64 @@
+#include "numpy_tensor.hpp"
+
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace moe::python {
+
+namespace {
+
+std::vector<py::ssize_t> dims(const Shape& s) { return std::vector<py::ssize_t>(s.begin(), s.end()); }
+
+// A copy of the tensor's bytes as an array of `dtype` (same element size).
+py::array raw(const Tensor& t, const py::dtype& dtype) {
+    py::array a(dtype, dims(t.shape()));
+    if (t.nbytes()) std::memcpy(a.mutable_data(), t.data(), t.nbytes());
+    return a;
+}
+
+}  // namespace
+
+py::array to_numpy(const Tensor& t) {
+    switch (t.dtype()) {
+        case DType::f64: return raw(t, py::dtype::of<double>());
+        case DType::f32: return raw(t, py::dtype::of<float>());
+        case DType::f16: return raw(t, py::dtype("float16"));
+        case DType::i32: return raw(t, py::dtype::of<std::int32_t>());
+        case DType::i64: return raw(t, py::dtype::of<std::int64_t>());
+        case DType::bf16: {
+            py::array_t<float> a(dims(t.shape()));
+            float* out = a.mutable_data();
+            for (std::size_t i = 0; i < t.size(); ++i) out[i] = static_cast<float>(t.get(i));  // exact
+            return a;
+        }
+    }
+    throw std::logic_error("to_numpy: unknown element type");
+}
+
+Tensor from_numpy(const py::handle& value, const std::string& what) {
+    if (!py::isinstance<py::array>(value))
+        throw py::type_error(what + " must be a numpy array (a torch tensor: .detach().cpu().float().numpy()), got " +
+                             std::string(py::str(py::type::of(value))));
+    const auto a = py::reinterpret_borrow<py::array>(value);
+    const char kind = a.dtype().kind();
+    const auto size = a.dtype().itemsize();
+    DType dt;
+    if (kind == 'f' && size == 8) dt = DType::f64;
+    else if (kind == 'f' && size == 4) dt = DType::f32;
+    else if (kind == 'f' && size == 2) dt = DType::f16;
+    else
+        throw py::type_error(what + " must hold float64, float32 or float16 values, not " +
+                             std::string(py::str(a.dtype())));
+    Shape shape;
+    for (py::ssize_t i = 0; i < a.ndim(); ++i) shape.push_back(static_cast<std::size_t>(a.shape(i)));
+    Tensor t(dt, shape);
+    // A C-contiguous copy in the array's own type: the bits the caller produced.
+    const auto c = py::array::ensure(a, py::array::c_style);
+    if (t.nbytes()) std::memcpy(t.data(), c.data(), t.nbytes());
+    return t;
+}
+
+}  // namespace moe::python

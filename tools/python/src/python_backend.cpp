@@ -1,0 +1,60 @@
+#include "python_backend.hpp"
+
+#include "moe/spec/error.hpp"
+#include "numpy_tensor.hpp"
+#include "python_case.hpp"
+
+namespace py = pybind11;
+
+namespace moe::python {
+
+namespace {
+
+DType type_named(const std::string& name, DType data, const char* what) {
+    if (name == "data") return data;
+    const auto t = parse_dtype(name);
+    if (!t || !is_floating(*t))
+        throw InputError(std::string(what) + " '" + name + "': expected f64, f32, f16, bf16 or \"data\"");
+    return *t;
+}
+
+}  // namespace
+
+Precision PrecisionSpec::for_data(DType data) const {
+    Precision p;
+    p.compute = type_named(compute, data, "compute");
+    p.storage = storage.empty() ? p.compute : type_named(storage, data, "storage");
+    return p;
+}
+
+PythonBackend::PythonBackend(py::function fn, std::string name, PrecisionSpec precision)
+    : fn_(std::move(fn)), name_(std::move(name)), precision_(std::move(precision)) {
+    precision_.for_data(DType::f32);  // refuse a bad name before any case runs
+}
+
+Output output_from_python(const py::handle& value) {
+    Output out;
+    if (py::isinstance<py::tuple>(value)) {
+        const auto t = py::reinterpret_borrow<py::tuple>(value);
+        if (t.size() != 2 || !py::isinstance<py::dict>(t[1]))
+            throw py::type_error("the function must return an output array or (output, {stage name: array})");
+        out.output = from_numpy(t[0], "output");
+        for (const auto& [k, v] : py::reinterpret_borrow<py::dict>(t[1])) {
+            const std::string stage = py::str(k);
+            out.stages.emplace(stage, from_numpy(v, "stage '" + stage + "'"));
+        }
+        return out;
+    }
+    out.output = from_numpy(value, "output");
+    return out;
+}
+
+Output PythonBackend::run(const Problem& p, bool want_stages) {
+    PythonCase c;
+    c.golden.problem = p;  // no reference: the function under test does not see the answer
+    Output out = output_from_python(fn_(py::cast(std::move(c))));
+    if (!want_stages) out.stages.clear();
+    return out;
+}
+
+}  // namespace moe::python

@@ -1,0 +1,39 @@
+#pragma once
+// A Python function as a backend: run_suite hands every case to fn(case) and judges what comes
+// back with the one comparison engine. An exception raised by fn is that case's ERROR.
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+#include "moe/spec/backend.hpp"
+
+namespace moe::python {
+
+// The declared precision as Python spells it: a type name, or "data" for the case's own data
+// type; storage "" (None) means the same as compute.
+struct PrecisionSpec {
+    std::string compute = "f32";
+    std::string storage;
+    Precision for_data(DType data) const;  // throws InputError on an unknown name
+};
+
+class PythonBackend : public Backend {
+public:
+    PythonBackend(pybind11::function fn, std::string name, PrecisionSpec precision);
+    std::string name() const override { return name_; }
+    std::string description() const override { return "Python function " + name_; }
+    Support supports(const Problem&) const override { return {}; }
+    Precision precision(DType data_type) const override { return precision_.for_data(data_type); }
+    bool provides_stages() const override { return true; }
+    Output run(const Problem& p, bool want_stages) override;
+
+private:
+    pybind11::function fn_;
+    std::string name_;
+    PrecisionSpec precision_;
+};
+
+// What fn returned: an output array, or (output, {stage name: array}).
+Output output_from_python(const pybind11::handle& value);
+
+}  // namespace moe::python

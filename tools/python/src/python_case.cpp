@@ -1,0 +1,79 @@
+#include "python_case.hpp"
+
+#include <pybind11/stl.h>
+
+#include "numpy_tensor.hpp"
+
+namespace py = pybind11;
+
+namespace moe::python {
+
+namespace {
+
+py::dict inputs(const PythonCase& c) {
+    py::dict d;
+    for (const auto& [name, t] : c.golden.problem.inputs) d[py::str(name)] = to_numpy(t);
+    return d;
+}
+
+py::dict input_types(const PythonCase& c) {
+    py::dict d;
+    for (const auto& [name, t] : c.golden.problem.inputs) d[py::str(name)] = std::string(dtype_name(t.dtype()));
+    return d;
+}
+
+py::dict attrs(const PythonCase& c) {
+    const Problem& p = c.golden.problem;
+    const OpAttributes& a = p.attributes;
+    const ResolvedParams r = resolve(a);
+    const Dims d = validate(p);
+    py::dict out;
+    out["expert_type"] = std::string(expert_type_name(a.expert_type));
+    out["convention"] = std::string(convention_name(a.convention));
+    out["expert_alpha"] = a.expert_alpha;
+    out["expert_beta"] = a.expert_beta;
+    out["gate_idx"] = a.gate_idx ? py::object(py::int_(*a.gate_idx)) : py::object(py::none());
+    // The resolved meaning (spec/README.md): what a kernel needs, whatever the convention.
+    out["swish_beta"] = r.swish_beta;
+    out["clamp_limit"] = r.clamp_limit;
+    out["gate_lane"] = r.gate_lane;
+    out["weight_layout"] = std::string(weight_layout_name(r.weight_layout));
+    out["routing_layout"] = std::string(routing_layout_name(r.routing_layout));
+    out["T"] = d.T;
+    out["H"] = d.H;
+    out["I"] = d.I;
+    out["E"] = d.E;
+    out["K"] = d.K;
+    return out;
+}
+
+}  // namespace
+
+void bind_case(py::module_& m) {
+    py::class_<PythonCase>(m, "Case", "One golden case: inputs, attributes and (from a file) the f64 reference.")
+        .def_property_readonly("name", [](const PythonCase& c) { return c.golden.problem.name; })
+        .def_property_readonly("file", [](const PythonCase& c) { return c.file; })
+        .def_property_readonly("inputs", &inputs, "dict of numpy arrays by op input name (bf16 as float32 values)")
+        .def_property_readonly("input_types", &input_types, "dict: input name -> stored element type (f32, bf16, ...)")
+        .def_property_readonly("attrs", &attrs, "op attributes as given, their resolved meaning, and T, H, I, E, K")
+        .def_property_readonly("expert_type", [](const PythonCase& c) {
+            return std::string(expert_type_name(c.golden.problem.attributes.expert_type));
+        })
+        .def_property_readonly("convention", [](const PythonCase& c) {
+            return std::string(convention_name(c.golden.problem.attributes.convention));
+        })
+        .def_property_readonly("data_type", [](const PythonCase& c) {
+            return std::string(dtype_name(c.golden.problem.input(kHiddenStates).dtype()));
+        })
+        .def_property_readonly("exact", [](const PythonCase& c) { return c.golden.exact; })
+        .def_property_readonly(
+            "reference",
+            [](const PythonCase& c) -> py::object {
+                const auto it = c.golden.outputs.find("output");
+                return it == c.golden.outputs.end() ? py::object(py::none()) : py::object(to_numpy(it->second));
+            },
+            "the f64 reference output (None inside run_suite: the function under test does not see it)")
+        .def("__repr__", [](const PythonCase& c) { return "<moe_conform.Case " + c.golden.problem.name + ">"; });
+}
+
+}  // namespace moe::python
