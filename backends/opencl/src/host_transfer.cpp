@@ -1,34 +1,38 @@
 #include "host_transfer.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 namespace moe::backends::ocl {
 
 namespace {
 
-constexpr std::size_t kChunk = std::size_t(4) << 20;     // bytes per DMA command
-constexpr std::size_t kParallelMin = std::size_t(256) << 10;  // smaller copies: one thread
-constexpr std::size_t kSlice = std::size_t(256) << 10;   // one thread's share of a parallel copy
+constexpr std::size_t kChunk = std::size_t(4) << 20;          // bytes per DMA command
+constexpr std::size_t kParallelMin = std::size_t(1) << 20;    // smaller copies: one thread
+constexpr unsigned kThreads = 4;                              // a few streams fill a host's memory bandwidth
 
 }  // namespace
 
+// Threads started for the copy and joined after it, so nothing is left spinning between runs (with
+// an OpenMP pool, some runs on the H100 host stalled for tens of ms; idle pool threads competing
+// with the driver's for the CPUs are the likely cause).
 void parallel_copy(void* dst, const void* src, std::size_t bytes) {
     if (bytes < kParallelMin) {
         std::memcpy(dst, src, bytes);
         return;
     }
-    const long long slices = static_cast<long long>((bytes + kSlice - 1) / kSlice);
-    const int threads = std::min(8, omp_get_max_threads());  // a few streams fill a host's memory bandwidth
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (long long s = 0; s < slices; ++s) {
-        const std::size_t at = static_cast<std::size_t>(s) * kSlice;
+    const std::size_t slice = (bytes / kThreads + 63) / 64 * 64;
+    const auto copy = [&](unsigned t) {
+        const std::size_t at = std::min(bytes, t * slice);
         std::memcpy(static_cast<unsigned char*>(dst) + at, static_cast<const unsigned char*>(src) + at,
-                    std::min(kSlice, bytes - at));
-    }
+                    std::min(slice, bytes - at));
+    };
+    std::vector<std::thread> helpers;
+    for (unsigned t = 1; t < kThreads; ++t) helpers.emplace_back(copy, t);
+    copy(0);
+    for (auto& h : helpers) h.join();
 }
 
 void upload(const Runtime& rt, const Buffer& dst, std::size_t dst_off, const void* src, std::size_t bytes,
