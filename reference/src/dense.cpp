@@ -22,14 +22,15 @@ using Array = xt::xarray<double>;
 
 // matmul(tiled[e], W[e]) for every expert: [E, T, N]. Uses the reference's one GEMM, so each
 // element is the same dot product the sparse mode computes.
-Array batched_matmul(const Array& lhs, const Tensor& w, WeightLayout layout, std::size_t n_out, int threads) {
+Array batched_matmul(const Array& lhs, const Problem& p, const char* w, WeightLayout layout, std::size_t n_out,
+                     int threads) {
     const std::size_t E = lhs.shape()[0], T = lhs.shape()[1], K = lhs.shape()[2];
     Array out = xt::zeros<double>({E, T, n_out});
     for (std::size_t e = 0; e < E; ++e) {
         PaddedMatrix a(T, K);
         for (std::size_t t = 0; t < T; ++t)
             for (std::size_t k = 0; k < K; ++k) a.row(t)[k] = lhs(e, t, k);
-        gemm_abt(a, weight_rows(w, e, layout), out.data() + e * T * n_out, n_out, threads);
+        gemm_abt(a, weight_rows(p, w, e, layout), out.data() + e * T * n_out, n_out, threads);
     }
     return out;
 }
@@ -68,7 +69,7 @@ Result run_dense(const Problem& p, const Dims& d, const ResolvedParams& rp, cons
     Array tiled = xt::tile(x2, {d.E, std::size_t(1)});
     tiled.reshape({d.E, d.T, d.H});
 
-    Array first = batched_matmul(tiled, p.input(kWeight0), rp.weight_layout, n0, o.threads);
+    Array first = batched_matmul(tiled, p, kWeight0, rp.weight_layout, n0, o.threads);
     Array act, up;
     if (gemm2) {
         const Array gate_up = first + bias_tensor(p, kBias0, d.E, n0);
@@ -81,11 +82,11 @@ Result run_dense(const Problem& p, const Dims& d, const ResolvedParams& rp, cons
         const Array add_1 = map(lin, [&](double v) { return clamp(v, -L, L); }) + 1.0;
         act = add_1 * swish_1;
     } else {
-        up = batched_matmul(tiled, p.input(kWeight1), rp.weight_layout, d.I, o.threads);
+        up = batched_matmul(tiled, p, kWeight1, rp.weight_layout, d.I, o.threads);
         const double beta = rp.swish_beta;
         act = map(first, [&](double v) { return swish(v, beta); }) * up;
     }
-    Array down = batched_matmul(act, p.input(gemm2 ? kWeight1 : kWeight2), rp.weight_layout, d.H, o.threads);
+    Array down = batched_matmul(act, p, gemm2 ? kWeight1 : kWeight2, rp.weight_layout, d.H, o.threads);
     if (gemm2) down = down + bias_tensor(p, kBias1, d.E, d.H);
 
     // Routing multiply and the reduce-sum over experts, from +0 in expert order.

@@ -60,7 +60,7 @@ ErrorTerms error_terms(const Problem& p, bool with_stages, int threads) {
         const PaddedMatrix abs_x = absolute(xe);
 
         // First GEMM(s): values h and magnitudes M1 = |W||x| + |b|.
-        const PaddedMatrix w0 = weight_rows(p.input(kWeight0), e, rp.weight_layout);
+        const PaddedMatrix w0 = weight_rows(p, kWeight0, e, rp.weight_layout);
         std::vector<double> h(n * n0);
         gemm_abt(xe, w0, h.data(), n0, threads);
         const std::vector<double> b0 = gemm2 ? bias_row(p, kBias0, e, n0) : std::vector<double>(n0, 0.0);
@@ -70,7 +70,7 @@ ErrorTerms error_terms(const Problem& p, bool with_stages, int threads) {
         const std::vector<double> m1 = times_abs(abs_x, absolute(w0), &abs_b0, threads);
         std::vector<double> up, m1_up;
         if (!gemm2) {
-            const PaddedMatrix w1 = weight_rows(p.input(kWeight1), e, rp.weight_layout);
+            const PaddedMatrix w1 = weight_rows(p, kWeight1, e, rp.weight_layout);
             up.resize(n * d.I);
             gemm_abt(xe, w1, up.data(), d.I, threads);
             m1_up = times_abs(abs_x, absolute(w1), nullptr, threads);
@@ -110,7 +110,7 @@ ErrorTerms error_terms(const Problem& p, bool with_stages, int threads) {
         }
 
         // Down GEMM: values y, and every term carried by |W_down|.
-        const PaddedMatrix wd = weight_rows(p.input(gemm2 ? kWeight1 : kWeight2), e, rp.weight_layout);
+        const PaddedMatrix wd = weight_rows(p, gemm2 ? kWeight1 : kWeight2, e, rp.weight_layout);
         const PaddedMatrix abs_wd = absolute(wd);
         std::vector<double> y(n * d.H);
         gemm_abt(act, wd, y.data(), d.H, threads);

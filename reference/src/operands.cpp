@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "moe/spec/compression.hpp"
+
 namespace moe::reference {
 
 PaddedMatrix hidden_rows(const Problem& p, const Dims& d) {
@@ -11,8 +13,17 @@ PaddedMatrix hidden_rows(const Problem& p, const Dims& d) {
     return m;
 }
 
-PaddedMatrix weight_rows(const Tensor& w, std::size_t e, WeightLayout layout) {
+PaddedMatrix weight_rows(const Problem& p, const char* name, std::size_t e, WeightLayout layout) {
+    const Tensor& w = p.input(name);
     const Shape& s = w.shape();
+    if (const std::optional<WeightCompression> c = weight_compression(p, name)) {
+        // Compressed weights are NK (validate()); each row dequantised on its own.
+        PaddedMatrix m(c->N, c->K);
+#pragma omp parallel for schedule(static) if (c->N * c->K > (1u << 20))
+        for (long long r = 0; r < static_cast<long long>(c->N); ++r)
+            dequantize_rows(p, name, *c, e, static_cast<std::size_t>(r), 1, m.row(static_cast<std::size_t>(r)));
+        return m;
+    }
     const std::size_t n = layout == WeightLayout::NK ? s[1] : s[2];
     const std::size_t k = layout == WeightLayout::NK ? s[2] : s[1];
     PaddedMatrix m(n, k);

@@ -36,12 +36,12 @@ Result run_sparse(const Problem& p, const Dims& d, const ResolvedParams& rp, con
         const PaddedMatrix xe = gather_rows(x, pairs);
 
         std::vector<double> first(n * n0);
-        gemm_abt(xe, weight_rows(p.input(kWeight0), e, rp.weight_layout), first.data(), n0, o.threads);
+        gemm_abt(xe, weight_rows(p, kWeight0, e, rp.weight_layout), first.data(), n0, o.threads);
         if (gemm2) add_bias(first, n, bias_row(p, kBias0, e, n0));
         std::vector<double> up;
         if (!gemm2) {
             up.resize(n * d.I);
-            gemm_abt(xe, weight_rows(p.input(kWeight1), e, rp.weight_layout), up.data(), d.I, o.threads);
+            gemm_abt(xe, weight_rows(p, kWeight1, e, rp.weight_layout), up.data(), d.I, o.threads);
         }
 
         PaddedMatrix act(n, d.I);
@@ -56,7 +56,7 @@ Result run_sparse(const Problem& p, const Dims& d, const ResolvedParams& rp, con
         }
 
         std::vector<double> down(n * d.H);
-        gemm_abt(act, weight_rows(p.input(down_name), e, rp.weight_layout), down.data(), d.H, o.threads);
+        gemm_abt(act, weight_rows(p, down_name, e, rp.weight_layout), down.data(), d.H, o.threads);
         if (gemm2) add_bias(down, n, bias_row(p, kBias1, e, d.H));
 
         for (std::size_t i = 0; i < n; ++i) {

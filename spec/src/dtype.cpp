@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "rounding.hpp"
+
 namespace moe {
 
 std::string_view dtype_name(DType t) {
@@ -16,26 +18,77 @@ std::string_view dtype_name(DType t) {
         case DType::bf16: return "bf16";
         case DType::i32: return "i32";
         case DType::i64: return "i64";
+        case DType::u8: return "u8";
+        case DType::i8: return "i8";
+        case DType::u4: return "u4";
+        case DType::i4: return "i4";
+        case DType::f4e2m1: return "f4e2m1";
+        case DType::f8e4m3: return "f8e4m3";
+        case DType::f8e5m2: return "f8e5m2";
+        case DType::f8e8m0: return "f8e8m0";
     }
     return "?";
 }
 
+namespace {
+constexpr DType kAllTypes[] = {DType::f64, DType::f32,    DType::f16,    DType::bf16,   DType::i32,
+                               DType::i64, DType::u8,     DType::i8,     DType::u4,     DType::i4,
+                               DType::f4e2m1, DType::f8e4m3, DType::f8e5m2, DType::f8e8m0};
+}  // namespace
+
 std::optional<DType> parse_dtype(std::string_view name) {
-    for (DType t : {DType::f64, DType::f32, DType::f16, DType::bf16, DType::i32, DType::i64})
+    for (DType t : kAllTypes)
         if (dtype_name(t) == name) return t;
     return std::nullopt;
 }
 
-std::size_t dtype_size(DType t) {
+std::size_t dtype_bits(DType t) {
     switch (t) {
-        case DType::f64: case DType::i64: return 8;
-        case DType::f32: case DType::i32: return 4;
-        case DType::f16: case DType::bf16: return 2;
+        case DType::f64: case DType::i64: return 64;
+        case DType::f32: case DType::i32: return 32;
+        case DType::f16: case DType::bf16: return 16;
+        case DType::u8: case DType::i8: case DType::f8e4m3: case DType::f8e5m2: case DType::f8e8m0: return 8;
+        case DType::u4: case DType::i4: case DType::f4e2m1: return 4;
     }
     return 0;
 }
 
-bool is_floating(DType t) { return t != DType::i32 && t != DType::i64; }
+std::size_t dtype_size(DType t) { return dtype_bits(t) < 8 ? 1 : dtype_bits(t) / 8; }
+
+std::size_t storage_bytes(DType t, std::size_t count) {
+    return dtype_bits(t) == 4 ? count / 2 + count % 2 : count * dtype_size(t);
+}
+
+bool is_floating(DType t) { return t == DType::f64 || t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+
+bool is_index_type(DType t) { return t == DType::i32 || t == DType::i64; }
+
+bool is_integer_weight(DType t) { return t == DType::u8 || t == DType::i8 || t == DType::u4 || t == DType::i4; }
+
+bool is_compressed_weight(DType t) {
+    return is_integer_weight(t) || t == DType::f4e2m1 || t == DType::f8e4m3 || t == DType::f8e5m2;
+}
+
+bool is_scale_type(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::f8e8m0; }
+
+std::int64_t integer_min(DType t) {
+    switch (t) {
+        case DType::i8: return -128;
+        case DType::i4: return -8;
+        case DType::u8: case DType::u4: return 0;
+        default: throw std::logic_error("integer_min of a type that is not an integer weight type");
+    }
+}
+
+std::int64_t integer_max(DType t) {
+    switch (t) {
+        case DType::u8: return 255;
+        case DType::i8: return 127;
+        case DType::u4: return 15;
+        case DType::i4: return 7;
+        default: throw std::logic_error("integer_max of a type that is not an integer weight type");
+    }
+}
 
 double unit_roundoff(DType t) {
     switch (t) {
@@ -78,31 +131,11 @@ double bf16_bits_to_f64(std::uint16_t bits) {
     return static_cast<double>(f);
 }
 
-namespace {
-
-// Rounds |v| (finite, non-negative) to a binary format with `mant_bits` stored significand bits,
-// minimum normal exponent `emin` and maximum finite value `max_finite`; returns the f64 value.
-double round_binary(double a, int mant_bits, int emin, double max_finite) {
-    if (a == 0.0) return 0.0;
-    int e;
-    std::frexp(a, &e);          // a = m * 2^e, m in [0.5, 1)
-    int exp = e - 1;            // a in [2^exp, 2^(exp+1))
-    if (exp < emin) exp = emin;  // subnormal range: fixed quantum
-    const double quantum = std::ldexp(1.0, exp - mant_bits);
-    // a / quantum is exact (power-of-two scaling); nearbyint rounds ties to even under the
-    // default rounding mode.
-    const double r = std::nearbyint(a / quantum) * quantum;
-    const double overflow_edge = max_finite + std::ldexp(1.0, std::ilogb(max_finite) - mant_bits - 1);
-    if (a >= overflow_edge) return std::numeric_limits<double>::infinity();
-    return r > max_finite ? max_finite : r;
-}
-
-}  // namespace
 
 std::uint16_t f64_to_f16_bits(double v) {
     const std::uint16_t sign = std::signbit(v) ? 0x8000 : 0;
     if (std::isnan(v)) return 0x7e00;
-    const double r = round_binary(std::fabs(v), 10, -14, 65504.0);
+    const double r = detail::round_binary(std::fabs(v), 10, -14, 65504.0);
     if (std::isinf(r)) return sign | 0x7c00;
     if (r == 0.0) return sign;
     int e;
@@ -119,7 +152,7 @@ std::uint16_t f64_to_bf16_bits(double v) {
     const std::uint16_t sign = std::signbit(v) ? 0x8000 : 0;
     if (std::isnan(v)) return 0x7fc0;
     const double max_bf16 = std::ldexp(255.0, 120);  // (2 - 2^-7) * 2^127
-    const double r = round_binary(std::fabs(v), 7, -126, max_bf16);
+    const double r = detail::round_binary(std::fabs(v), 7, -126, max_bf16);
     // r is exactly representable in bf16, hence in f32: its top 16 bits are the pattern.
     const float f = static_cast<float>(r);
     std::uint32_t wide;
@@ -133,6 +166,9 @@ double round_to(DType t, double v) {
         case DType::f32: return static_cast<double>(static_cast<float>(v));
         case DType::f16: return f16_bits_to_f64(f64_to_f16_bits(v));
         case DType::bf16: return bf16_bits_to_f64(f64_to_bf16_bits(v));
+        case DType::f8e4m3: return f8e4m3_to_f64(f64_to_f8e4m3(v));
+        case DType::f8e5m2: return f8e5m2_to_f64(f64_to_f8e5m2(v));
+        case DType::f4e2m1: return f4e2m1_to_f64(f64_to_f4e2m1(v));
         default: throw std::logic_error("round_to an integer type");
     }
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "moe/spec/compression.hpp"
 #include "moe/spec/error.hpp"
 #include "moe/spec/problem.hpp"
 
@@ -77,8 +78,7 @@ Dims validate(const Problem& p) {
                              " needs " + std::to_string(required.size()) + " inputs" + (gemm2 ? ", 7 with both biases" : "") + ")");
     for (const auto& [n, t] : p.inputs) {
         (void)t;
-        if (std::find(std::begin(kInputNames), std::end(kInputNames), n) == std::end(kInputNames))
-            throw InputError("unknown input " + n);
+        if (!is_input_name(n)) throw InputError("unknown input " + n);
         if (gemm2 && n == kWeight2)
             throw InputError("input weight_2 is given but GEMM2_BIAS_SWIGLU_CLAMP has two GEMMs");
         if (!gemm2 && (n == kBias0 || n == kBias1))
@@ -91,14 +91,22 @@ Dims validate(const Problem& p) {
         throw InputError("hidden_states: element type " + std::string(dtype_name(x.dtype())) +
                          " is not a floating type (f64, f32, f16, bf16)");
     for (const auto& [n, t] : p.inputs) {
+        const bool weight = n == kWeight0 || n == kWeight1 || n == kWeight2;
         if (n == kTopkIndices) {
-            if (is_floating(t.dtype()))
+            if (!is_index_type(t.dtype()))
                 throw InputError("router_topk_output_indices: element type " + std::string(dtype_name(t.dtype())) +
                                  " is not an index type (i32, i64)");
+        } else if (weight && is_compressed_weight(t.dtype())) {
+            continue;  // its scale and zero point are checked with the shapes (validate_compression)
+        } else if (n.find("_scale") != std::string::npos || n.find("_zero_point") != std::string::npos) {
+            continue;  // a compressed weight's own types
         } else if (t.dtype() != x.dtype()) {
             throw InputError(n + ": element type " + std::string(dtype_name(t.dtype())) +
                              " differs from hidden_states' " + std::string(dtype_name(x.dtype())) +
-                             " (all data inputs share the op's type T)");
+                             " (all data inputs share the op's type T" +
+                             (weight ? "; a weight may instead be compressed: u8, i8, u4, i4, f4e2m1, f8e4m3, f8e5m2"
+                                     : std::string()) +
+                             ")");
         }
     }
 
@@ -141,6 +149,7 @@ Dims validate(const Problem& p) {
         check_weight(p, kWeight1, r.weight_layout, d.E, d.I, d.H, "I", "H");
         check_weight(p, kWeight2, r.weight_layout, d.E, d.H, d.I, "H", "I");
     }
+    validate_compression(p, r.weight_layout);
 
     // Indices [T, K] or [B, S, K].
     const Tensor& idx = p.input(kTopkIndices);

@@ -86,7 +86,7 @@ TEST_CASE("root attributes: missing, unknown or wrong values are malformed") {
     CHECK(has(msg, "GEMM4"));
     msg = malformed_after("f.attrs['format'] = 'hdf5-dump'");
     CHECK(has(msg, "moe-golden"));
-    msg = malformed_after("f.attrs['format_version'] = 2");
+    msg = malformed_after("f.attrs['format_version'] = 3");
     CHECK(has(msg, "format_version"));
     CHECK(has(msg, "2"));
     msg = malformed_after("f.attrs['expert_alpha'] = 'seven'");

@@ -83,6 +83,10 @@ public:
         return *availability_;
     }
     Support supports(const Problem& p) const override {
+        for (const auto& [name, tensor] : p.inputs)
+            if (plugin::abi_dtype(tensor.dtype()) < 0)
+                return {false, name + " is " + std::string(dtype_name(tensor.dtype())) +
+                                   ": compressed weights are not in backend ABI version 1"};
         const auto& t = lib_->table();
         if (!t.supports) return {};
         const plugin::ProblemView view(p);

@@ -12,8 +12,8 @@ int32_t abi_dtype(DType t) {
         case DType::bf16: return MOE_BF16;
         case DType::i32: return MOE_I32;
         case DType::i64: return MOE_I64;
+        default: return -1;  // compressed element types: not in ABI version 1
     }
-    return -1;
 }
 
 DType dtype_from_abi(int32_t t) {

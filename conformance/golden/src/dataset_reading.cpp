@@ -25,11 +25,13 @@ DType dataset_element_type(hid_t dset, hid_t type, const std::string& path, cons
             ctx.malformed("dataset " + path, "no element_type attribute, and the stored type (" +
                                                  h5::describe_h5_type(type) +
                                                  ") does not determine one (bf16 bit patterns stored as "
-                                                 "16-bit integers need element_type = \"bf16\")");
+                                                 "16-bit integers, and every 8-bit integer, need an element_type)");
         return *inferred;
     }
     const std::optional<DType> dt = parse_dtype(*declared);
-    if (!dt) ctx.malformed(attr_where, "unknown element type '" + *declared + "' (expected f64, f32, f16, bf16, i32 or i64)");
+    if (!dt) ctx.malformed(attr_where, "unknown element type '" + *declared +
+                                              "' (expected f64, f32, f16, bf16, i32, i64; for compressed weights "
+                                              "u8, i8, u4, i4, f4e2m1, f8e4m3, f8e5m2, f8e8m0)");
     if (!h5::stored_type_matches(*dt, type))
         ctx.malformed("dataset " + path, "element_type is '" + *declared + "' but the data is stored as " +
                                              h5::describe_h5_type(type));

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "compressed_inputs.hpp"
 #include "dataset_reading.hpp"
 #include "golden_rules.hpp"
 #include "hdf5/h5_attributes.hpp"
@@ -68,7 +69,7 @@ auto parse_attr(const std::string& name, const std::string& value, F parse, cons
     }
 }
 
-void check_format(hid_t root, const FileContext& ctx) {
+std::int64_t check_format(hid_t root, const FileContext& ctx) {
     const std::optional<std::string> found = read_root_string(root, "format", ctx);
     if (!found) ctx.malformed(where_root_attr("format"), "missing (required; not a golden file?)");
     const std::string& format = *found;
@@ -77,10 +78,11 @@ void check_format(hid_t root, const FileContext& ctx) {
                       "is '" + format + "', expected '" + kFormatName + "' (not a golden file)");
     const std::optional<std::int64_t> version = read_root_i64(root, "format_version", ctx);
     if (!version) ctx.malformed(where_root_attr("format_version"), "missing (required)");
-    if (*version != kFormatVersion)
+    if (*version < 1 || *version > kFormatVersion)
         ctx.malformed(where_root_attr("format_version"),
-                      "is " + std::to_string(*version) + "; this reader understands version " +
+                      "is " + std::to_string(*version) + "; this reader understands versions 1 to " +
                           std::to_string(kFormatVersion) + " only");
+    return *version;
 }
 
 OpAttributes read_op_attributes(hid_t root, const FileContext& ctx) {
@@ -170,7 +172,7 @@ GoldenCase read_golden(const std::filesystem::path& file, const ReadOptions& opt
     // Before the first string attribute is read (see h5_global_heap.hpp).
     h5::check_global_heaps(ctx, f.bytes, h5::length_size(f.file, ctx));
     H5Id root = h5::open_root(f.file, ctx);
-    check_format(root.get(), ctx);
+    const std::int64_t version = check_format(root.get(), ctx);
 
     GoldenCase c;
     c.problem.name = require_root_string(root.get(), "case", ctx);
@@ -207,10 +209,18 @@ GoldenCase read_golden(const std::filesystem::path& file, const ReadOptions& opt
         for (const PlannedDataset* p : all) options.storage->datasets.push_back(p->storage);
     }
 
+    // A compressed weight's group_size (read while its dataset is open; checked once all are read).
+    std::map<std::string, std::int64_t> declared_group_sizes;
+    for (const PlannedDataset& p : planned_inputs)
+        if (auto gs = h5::read_i64_attr(p.dset.get(), kGroupSizeAttr, ctx, where_attr(kGroupSizeAttr, p.path)))
+            declared_group_sizes[p.name] = *gs;
+
     c.problem.inputs = read_planned_group(planned_inputs, ctx);
     c.outputs = read_planned_group(planned_outputs, ctx);
     c.stages = read_planned_group(planned_stages, ctx);
     check_inputs_known(c.problem.inputs, ctx);
+    check_inputs_for_version(c.problem.inputs, version, ctx);
+    check_group_sizes(c.problem.inputs, declared_group_sizes, ctx);
     check_outputs_f64(c.outputs, "/outputs", ctx);
     check_outputs_f64(c.stages, "/stages", ctx);
     check_output_shape(c, ctx);

@@ -1,5 +1,6 @@
 #include "golden_rules.hpp"
 
+#include "moe/spec/compression.hpp"
 #include "moe/spec/error.hpp"
 
 namespace moe::golden {
@@ -10,16 +11,12 @@ std::string where_attr(const std::string& name, const std::string& object_path) 
     return "attribute '" + name + "' of " + object_path;
 }
 
-bool is_known_input(const std::string& name) {
-    for (const char* n : kInputNames)
-        if (name == n) return true;
-    return false;
-}
+bool is_known_input(const std::string& name) { return is_input_name(name); }
 
 std::string known_inputs_list() {
     std::string out;
     for (const char* n : kInputNames) out += (out.empty() ? "" : ", ") + std::string(n);
-    return out;
+    return out + "; for compressed weights <weight>_scale, <weight>_zero_point";
 }
 
 void check_dataset_name(const std::string& group_path, const std::string& name, const h5::FileContext& ctx) {

@@ -2,6 +2,7 @@
 // HDF5 layer in hdf5/.
 #include <string_view>
 
+#include "compressed_inputs.hpp"
 #include "dataset_writing.hpp"
 #include "golden_rules.hpp"
 #include "hdf5/atomic_file.hpp"
@@ -37,7 +38,7 @@ void write_root_f64(hid_t root, const std::string& name, double v, const FileCon
 void write_root_attributes(hid_t root, const GoldenCase& c, const ResolvedParams& r, const FileContext& ctx) {
     const OpAttributes& a = c.problem.attributes;
     write_root_string(root, "format", kFormatName, ctx);
-    write_root_i64(root, "format_version", kFormatVersion, ctx);
+    write_root_i64(root, "format_version", format_version_for(c.problem.inputs), ctx);
     write_root_string(root, "case", c.problem.name, ctx);
     write_root_string(root, "expert_type", expert_type_name(a.expert_type), ctx);
     write_root_string(root, "convention", convention_name(a.convention), ctx);
@@ -71,7 +72,7 @@ void write_contents(const std::filesystem::path& tmp, const GoldenCase& c, const
     {
         H5Id root = h5::open_root(file, ctx);
         write_root_attributes(root.get(), c, r, ctx);
-        write_tensor_group(root.get(), kInputsGroup, c.problem.inputs, ctx);
+        write_tensor_group(root.get(), kInputsGroup, c.problem.inputs, ctx, group_sizes(c.problem.inputs, ctx));
         if (!c.outputs.empty()) write_tensor_group(root.get(), kOutputsGroup, c.outputs, ctx);
         if (!c.stages.empty()) write_tensor_group(root.get(), kStagesGroup, c.stages, ctx);
     }

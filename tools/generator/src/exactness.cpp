@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "moe/spec/compression.hpp"
 #include "moe/spec/error.hpp"
 
 namespace moe::generator {
@@ -97,7 +98,11 @@ double certify_exact(const Problem& p, int significand_bits, DType storage) {
                          "; only swish_beta 0 (swish(x) = x / 2) keeps the activation exact");
     Certifier c(significand_bits, storage);
     const Grid x = c.check("hidden_states", grid_of(p.input(kHiddenStates)));
-    auto input = [&](const char* name) { return c.check(name, grid_of(p.input(name))); };
+    // A compressed weight's grid is that of its dequantised values (W - Z) * S.
+    auto input = [&](const char* name) {
+        const Tensor& t = p.input(name);
+        return c.check(name, grid_of(is_compressed_weight(t.dtype()) ? dequantize_weight(p, name, DType::f64) : t));
+    };
     auto bias = [&](const char* name) { return p.has(name) ? input(name) : Grid{1.0, 0.0}; };
     const Grid half{0.5, 0.5};
 

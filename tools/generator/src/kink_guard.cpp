@@ -6,24 +6,28 @@
 
 #include "moe/generator/synthesize.hpp"
 #include "moe/reference/interpreter.hpp"
+#include "moe/spec/compression.hpp"
 
 namespace moe::generator {
 
 namespace {
 
-// The same problem with every data value replaced by its absolute value: its gate_up stage is the
-// magnitude |W0||x| + |b0| of each pre-activation.
+// The same problem with every data value replaced by its absolute value, in f64: its gate_up stage
+// is the magnitude |W0||x| + |b0| of each pre-activation. Compressed weights enter as |W_f|, their
+// dequantised values (the codes' magnitudes would mean nothing).
 Problem absolute(const Problem& p) {
-    Problem a = p;
+    Problem a = with_dequantized_weights(p, DType::f64);
     std::vector<double> block(1 << 16);
     for (auto& [name, t] : a.inputs) {
         if (name == kTopkIndices) continue;
+        Tensor wide(DType::f64, t.shape());
         for (std::size_t begin = 0; begin < t.size(); begin += block.size()) {
             const std::size_t n = std::min(block.size(), t.size() - begin);
             t.to_f64(begin, n, block.data());
             for (std::size_t i = 0; i < n; ++i) block[i] = std::fabs(block[i]);
-            t.set_range(begin, n, block.data());
+            wide.set_range(begin, n, block.data());
         }
+        t = std::move(wide);
     }
     return a;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "moe/generator/compressed_synthesis.hpp"
 #include "moe/generator/random_stream.hpp"
 #include "moe/generator/routers.hpp"
 #include "moe/reference/scalar_math.hpp"
@@ -34,6 +35,17 @@ double draw(const Fill& f, RandomStream& rs) {
 Fill fill_for(const CaseSpec& c, const std::string& input) {
     auto it = c.fills.find(input);
     return it != c.fills.end() ? it->second : default_fill(c, input);
+}
+
+// The largest magnitude a fill draws: what a compressed weight's dequantised values aim at.
+double fill_magnitude(const Fill& f) {
+    switch (f.kind) {
+        case Fill::Kind::uniform: case Fill::Kind::normal: return f.scale;
+        case Fill::Kind::dyadic: return std::ldexp(static_cast<double>(f.range), -f.bits);
+        case Fill::Kind::constant: return std::fabs(f.value);
+        case Fill::Kind::log_uniform: return std::ldexp(2.0, f.max_exp);  // |m 2^e| < 2^(max_exp + 1)
+    }
+    return 1.0;
 }
 
 Tensor filled(const CaseSpec& c, const std::string& input, Shape shape) {
@@ -115,15 +127,27 @@ Problem synthesize(const CaseSpec& c, SynthesisReport* report) {
     auto bias_shape = [&](std::size_t n) { return c.bias_rank2 ? Shape{E, n} : Shape{E, 1, n}; };
 
     p.inputs[kHiddenStates] = filled(c, kHiddenStates, c.rank3 ? Shape{c.batch, c.seq, H} : Shape{T, H});
+    // A weight of n outputs and k inputs: in the data type, or compressed ([E, n, k]) with the
+    // magnitude its fill asks for.
+    auto weight = [&](const char* name, std::size_t n, std::size_t k) {
+        if (c.compression && c.compression->compresses(name)) {
+            if (!nk)
+                throw InputError("case " + c.name + ": compressed weights are stored [E, N, K] (weight_layout NK), "
+                                 "but this case's convention gives weight_layout KN");
+            synthesize_compressed_weight(p, c, name, E, n, k, fill_magnitude(fill_for(c, name)));
+        } else {
+            p.inputs[name] = filled(c, name, weight_shape(n, k));
+        }
+    };
     if (gemm2) {
-        p.inputs[kWeight0] = filled(c, kWeight0, weight_shape(2 * I, H));
-        p.inputs[kWeight1] = filled(c, kWeight1, weight_shape(H, I));
+        weight(kWeight0, 2 * I, H);
+        weight(kWeight1, H, I);
         if (c.bias_0) p.inputs[kBias0] = filled(c, kBias0, bias_shape(2 * I));
         if (c.bias_1) p.inputs[kBias1] = filled(c, kBias1, bias_shape(H));
     } else {
-        p.inputs[kWeight0] = filled(c, kWeight0, weight_shape(I, H));
-        p.inputs[kWeight1] = filled(c, kWeight1, weight_shape(I, H));
-        p.inputs[kWeight2] = filled(c, kWeight2, weight_shape(H, I));
+        weight(kWeight0, I, H);
+        weight(kWeight1, I, H);
+        weight(kWeight2, H, I);
     }
 
     // Routing: K distinct experts per token, `always` ones included, `exclude` ones never.
@@ -283,9 +307,13 @@ Problem synthesize(const CaseSpec& c, SynthesisReport* report) {
                                  o.input + " of shape " + shape_to_string(s));
             flat = flat * s[d] + o.index[d];
         }
-        if (!is_floating(it->second.dtype()) && std::trunc(o.value) != o.value)
+        if (is_index_type(it->second.dtype()) && std::trunc(o.value) != o.value)
             throw InputError("case " + c.name + ": override of " + o.input + " needs an integer value");
-        it->second.set(flat, o.value);
+        try {
+            it->second.set(flat, o.value);
+        } catch (const InputError& e) {  // a compressed input's range
+            throw InputError("case " + c.name + ": override of " + o.input + ": " + e.what());
+        }
     }
     return p;
 }

@@ -34,8 +34,15 @@ py::array to_numpy(const Tensor& t) {
             for (std::size_t i = 0; i < t.size(); ++i) out[i] = static_cast<float>(t.get(i));  // exact
             return a;
         }
+        default: {
+            // Compressed weights, scales and zero points: each element's value (integers as such,
+            // FP4/FP8/E8M0 codes decoded), one per element whatever the packing in memory.
+            py::array_t<double> a(dims(t.shape()));
+            double* out = a.mutable_data();
+            for (std::size_t i = 0; i < t.size(); ++i) out[i] = t.get(i);
+            return a;
+        }
     }
-    throw std::logic_error("to_numpy: unknown element type");
 }
 
 Tensor from_numpy(const py::handle& value, const std::string& what) {

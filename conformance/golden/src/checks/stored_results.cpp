@@ -68,10 +68,10 @@ Problem sub_problem(Problem& full, const Dims& d, const std::vector<std::size_t>
     sub.inputs[kRoutingWeights] = resolve(full.attributes).routing_layout == RoutingLayout::compact
                                       ? take_rows(rw, tokens, d.K)
                                       : take_dense_routing(rw, tokens, d.E, d.T);
-    for (const char* w : {kWeight0, kBias0, kWeight1, kBias1, kWeight2}) {
-        auto it = full.inputs.find(w);
-        if (it != full.inputs.end()) sub.inputs[w] = std::move(it->second);
-    }
+    // Everything but the per-token inputs: weights, biases, and compressed weights' scales and
+    // zero points.
+    for (auto& [name, t] : full.inputs)
+        if (name != kHiddenStates && name != kTopkIndices && name != kRoutingWeights) sub.inputs[name] = std::move(t);
     return sub;
 }
 
@@ -79,10 +79,8 @@ class WeightLoan {
 public:
     WeightLoan(Problem& full, Problem& sub) : full_(full), sub_(sub) {}
     ~WeightLoan() {
-        for (const char* w : {kWeight0, kBias0, kWeight1, kBias1, kWeight2}) {
-            auto it = sub_.inputs.find(w);
-            if (it != sub_.inputs.end()) full_.inputs[w] = std::move(it->second);
-        }
+        for (auto& [name, t] : sub_.inputs)
+            if (name != kHiddenStates && name != kTopkIndices && name != kRoutingWeights) full_.inputs[name] = std::move(t);
     }
     WeightLoan(const WeightLoan&) = delete;
     WeightLoan& operator=(const WeightLoan&) = delete;

@@ -4,6 +4,7 @@
 
 #include "hdf5/h5_links.hpp"
 #include "hdf5/h5_types.hpp"
+#include "moe/spec/error.hpp"
 
 namespace moe::golden::h5 {
 
@@ -84,7 +85,10 @@ void write_dataset_data(hid_t dset, const Tensor& t, const FileContext& ctx, con
     if (t.size() == 0) return;
     H5Id mem_type = element_h5_type(t.dtype(), false);
     if (!mem_type.valid()) ctx.fail(Kind::unreadable, where, "cannot build the element type" + hdf5_detail());
-    check(H5Dwrite(dset, mem_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, t.data()), ctx, Kind::unreadable, where,
+    // 4-bit types are packed two per byte in memory and stored one per byte (h5py shows the values).
+    const std::vector<std::uint8_t> unpacked = dtype_bits(t.dtype()) == 4 ? t.element_bytes() : std::vector<std::uint8_t>{};
+    const void* data = unpacked.empty() ? static_cast<const void*>(t.data()) : unpacked.data();
+    check(H5Dwrite(dset, mem_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data), ctx, Kind::unreadable, where,
           "cannot write data");
 }
 
@@ -135,12 +139,27 @@ Shape dataset_shape(hid_t dset, const FileContext& ctx, const std::string& where
 
 void read_dataset_data(hid_t dset, hid_t stored_type, Tensor& t, const FileContext& ctx, const std::string& where) {
     if (t.size() == 0) return;
-    // bf16 may be stored signed by a foreign writer; read with the same sign to keep the bits.
-    H5Id mem = (t.dtype() == DType::bf16 && H5Tget_sign(stored_type) != H5T_SGN_NONE)
-                   ? H5Id(H5Tcopy(H5T_NATIVE_INT16), H5Tclose)
-                   : element_h5_type(t.dtype(), false);
+    // bf16 and the float codes may be stored signed by a foreign writer; read with the same sign
+    // to keep the bits.
+    const bool codes = t.dtype() == DType::f4e2m1 || t.dtype() == DType::f8e4m3 || t.dtype() == DType::f8e5m2 ||
+                       t.dtype() == DType::f8e8m0;
+    const bool signed_bits = (t.dtype() == DType::bf16 || codes) && H5Tget_sign(stored_type) != H5T_SGN_NONE;
+    H5Id mem = signed_bits ? H5Id(H5Tcopy(t.dtype() == DType::bf16 ? H5T_NATIVE_INT16 : H5T_NATIVE_INT8), H5Tclose)
+                           : element_h5_type(t.dtype(), false);
     if (!mem.valid()) ctx.fail(Kind::unreadable, where, "cannot build the element type" + hdf5_detail());
-    if (H5Dread(dset, mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, t.data()) < 0) fail_data_read(where, ctx);
+    if (dtype_bits(t.dtype()) != 4) {
+        if (H5Dread(dset, mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, t.data()) < 0) fail_data_read(where, ctx);
+        return;
+    }
+    // 4-bit types: one byte per element in the file, packed two per byte once read; a stored value
+    // outside the type's range (a u4 of 16) is malformed.
+    std::vector<std::uint8_t> unpacked(t.size());
+    if (H5Dread(dset, mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, unpacked.data()) < 0) fail_data_read(where, ctx);
+    try {
+        t.set_element_bytes(unpacked.data());
+    } catch (const InputError& e) {
+        ctx.malformed(where, std::string(e.what()) + " (4-bit values are stored one per byte)");
+    }
 }
 
 }  // namespace moe::golden::h5

@@ -40,6 +40,10 @@ H5Id element_h5_type(DType dt, bool in_file) {
         case DType::bf16: return copy(in_file ? H5T_STD_U16LE : H5T_NATIVE_UINT16);
         case DType::i32: return copy(in_file ? H5T_STD_I32LE : H5T_NATIVE_INT32);
         case DType::i64: return copy(in_file ? H5T_STD_I64LE : H5T_NATIVE_INT64);
+        // One element per byte (4-bit types too): integers as their value, float codes as bits.
+        case DType::i8: case DType::i4: return copy(in_file ? H5T_STD_I8LE : H5T_NATIVE_INT8);
+        case DType::u8: case DType::u4: case DType::f4e2m1: case DType::f8e4m3: case DType::f8e5m2:
+        case DType::f8e8m0: return copy(in_file ? H5T_STD_U8LE : H5T_NATIVE_UINT8);
     }
     return H5Id();
 }
@@ -68,10 +72,16 @@ bool stored_type_matches(DType dt, hid_t type) {
         case DType::bf16: return cls == H5T_INTEGER && size == 2;  // bit patterns; either sign
         case DType::i32: return is_signed_int(type, 4);
         case DType::i64: return is_signed_int(type, 8);
+        case DType::i8: case DType::i4: return is_signed_int(type, 1);
+        case DType::u8: case DType::u4:
+            return cls == H5T_INTEGER && size == 1 && H5Tget_sign(type) == H5T_SGN_NONE;
+        case DType::f4e2m1: case DType::f8e4m3: case DType::f8e5m2: case DType::f8e8m0:
+            return cls == H5T_INTEGER && size == 1;  // codes; either sign keeps the bits
     }
     return false;
 }
 
+// 1-byte integers are never guessed either: u8, u4 and the float codes share the storage.
 std::optional<DType> infer_element_type(hid_t type) {
     for (DType dt : {DType::f64, DType::f32, DType::f16, DType::i32, DType::i64})
         if (stored_type_matches(dt, type)) return dt;

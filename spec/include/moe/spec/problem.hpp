@@ -73,6 +73,16 @@ inline constexpr const char* kBias1 = "bias_1";
 inline constexpr const char* kWeight2 = "weight_2";
 inline constexpr const char* kInputNames[] = {kHiddenStates, kRoutingWeights, kTopkIndices, kWeight0,
                                              kBias0,        kWeight1,        kBias1,       kWeight2};
+// A compressed weight's scale and zero point (spec/compressed.md): "<weight>_scale" and
+// "<weight>_zero_point". MOECompressed takes them as inputs of their own, as here.
+inline constexpr const char* kCompressionInputNames[] = {
+    "weight_0_scale", "weight_0_zero_point", "weight_1_scale", "weight_1_zero_point",
+    "weight_2_scale", "weight_2_zero_point"};
+inline constexpr const char* kWeightNames[] = {kWeight0, kWeight1, kWeight2};
+std::string scale_input(const std::string& weight);       // "weight_0" -> "weight_0_scale"
+std::string zero_point_input(const std::string& weight);  // "weight_0" -> "weight_0_zero_point"
+// One of kInputNames or kCompressionInputNames.
+bool is_input_name(const std::string& name);
 
 struct Problem {
     std::string name;

@@ -1,6 +1,7 @@
 #pragma once
 // A dense row-major tensor that keeps the element type it was given in. The operation's inputs
-// live in this form so that a backend sees exactly the bits a golden file stores.
+// live in this form so that a backend sees exactly the bits a golden file stores. 4-bit types are
+// packed two per byte, element 2i in the low nibble of byte i (the layout OpenVINO's kernels take).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -26,14 +27,23 @@ public:
     const Shape& shape() const { return shape_; }
     std::size_t rank() const { return shape_.size(); }
     std::size_t size() const { return count_; }
-    std::size_t nbytes() const { return bytes_.size(); }
+    std::size_t nbytes() const { return bytes_.size(); }  // storage_bytes(dtype, size)
     const unsigned char* data() const { return bytes_.data(); }
     unsigned char* data() { return bytes_.data(); }
 
     // Element `flat` (row-major) widened exactly to f64 (integers too).
     double get(std::size_t flat) const;
-    // Stores v rounded to the element type (ties to even); integer types require an integral v.
+    // Stores v rounded to the element type (ties to even; the 8- and 4-bit float types saturate,
+    // see dtype.hpp); integer types require an integral v within their range (InputError).
     void set(std::size_t flat, double v);
+    // Element `flat`'s code, for types of at most 8 bits: an integer's two's-complement byte (i4
+    // sign-extended to 8 bits), a float type's bit pattern.
+    std::uint8_t code(std::size_t flat) const;
+    // One byte per element (code() of each), as golden files and numpy hold these types.
+    std::vector<std::uint8_t> element_bytes() const;
+    // The inverse: one byte per element. Throws InputError naming the first element outside the
+    // type's range (u4 or f4e2m1 above 15, i4 outside [-8, 7]).
+    void set_element_bytes(const std::uint8_t* bytes);
     // Integer element, for index tensors (i32 or i64 only).
     std::int64_t get_index(std::size_t flat) const;
     void set_index(std::size_t flat, std::int64_t v);

@@ -16,7 +16,9 @@
 namespace moe::golden {
 
 inline constexpr const char* kFormatName = "moe-golden";
-inline constexpr std::int64_t kFormatVersion = 1;
+// The newest format version: 2 adds compressed weights. A file without them is written as
+// version 1 (byte-identical to what version 1 wrote); the reader takes both.
+inline constexpr std::int64_t kFormatVersion = 2;
 
 struct GoldenCase {
     Problem problem;                        // problem.name is the root attribute `case`

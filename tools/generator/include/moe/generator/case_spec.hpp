@@ -54,6 +54,19 @@ struct Override {
     double value = 0.0;
 };
 
+// Compressed expert weights (spec/compressed.md, spec/catalog-format.md "Compressed weights").
+struct CompressionSpec {
+    enum class ZeroPoint { none, weight_type, f16 };
+    enum class ScaleLayout { ENG, ENG1, E1G };  // [E, N, G], [E, N, G, 1], [E, 1, G] (one row for all N)
+    DType type = DType::u4;
+    std::size_t group_size = 0;  // 0: per channel (G = 1); f4e2m1: 32
+    DType scale_dtype = DType::f16;
+    ZeroPoint zero_point = ZeroPoint::none;
+    ScaleLayout scale_layout = ScaleLayout::ENG;
+    std::vector<std::string> weights;  // the compressed weights; empty: all of the case's
+    bool compresses(const std::string& weight) const;
+};
+
 struct CaseSpec {
     std::string name;
     std::string tier = "ci";  // quick | ci | full
@@ -74,6 +87,7 @@ struct CaseSpec {
     bool exact = false;       // exact by construction: the generator certifies it
     DType exact_storage = DType::f32;  // ... and that every stored intermediate is a value of this type
     bool kink_guard = true;   // GEMM2: redraw tokens whose pre-activations sit on a clamp edge
+    std::optional<CompressionSpec> compression;  // absent: every weight in the data type
 
     std::size_t tokens() const { return batch * seq; }
 };
