@@ -263,7 +263,7 @@ def define(cat):
     # --- Root attributes ---
     cat.add("attr_format_missing", del_attr("format"), bad, bad, "root attribute 'format'", complete=True)
     cat.add("attr_format_wrong", set_attr("format", "moe-silver"), bad, bad, "not a golden file", complete=True)
-    cat.add("attr_format_version_2", set_attr("format_version", 2), bad, bad, "version 1 only", complete=True)
+    cat.add("attr_format_version_3", set_attr("format_version", 3), bad, bad, "versions 1 to 2 only", complete=True)
     cat.add("attr_format_version_string", set_attr("format_version", "1"), bad, bad, "must be an integer", complete=True)
     cat.add("attr_case_missing", del_attr("case"), bad, bad, "root attribute 'case'", complete=True)
     cat.add("attr_case_array", set_attr("case", np.array([b"a", b"b"])), bad, bad, "single value", complete=True)
