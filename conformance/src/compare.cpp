@@ -1,11 +1,11 @@
 #include "moe/conformance/compare.hpp"
 
-#include "moe/spec/compression.hpp"
-
 #include <cmath>
 
+#include "moe/conformance/exact_storage.hpp"
 #include "moe/reference/error_terms.hpp"
 #include "moe/reference/interpreter.hpp"
+#include "moe/spec/compression.hpp"
 
 namespace moe::conformance {
 
@@ -19,6 +19,22 @@ Class class_of(double v) {
 }
 
 constexpr std::size_t kMaxViolations = 10;
+
+// An empty grid for a T x H output (rows and columns capped at RatioGrid::kMaxSide).
+RatioGrid empty_grid(std::size_t T, std::size_t H) {
+    RatioGrid g;
+    g.tokens = T;
+    g.features = H;
+    g.rows = std::min(T, RatioGrid::kMaxSide);
+    g.cols = std::min(H, RatioGrid::kMaxSide);
+    g.cells.assign(g.rows * g.cols, 0.0);
+    return g;
+}
+
+void note_ratio(RatioGrid& g, std::size_t token, std::size_t feature, double ratio) {
+    double& cell = g.cells[(token * g.rows / g.tokens) * g.cols + feature * g.cols / g.features];
+    if (ratio > cell || std::isnan(ratio)) cell = std::isnan(ratio) ? INFINITY : ratio;
+}
 
 }  // namespace
 
@@ -45,13 +61,17 @@ Comparison compare_output(const golden::GoldenCase& c, const Tensor& got, const 
     const Dims d = validate(c.problem);
     const DType data = c.problem.input(kHiddenStates).dtype();
     const ToleranceModel model = tolerance_model(precision, c.problem, d);
-    r.exact = exact_comparison_applies(c.exact, precision, has_compressed_weights(c.problem));
+    r.exact = c.exact && exact_comparison_applies(c.exact, precision,
+                                                  intermediates_exact_in(c, precision.storage, threads),
+                                                  has_compressed_weights(c.problem));
     const auto terms = output_error_terms(c, threads);
     const auto dense_it = c.outputs.find("output_dense");
     const Tensor* dense = dense_it == c.outputs.end() ? nullptr : &dense_it->second;
     const std::size_t H = d.H;
 
     Metrics& m = r.metrics;
+    // Filled for every comparison (a max per element), kept for failing ones only.
+    RatioGrid grid = empty_grid(H ? ref.size() / H : 0, H);
     for (std::size_t i = 0; i < ref.size(); ++i) {
         const double want = ref.get(i), have = got.get(i);
         const double alt = dense ? dense->get(i) : want;
@@ -60,7 +80,7 @@ Comparison compare_output(const golden::GoldenCase& c, const Tensor& got, const 
         if (r.exact) {
             bound = std::fabs(round_to(data, want) - want);
         } else {
-            bound = model.output_rounding * std::fabs(want) + model.output_floor;
+            bound = model.output_rounding * std::fabs(want) + model.output_floor + model.routing_floor;
             for (const auto& [name, t] : terms) bound += model.output_coefficient.at(name) * t.get(i);
         }
         bool ok;
@@ -95,6 +115,7 @@ Comparison compare_output(const golden::GoldenCase& c, const Tensor& got, const 
             if (want != 0.0 && std::isfinite(want)) m.max_rel_error = std::max(m.max_rel_error, err / std::fabs(want));
             if (std::isfinite(want)) m.max_ulps = std::max(m.max_ulps, err / ulp(precision.compute, want));
         }
+        note_ratio(grid, i / H, i % H, ratio);
         const ElementReport e{i / H, i % H, want, have, r.exact ? 0.0 : bound};
         if (!m.worst || ratio > m.worst_ratio) {
             m.worst_ratio = ratio;
@@ -107,6 +128,7 @@ Comparison compare_output(const golden::GoldenCase& c, const Tensor& got, const 
     }
     if (m.over_bound) {
         r.status = Status::fail;
+        m.ratio_grid = std::move(grid);
         char buf[160];
         std::snprintf(buf, sizeof buf, "%zu of %zu elements outside their bound (%.2f%%), worst %.3g x bound",
                       m.over_bound, m.elements, 100.0 * static_cast<double>(m.over_bound) / static_cast<double>(m.elements),
@@ -153,6 +175,8 @@ std::optional<StageDivergence> first_divergent_stage(const golden::GoldenCase& c
     const auto terms = reference::error_terms(p, true, threads).stages;
     std::map<std::string, Tensor> want = c.stages;
     if (want.empty()) want = reference::run(p, {reference::Mode::sparse, true, threads}).stages;
+    std::optional<StageDivergence> first;
+    std::vector<std::pair<std::string, double>> per_stage;
     for (const auto& stage : reference::stage_names(p.attributes.expert_type)) {
         auto g = got_stages.find(stage);
         auto w = want.find(stage);
@@ -162,7 +186,9 @@ std::optional<StageDivergence> first_divergent_stage(const golden::GoldenCase& c
             s.stage = stage + " (shape " + shape_to_string(g->second.shape()) + ", expected " +
                       shape_to_string(w->second.shape()) + ")";
             s.worst_ratio = INFINITY;
-            return s;
+            per_stage.emplace_back(stage, INFINITY);
+            if (!first) first = s;
+            break;  // the later stages cannot be compared element by element either
         }
         const std::size_t F = w->second.shape()[2];
         StageDivergence worst;
@@ -188,9 +214,11 @@ std::optional<StageDivergence> first_divergent_stage(const golden::GoldenCase& c
                 worst.bound = bound;
             }
         }
-        if (worst.worst_ratio > 1.0) return worst;
+        per_stage.emplace_back(stage, worst.worst_ratio);
+        if (worst.worst_ratio > 1.0 && !first) first = worst;
     }
-    return std::nullopt;
+    if (first) first->per_stage = std::move(per_stage);
+    return first;
 }
 
 }  // namespace moe::conformance

@@ -6,8 +6,9 @@ namespace moe::conformance {
 
 CaseResult judge_output(const golden::GoldenCase& c, const Output& out, const JudgeInput& in) {
     CaseResult r;
-    r.case_name = c.problem.name;
-    r.file = in.file;
+    // Names and paths come from files: control characters are escaped for every report.
+    r.case_name = golden::printable(c.problem.name);
+    r.file = golden::printable(in.file);
     r.backend = in.backend;
     r.data_type = std::string(dtype_name(c.problem.input(kHiddenStates).dtype()));
     r.compute_type = std::string(dtype_name(in.precision.compute));

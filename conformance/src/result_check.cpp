@@ -25,20 +25,20 @@ struct Replayed {
 // The implementation under test, replayed from its result files.
 class ResultReplay : public Backend {
 public:
-    ResultReplay(std::string name, std::map<std::string, Replayed> by_case)
+    ResultReplay(std::string name, std::shared_ptr<const std::map<std::string, Replayed>> by_case)
         : name_(std::move(name)), by_case_(std::move(by_case)) {}
     std::string name() const override { return name_; }
     std::string description() const override { return "results read from files (moe-conform check)"; }
     Support supports(const Problem&) const override { return {}; }
     Precision precision(DType data_type) const override { return {data_type, data_type}; }
     Precision precision_for(const Problem& p) const override {
-        const auto it = by_case_.find(p.name);
-        return it == by_case_.end() ? precision(p.input(kHiddenStates).dtype()) : it->second.precision;
+        const auto it = by_case_->find(p.name);
+        return it == by_case_->end() ? precision(p.input(kHiddenStates).dtype()) : it->second.precision;
     }
     bool provides_stages() const override { return true; }
     Output run(const Problem& p, bool want_stages) override {
-        const auto it = by_case_.find(p.name);
-        if (it == by_case_.end()) throw std::runtime_error("no result file answers this case (missing result)");
+        const auto it = by_case_->find(p.name);
+        if (it == by_case_->end()) throw std::runtime_error("no result file answers this case (missing result)");
         Output out = it->second.output;
         if (!want_stages) out.stages.clear();
         return out;
@@ -46,7 +46,7 @@ public:
 
 private:
     std::string name_;
-    std::map<std::string, Replayed> by_case_;
+    std::shared_ptr<const std::map<std::string, Replayed>> by_case_;
 };
 
 std::vector<std::pair<std::string, std::size_t>> stage_layout(const Problem& p, const Dims& d) {
@@ -156,7 +156,8 @@ PreparedCheck prepare_check(const CheckInputs& in) {
     }
     if (!out.problems.empty()) return out;
     std::string name = !in.name.empty() ? in.name : !implementation.empty() ? implementation : "results";
-    out.replay = std::make_unique<ResultReplay>(std::move(name), std::move(by_case));
+    auto data = std::make_shared<const std::map<std::string, Replayed>>(std::move(by_case));
+    out.replay = {name, [name, data] { return std::make_unique<ResultReplay>(name, data); }};
     return out;
 }
 

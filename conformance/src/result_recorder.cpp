@@ -23,8 +23,8 @@ std::string file_stem(const std::string& case_name) {
 
 class ResultRecorder : public Backend {
 public:
-    ResultRecorder(Backend& inner, std::string dir, std::vector<golden::CaseIdentity> cases)
-        : inner_(inner), dir_(std::move(dir)) {
+    ResultRecorder(std::unique_ptr<Backend> inner, std::string dir, std::vector<golden::CaseIdentity> cases)
+        : owned_(std::move(inner)), inner_(*owned_), dir_(std::move(dir)) {
         for (auto& c : cases) by_case_.emplace(c.case_name, std::move(c));
         std::filesystem::create_directories(dir_);
     }
@@ -54,6 +54,7 @@ public:
     }
 
 private:
+    std::unique_ptr<Backend> owned_;
     Backend& inner_;
     std::string dir_;
     std::map<std::string, golden::CaseIdentity> by_case_;
@@ -61,8 +62,9 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Backend> record_results(Backend& inner, std::string dir, std::vector<golden::CaseIdentity> cases) {
-    return std::make_unique<ResultRecorder>(inner, std::move(dir), std::move(cases));
+std::unique_ptr<Backend> record_results(std::unique_ptr<Backend> inner, std::string dir,
+                                        std::vector<golden::CaseIdentity> cases) {
+    return std::make_unique<ResultRecorder>(std::move(inner), std::move(dir), std::move(cases));
 }
 
 }  // namespace moe::conformance

@@ -7,7 +7,9 @@
 #include <iostream>
 #include <optional>
 
+#include "case_worker.hpp"
 #include "moe/conformance/compare.hpp"
+#include "moe/conformance/judge.hpp"
 #include "moe/golden/golden_file.hpp"
 #include "moe/golden/stored_results.hpp"
 #include "moe/golden/suite.hpp"
@@ -72,13 +74,11 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend
     }
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-    Comparison cmp = compare_output(c, out.output, precision, o.threads);
-    r.status = cmp.status;
-    r.reason = cmp.reason;
-    r.metrics = std::move(cmp.metrics);
-    r.exact = cmp.exact;
-    if (r.status == Status::fail && !out.stages.empty())
-        r.first_divergent_stage = first_divergent_stage(c, out.stages, precision, o.threads);
+    const double seconds = r.seconds;
+    const std::string ticket = r.ticket;
+    r = judge_output(c, out, JudgeInput{r.file, r.backend, precision, r.repro, o.threads});
+    r.seconds = seconds;
+    r.ticket = ticket;
     if (expected && expected->status == Status::fail) {
         if (r.status == Status::fail) {
             r.status = Status::xfail;
@@ -125,6 +125,13 @@ std::optional<golden::GoldenCase> load_case(const std::string& file, const RunOp
     return c;
 }
 
+void print_progress(std::size_t n, std::size_t total, const CaseResult& r) {
+    char line[256];
+    std::snprintf(line, sizeof line, "[%zu/%zu] %-10s %-16s %s", n, total, std::string(status_name(r.status)).c_str(),
+                  r.backend.c_str(), r.case_name.c_str());
+    std::cerr << line << "\n";
+}
+
 }  // namespace
 
 RunOutcome run_suite(const RunOptions& o, const std::vector<Backend*>& backends) {
@@ -142,16 +149,32 @@ RunOutcome run_suite(const RunOptions& o, const std::vector<Backend*>& backends)
         }
         for (auto* b : backends) {
             CaseResult r = run_one(*c, file, *b, o);
-            if (o.progress) {
-                char line[256];
-                std::snprintf(line, sizeof line, "[%zu/%zu] %-10s %-16s %s", n, o.files.size(),
-                              std::string(status_name(r.status)).c_str(), r.backend.c_str(), r.case_name.c_str());
-                std::cerr << line << "\n";
-            }
+            if (o.progress) print_progress(n, o.files.size(), r);
             outcome.results.push_back(std::move(r));
         }
     }
     return outcome;
+}
+
+RunOutcome run_suite_from_makers(const RunOptions& o, const std::vector<BackendMaker>& makers) {
+    if (!o.isolate) {
+        std::vector<std::unique_ptr<Backend>> owned;
+        std::vector<Backend*> list;
+        for (const auto& m : makers) {
+            owned.push_back(m.make());
+            list.push_back(owned.back().get());
+        }
+        return run_suite(o, list);
+    }
+    detail::CaseSteps steps;
+    steps.load = [&o](const std::string& file, std::string& error) {
+        std::optional<golden::GoldenCase> c = load_case(file, o, error);
+        if (!c && !error.empty() && o.progress) std::cerr << error << "\n";
+        return c;
+    };
+    steps.run = [&o](const golden::GoldenCase& c, const std::string& file, Backend& b) { return run_one(c, file, b, o); };
+    steps.progress = [&o](std::size_t n, const CaseResult& r) { print_progress(n, o.files.size(), r); };
+    return detail::run_in_workers(o, makers, steps);
 }
 
 int run_exit_code(const RunOutcome& outcome) {

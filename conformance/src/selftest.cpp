@@ -14,6 +14,23 @@ std::size_t SelftestReport::caught_mutants() const {
                                                   [](const MutantVerdict& m) { return !m.unavailable && m.caught(); }));
 }
 
+double SelftestReport::mutation_score() const {
+    const std::size_t runnable = runnable_mutants();
+    return runnable ? static_cast<double>(caught_mutants()) / static_cast<double>(runnable) : 0.0;
+}
+
+namespace {
+
+MatrixCell cell(const CaseResult& r) { return {r.case_name, r.status, r.metrics.worst_ratio}; }
+
+// The matrix's columns come from the first backend that ran: every backend runs the same files.
+void note_cases(SelftestReport& report, const std::vector<CaseResult>& results) {
+    if (!report.cases.empty()) return;
+    for (const auto& r : results) report.cases.push_back(r.case_name);
+}
+
+}  // namespace
+
 bool SelftestReport::passed() const {
     if (!input_errors.empty()) return false;
     for (const auto& c : correct)
@@ -39,7 +56,9 @@ SelftestReport run_selftest(const RunOptions& o, const std::vector<Backend*>& co
             return report;
         }
         v.summary = summarize(outcome.results);
+        note_cases(report, outcome.results);
         for (auto& r : outcome.results) {
+            v.cells.push_back(cell(r));
             v.worst_ratio = std::max(v.worst_ratio, r.metrics.worst_ratio);
             if (r.status != Status::pass && r.status != Status::skip) v.problems.push_back(std::move(r));
         }
@@ -63,7 +82,9 @@ SelftestReport run_selftest(const RunOptions& o, const std::vector<Backend*>& co
             return report;
         }
         v.cases = outcome.results.size();
+        note_cases(report, outcome.results);
         for (auto& r : outcome.results) {
+            v.cells.push_back(cell(r));
             if (r.status != Status::fail && r.status != Status::error) continue;
             if (!v.first_catch) v.first_catch = r;
             ++v.caught_by;

@@ -68,11 +68,14 @@ ToleranceModel tolerance_model(const Precision& p, DType data, const Dims& d, co
     m.output_coefficient["down_store"] = um + accumulation_factor(d.K + 1, uc);
     m.output_rounding = ut;
     m.output_floor = 0.5 * smallest_subnormal(data);
+    m.routing_floor = 0.5 * static_cast<double>(d.K) * smallest_subnormal(p.compute);
     return m;
 }
 
-bool exact_comparison_applies(bool case_is_exact, const Precision& p, bool compressed) {
-    return case_is_exact && significand_bits(p.compute) >= 24 && significand_bits(p.storage) >= 24 &&
+bool exact_comparison_applies(bool case_is_exact, const Precision& p, bool intermediates_fit_storage,
+                              bool compressed) {
+    return case_is_exact && significand_bits(p.compute) >= 24 &&
+           (significand_bits(p.storage) >= 24 || intermediates_fit_storage) &&
            (!compressed || significand_bits(p.dequant_type()) >= 24);
 }
 

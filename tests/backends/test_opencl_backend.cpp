@@ -61,6 +61,18 @@ TEST_CASE("opencl passes the conformance comparison: both expert types, conventi
     }
 }
 
+TEST_CASE("opencl: hidden states and output of several MB (staged through pinned memory in chunks)") {
+    OpenclBackend b;
+    REQUIRE_MESSAGE(b.availability().available, b.availability().reason);
+    // 2100 tokens x H = 520 f32: 4.4 MB in and out, more than one 4 MiB chunk each way.
+    for (auto dtype : {DType::f32, DType::bf16}) {
+        CAPTURE(dtype_name(dtype));
+        const Problem p = test::small_problem(ExpertType::gemm3_swiglu, Convention::openvino, 2100, 520, 24, 8, 2, dtype);
+        b.prepare(p);
+        CHECK(test::verdict(test::golden_case(p), b.run(p, false).output, b.precision(dtype)) == "PASS");
+    }
+}
+
 TEST_CASE("opencl: an empty expert, and one expert that takes every token") {
     OpenclBackend b;
     REQUIRE_MESSAGE(b.availability().available, b.availability().reason);
@@ -94,6 +106,12 @@ TEST_CASE("opencl mask_gen produces exactly make_routing_plan's plan") {
     auto spec = test::small_spec(ExpertType::gemm3_swiglu, Convention::openvino, 45, 8, 4, 16, 4);
     spec.routing.exclude = {7};
     cases.emplace_back(generator::synthesize(spec).input(kTopkIndices), 16);
+    // 700 tokens x top-4: 2800 pairs, more than one work-group's chunk (the kernel places them
+    // 1024 or fewer at a time).
+    cases.emplace_back(generator::synthesize(test::small_spec(ExpertType::gemm3_swiglu, Convention::openvino, 700, 8, 4,
+                                                              16, 4))
+                           .input(kTopkIndices),
+                       16);
     for (const auto& [idx, E] : cases) {
         CAPTURE(shape_to_string(idx.shape()));
         const auto want = backends::make_routing_plan(idx, E);
@@ -132,11 +150,22 @@ TEST_CASE("opencl stages have the golden layout and are within the reference's s
     }
 }
 
-TEST_CASE("opencl: f64 is declared unsupported; an unknown device is unavailable with the list") {
-    const Problem p = test::small_problem(ExpertType::gemm3_swiglu, Convention::openvino, 3, 8, 4, 4, 2, DType::f64);
-    const auto s = OpenclBackend().supports(p);
-    CHECK(!s.supported);
-    CHECK(s.reason == "f64 inputs are not supported by the opencl backend");
+TEST_CASE("opencl: f64 data runs in f64 (PoCL has cl_khr_fp64); an unknown device is unavailable with the list") {
+    for (auto type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
+        for (auto conv : {Convention::spec, Convention::openvino}) {
+            CAPTURE(expert_type_name(type));
+            CAPTURE(convention_name(conv));
+            const Problem p = test::small_problem(type, conv, 45, 37, 21, 6, 2, DType::f64);
+            OpenclBackend b;
+            REQUIRE(b.supports(p).supported);
+            CHECK(b.precision(DType::f64).compute == DType::f64);
+            CHECK(b.precision(DType::f64).storage == DType::f64);
+            const auto out = b.run(p, true);
+            CHECK(out.output.dtype() == DType::f64);
+            CHECK(test::verdict(test::golden_case(p), out.output, b.precision(DType::f64)) == "PASS");
+            CHECK(out.stages.at("act").dtype() == DType::f64);
+        }
+    }
     OpenclBackend none(backends::OpenclOptions{"no-such-device-xyz"});
     CHECK(!none.availability().available);
     CHECK(has(none.availability().reason, "no OpenCL device matches 'no-such-device-xyz' (devices found: 0:0 "));

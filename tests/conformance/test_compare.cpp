@@ -32,7 +32,7 @@ golden::GoldenCase make_case(DType dtype = DType::f32, bool stages = false) {
 // Output element i's bound: u_out |ref| + floor_out + sum over terms of coefficient * magnitude.
 double element_bound(const golden::GoldenCase& c, const Precision& p, std::size_t i) {
     const ToleranceModel m = tolerance_model(p, c.problem.input(kHiddenStates).dtype(), validate(c.problem));
-    double b = m.output_rounding * std::fabs(c.outputs.at("output").get(i)) + m.output_floor;
+    double b = m.output_rounding * std::fabs(c.outputs.at("output").get(i)) + m.output_floor + m.routing_floor;
     for (const auto& [name, t] : output_error_terms(c, 1)) b += m.output_coefficient.at(name) * t.get(i);
     return b;
 }

@@ -3,10 +3,13 @@
 // passes when every runnable mutant is caught and every available correct backend is clean.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "moe/conformance/selftest.hpp"
 #include "runner_fixtures.hpp"
@@ -130,4 +133,50 @@ TEST_CASE("a bad golden file stops the selftest as an input error") {
     CHECK(r.input_errors[0].find("junk.h5") != std::string::npos);
     CHECK(r.mutants.empty());  // stopped before the mutants
     CHECK_FALSE(r.passed());
+}
+
+TEST_CASE("the catch matrix: one cell per case and row, the score, and its JSON document") {
+    test::TempDir dir;
+    const auto files = test::write_suite(dir);
+    ScriptedBackend good("good", Behaviour::correct), partial("partial", Behaviour::no_f16);
+    const std::vector<Mutant> mutants = {mutant("wrong", Behaviour::wrong_output), mutant("harmless", Behaviour::correct),
+                                         mutant("offline", Behaviour::unavailable)};
+    const SelftestReport r = run_selftest(options(files), {&good, &partial}, mutants);
+    CHECK(r.cases == std::vector<std::string>{"alpha", "beta", "gamma"});
+    REQUIRE(r.mutants.size() == 3);
+    REQUIRE(r.mutants[0].cells.size() == 3);
+    for (const auto& c : r.mutants[0].cells) CHECK(c.status == Status::fail);
+    CHECK(r.mutants[0].cells[1].case_name == "beta");
+    CHECK(r.mutants[0].cells[0].worst_ratio > 1.0);
+    for (const auto& c : r.mutants[1].cells) CHECK(c.status == Status::pass);
+    CHECK(r.mutants[2].cells.empty());
+    CHECK(r.correct[1].cells.at(1).status == Status::skip);  // partial: no f16
+    CHECK(r.mutation_score() == 0.5);                          // 1 of 2 runnable
+
+    const std::string file = (dir / "selftest.json").string();
+    RunInfo info;
+    info.tool_version = "moe-conform 0.1.0";
+    info.suite = dir.path().string();
+    write_selftest_json(file, info, r);
+    std::ifstream in(file);
+    const nlohmann::json doc = nlohmann::json::parse(in);
+    CHECK(doc["format"] == "moe-selftest");
+    CHECK(doc["score"]["caught"] == 1);
+    CHECK(doc["score"]["runnable"] == 2);
+    CHECK(doc["score"]["skipped"] == 1);
+    CHECK(doc["score"]["value"] == 0.5);
+    CHECK(doc["passed"] == false);
+    CHECK(doc["cases"] == nlohmann::json::array({"alpha", "beta", "gamma"}));
+    CHECK(doc["mutants"][0]["statuses"] == nlohmann::json::array({"FAIL", "FAIL", "FAIL"}));
+    CHECK(doc["mutants"][0]["first_catch"]["case"] == "alpha");
+    CHECK(doc["mutants"][1]["statuses"] == nlohmann::json::array({"PASS", "PASS", "PASS"}));
+    CHECK(doc["mutants"][1]["first_catch"].is_null());
+    CHECK(doc["mutants"][2]["unavailable"] == "no device in this test");
+    CHECK(doc["mutants"][2]["statuses"].empty());
+    CHECK(doc["correct"][1]["statuses"] == nlohmann::json::array({"PASS", "SKIP", "PASS"}));
+    // The schema and the document's own consistency, checked without our code.
+    const std::string check = std::string("/usr/bin/python3 ") + MOE_SOURCE_DIR +
+                              "/tests/python/check_selftest_json.py " + file + " " + MOE_SOURCE_DIR +
+                              "/spec/selftest.schema.json --expect-mutants 3 > /dev/null";
+    CHECK(std::system(check.c_str()) == 0);
 }

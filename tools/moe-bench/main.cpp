@@ -10,6 +10,7 @@
 #include "moe/backends/registry.hpp"
 #include "moe/bench/backend_timing.hpp"
 #include "moe/bench/bench_report.hpp"
+#include "moe/bench/device_baselines.hpp"
 #include "moe/bench/engine_study.hpp"
 #include "moe/bench/strategy_stats.hpp"
 
@@ -34,29 +35,48 @@ int time_rows(const std::string& backend, const std::string& device, const std::
     for (const auto& dt : dtypes) timed_dtype(dt);  // refuse a bad --dtype or --weights before anything is timed
     for (const auto& w : weights)
         for (const auto& s : shapes) compression_preset(w, s);
-    print_table_header(stdout, b->name(), b->description(), threads);
-    ReadProbe read_probe(std::size_t(1) << 30, threads);
+    const std::string description = b->description();
     std::vector<BenchRow> rows;
-    for (const auto& s : shapes)
-        for (std::size_t T : tokens) {
-            // The plain GEMM of the same FLOP count: every (token, slot) pair through one matrix of
-            // 3I outputs by H inputs.
-            GemmProbe gemm_probe(T * s.topk, 3 * s.inter, s.hidden, threads);
-            double bf16 = 0, f32 = 0;  // this shape's plain rows, for the compressed rows' speedups
-            for (const auto& dt : dtypes) {
-                rows.push_back(time_backend(*b, s, T, timed_dtype(dt), routing, gemm_probe, read_probe, o));
-                if (dt == "bf16") bf16 = rows.back().seconds;
-                if (dt == "f32") f32 = rows.back().seconds;
-                print_table_row(stdout, rows.back(), o.vs_reference);
-            }
-            for (const auto& dt : dtypes)
-                for (const auto& w : weights) {
-                    rows.push_back(time_backend(*b, s, T, timed_dtype(dt), routing, gemm_probe, read_probe, o, w));
-                    rows.back().bf16_seconds = bf16;
-                    rows.back().f32_seconds = f32;
+    // The GEMM of the same FLOP count: every (token, slot) pair through one matrix of 3I outputs
+    // by H inputs.
+    if (backend == "opencl") {  // baselines on the backend's own device, timed after its repetitions
+        TimingOptions device_timing = o;
+        device_timing.interleave = false;
+        DeviceCopyProbe copy_probe(device, std::size_t(512) << 20);
+        print_device_table_header(stdout, b->name(), description, copy_probe.work());
+        for (const auto& s : shapes)
+            for (std::size_t T : tokens)
+                for (const auto& dt : dtypes) {
+                    DeviceGemmProbe gemm_probe(device, T * s.topk, 3 * s.inter, s.hidden, timed_dtype(dt));
+                    rows.push_back(time_backend(*b, s, T, timed_dtype(dt), routing, gemm_probe, copy_probe, device_timing));
+                    rows.back().same_device = true;
+                    rows.back().gemm_routine = gemm_probe.routine();
                     print_table_row(stdout, rows.back(), o.vs_reference);
                 }
-        }
+    } else {
+        print_table_header(stdout, b->name(), description, threads);
+        ReadProbe read_probe(std::size_t(1) << 30, threads);
+        for (const auto& s : shapes)
+            for (std::size_t T : tokens) {
+                GemmProbe gemm_probe(T * s.topk, 3 * s.inter, s.hidden, threads);
+                double bf16 = 0, f32 = 0;  // this shape's plain rows, for the compressed rows' speedups
+                for (const auto& dt : dtypes) {
+                    rows.push_back(time_backend(*b, s, T, timed_dtype(dt), routing, gemm_probe, read_probe, o));
+                    if (dt == "bf16") bf16 = rows.back().seconds;
+                    if (dt == "f32") f32 = rows.back().seconds;
+                    print_table_row(stdout, rows.back(), o.vs_reference);
+                }
+                for (const auto& dt : dtypes)
+                    for (const auto& w : weights) {
+                        rows.push_back(time_backend(*b, s, T, timed_dtype(dt), routing, gemm_probe, read_probe, o, w));
+                        rows.back().bf16_seconds = bf16;
+                        rows.back().f32_seconds = f32;
+                        print_table_row(stdout, rows.back(), o.vs_reference);
+                    }
+            }
+    }
+    // What the backend chose while running (the opencl backend's GEMM sizes and autotune).
+    if (b->description() != description) std::printf("moe-bench: %s\n", b->description().c_str());
     if (!json_file.empty()) write_rows_json(json_file, rows);
     return 0;
 }
@@ -67,7 +87,8 @@ int main(int argc, char** argv) {
     CLI::App app{
         "moe-bench: times a backend on MoE layers of model shapes, each figure also as a ratio to this machine's\n"
         "same-run GEMM rate (a plain f32 GEMM of the same FLOP count with the cpu backend's engine) and its\n"
-        "streaming read bandwidth.\n\n"
+        "streaming read bandwidth; for --backend opencl, to its device's: a CLBlast GEMM of the same FLOP count in\n"
+        "the case's type and a copy kernel, against the backend's device time.\n\n"
         "Examples:\n"
         "  moe-bench --backend cpu --shape gpt-oss-20b --tokens 1,8,512 --dtype f32,bf16\n"
         "  moe-bench --backend cpu --shape all --tokens 512 --routing skewed --json bench.json\n"

@@ -60,9 +60,11 @@ int check(const CheckCommand& c) {
     o.progress = !c.quiet;
     o.max_memory = c.max_memory;
     o.check_stored_results = !c.trust_stored_results;
-    auto info = make_run_info(c.command_line, {prepared.replay->name()}, c.suite.empty() ? "(files)" : c.suite, c.tier);
+    o.isolate = !c.no_isolation;
+    o.case_timeout = c.case_timeout;
+    auto info = make_run_info(c.command_line, {prepared.replay.name}, c.suite.empty() ? "(files)" : c.suite, c.tier);
     const auto start = std::chrono::steady_clock::now();
-    conformance::RunOutcome outcome = conformance::run_suite(o, {prepared.replay.get()});
+    conformance::RunOutcome outcome = conformance::run_suite_from_makers(o, {prepared.replay});
     for (auto& r : outcome.results) {
         const auto it = prepared.result_file.find(r.case_name);
         r.repro = "moe-conform check --case " + r.file + " --results " +
@@ -70,7 +72,7 @@ int check(const CheckCommand& c) {
                   (c.precision.empty() ? "" : " --precision " + c.precision);
     }
     info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return report_outcome(info, outcome, {c.json, c.junit});
+    return report_outcome(info, outcome, {c.json, c.junit, c.html});
 }
 
 }  // namespace moe::conform_cli

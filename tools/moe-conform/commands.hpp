@@ -18,12 +18,14 @@ struct RunCommand {
     std::vector<std::string> cases;
     std::vector<std::string> filters;
     std::string tier = "full";
-    std::string json, junit, expect;
+    std::string json, junit, expect, html;
     std::string device;  // --device: the OpenCL device ("P:D" or a name substring)
     int threads = 1;
     bool quiet = false;
     bool no_manifest = false;        // --no-manifest: do not check the suite's MANIFEST.sha256
     bool trust_stored_results = false;  // --trust-stored-results: no recomputation of stored results
+    bool no_isolation = false;       // --no-isolation: read and run in this process (debugging)
+    double case_timeout = 600;       // --case-timeout: seconds per file read, or per backend on a file
     std::uint64_t max_memory = 0;    // --max-memory: bytes one golden file may need once read; 0 = default
     std::string write_results;       // --write-results DIR: every output also as a result file
     std::string shard;               // --shard I/N: this share of the cases
@@ -39,18 +41,20 @@ struct CheckCommand {
     std::string name;                  // --name: the implementation's name in reports
     std::vector<std::string> filters;
     std::string tier = "full";
-    std::string json, junit;
+    std::string json, junit, html;
     int threads = 1;
     bool quiet = false, no_manifest = false, trust_stored_results = false;
     std::uint64_t max_memory = 0;
     std::string shard;                 // --shard I/N
+    bool no_isolation = false;         // --no-isolation
+    double case_timeout = 600;         // --case-timeout
     std::string command_line;
 };
 int check(const CheckCommand& c);
 
 // The header of a run's reports, and what run and check print, write and return at the end.
 struct ReportFiles {
-    std::string json, junit;
+    std::string json, junit, html;
 };
 conformance::RunInfo make_run_info(const std::string& command_line, const std::vector<std::string>& backends,
                                    const std::string& suite, const std::string& tier);
@@ -68,8 +72,23 @@ struct SelftestCommand {
     int threads = 1;
     bool no_manifest = false;
     std::string shard;  // --shard I/N: this share of the correct backends and mutants
+    std::string json;  // --json: the score and the catch matrix (spec/report-format.md)
+    std::string html;  // --html: the same as one page
+    std::string command_line;
 };
 int selftest(const SelftestCommand& c);
+
+struct ShrinkCommand {
+    std::string backend;      // a built-in backend or a selftest mutant (mutant:NAME or NAME)
+    std::string case_file;    // the failing golden case
+    std::string out;          // the shrunk golden case (default: <case>_shrunk.h5 here)
+    std::string device;       // --device, as for run
+    int threads = 1;
+    double max_seconds = 120;
+    bool quiet = false;
+};
+// 0 shrunk and written, 1 the case does not fail on the backend, 2 usage or input error.
+int shrink(const ShrinkCommand& c);
 
 // The golden files of --suite or --case, restricted to --shard I/N when given.
 std::vector<std::string> selected_files(const std::string& suite, const std::vector<std::string>& cases,

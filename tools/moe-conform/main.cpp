@@ -23,9 +23,15 @@ int main(int argc, char** argv) {
         "  moe-conform check --suite data/golden --results my_results/          # result files from any framework\n"
         "  moe-conform check --case data/golden/gemm3_qwen_spec_f32.h5 --results out.npy --precision f32\n"
         "  moe-conform selftest\n\n"
+        "Golden files are untrusted input (spec/golden-format.md, \"Untrusted files\"): nothing outside a\n"
+        "file is read (external storage, external links and virtual datasets are refused), memory is\n"
+        "bounded (--max-memory), stored results must agree with a recomputation from the inputs, and a\n"
+        "suite folder's MANIFEST.sha256 must match (--no-manifest skips it). Files are read and run in\n"
+        "worker processes: a file or backend that crashes or hangs (--case-timeout) is an ERROR of its\n"
+        "own, the run goes on and its reports are written (--no-isolation for debugging).\n\n"
         "Exit codes: 0 every case has its expected status (PASS, XFAIL, SKIP, MISTRUSTED), 1 a FAIL,\n"
-        "ERROR or XPASS, 2 usage or input error (bad, corrupt or malformed golden file: named), 77 every\n"
-        "case was skipped (nothing compared), 3 internal error."};
+        "ERROR or XPASS, 2 usage or input error (bad, corrupt, malformed or refused golden file, a\n"
+        "manifest mismatch: named), 77 every case was skipped (nothing compared), 3 internal error."};
     app.require_subcommand(1);
     const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
@@ -54,6 +60,7 @@ int main(int argc, char** argv) {
         ->check(CLI::IsMember({"quick", "ci", "full"}));
     r->add_option("--json", rc.json, "Also write the JSON report here (schema: spec/report.schema.json)");
     r->add_option("--junit", rc.junit, "Also write a JUnit XML report here");
+    r->add_option("--html", rc.html, "Also write a self-contained HTML report here (heatmaps of the failures)");
     r->add_option("--expect", rc.expect, "Expectation file: known failures (XFAIL) and skips, with reasons")
         ->check(CLI::ExistingFile);
     r->add_option("--threads", rc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
@@ -65,6 +72,14 @@ int main(int argc, char** argv) {
                 "Do not check the suite folder's MANIFEST.sha256 (by default, where the folder has one, every "
                 "*.h5 file must be listed with its SHA-256, else nothing runs and the exit code is 2; a --case "
                 "file is checked against its folder's manifest where it lists the file)");
+    r->add_flag("--no-isolation", rc.no_isolation,
+                "Read and run every file in this process (for debugging: a crash in HDF5 or a backend then ends "
+                "the run). By default each file is read and run in a worker process: a crash or a hang there "
+                "is reported as ERROR for that file (naming the signal or the timeout) and the run goes on");
+    r->add_option("--case-timeout", rc.case_timeout,
+                  "Seconds one file may take to read and check, and each backend to run on it, before its worker "
+                  "is killed and the case reported as ERROR (default 600; 0 = no limit)")
+        ->check(CLI::NonNegativeNumber);
     r->add_flag("--trust-stored-results", rc.trust_stored_results,
                 "Do not check that each file's stored output and error bounds agree with the reference recomputed "
                 "from its inputs (on up to 256 tokens; by default a file where they disagree, or with a negative "
@@ -100,11 +115,14 @@ int main(int argc, char** argv) {
     k->add_option("--tier", cc.tier, "Largest tier to run: quick < ci < full")->check(CLI::IsMember({"quick", "ci", "full"}));
     k->add_option("--json", cc.json, "Also write the JSON report here");
     k->add_option("--junit", cc.junit, "Also write a JUnit XML report here");
+    k->add_option("--html", cc.html, "Also write a self-contained HTML report here (heatmaps of the failures)");
     k->add_option("--threads", cc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
     k->add_flag("--quiet", cc.quiet, "No progress lines on stderr");
     k->add_flag("--no-manifest", cc.no_manifest, "Do not check the suite folder's MANIFEST.sha256");
     k->add_flag("--trust-stored-results", cc.trust_stored_results,
                 "Do not recompute the golden files' stored outputs and bounds on a sample of tokens");
+    k->add_flag("--no-isolation", cc.no_isolation, "Read and judge every file in this process (see run)");
+    k->add_option("--case-timeout", cc.case_timeout, "Seconds one file may take (see run)")->check(CLI::NonNegativeNumber);
     k->add_option("--shard", cc.shard, "Check share I of N of the golden files (see run --shard)");
     k->add_option("--max-memory", cc.max_memory, "Largest memory one golden or result file may need once read")
         ->transform(CLI::AsSizeValue(false));
@@ -121,6 +139,23 @@ int main(int argc, char** argv) {
     s->add_option("--shard", sc.shard,
                   "Run share I of N of the work: the correct backends and the mutants in order, every N-th from "
                   "the I-th (each still meets every case, so each verdict stands alone)");
+    s->add_option("--json", sc.json, "Also write the score and the catch matrix (mutants x cases) as JSON here");
+    s->add_option("--html", sc.html, "Also write the score and the catch matrix as a self-contained HTML page here");
+
+    ShrinkCommand kc;
+    kc.threads = threads;
+    auto* sh = app.add_subcommand("shrink",
+                                 "Reduce a failing case to a small one that fails the same way (fewer tokens, slots, "
+                                 "experts, features; simpler values), write it as a golden file and print its repro line.");
+    sh->add_option("--backend", kc.backend, "The backend: a built-in name, or a selftest mutant (mutant:NAME or NAME)")
+        ->required();
+    sh->add_option("--case", kc.case_file, "The failing golden case")->required()->check(CLI::ExistingFile);
+    sh->add_option("-o,--out", kc.out, "Where to write the shrunk case (default: <case name>_shrunk.h5 here)");
+    sh->add_option("--threads", kc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
+    sh->add_option("--device", kc.device, "OpenCL device for the opencl backend, as for run");
+    sh->add_option("--max-seconds", kc.max_seconds, "Stop shrinking after this long (default 120)")
+        ->check(CLI::PositiveNumber);
+    sh->add_flag("--quiet", kc.quiet, "No progress lines on stderr");
 
     try {
         app.parse(argc, argv);
@@ -130,8 +165,10 @@ int main(int argc, char** argv) {
     }
     for (int i = 0; i < argc; ++i) rc.command_line += (i ? " " : "") + std::string(argv[i]);
     cc.command_line = rc.command_line;
+    sc.command_line = rc.command_line;
     return moe::cli::run_with_exit_codes("moe-conform", [&] {
         if (*s) return selftest(sc);
+        if (*sh) return shrink(kc);
         if (*k) {
             if (cc.suite.empty() && cc.cases.empty()) {
                 std::cerr << "moe-conform: error: give --suite DIR or --case FILE...\n";

@@ -27,6 +27,7 @@ int report_outcome(const conformance::RunInfo& info, const conformance::RunOutco
     conformance::write_text_report(std::cout, info, outcome.results);
     if (!files.json.empty()) conformance::write_json_report(files.json, info, outcome.results);
     if (!files.junit.empty()) conformance::write_junit_report(files.junit, info, outcome.results);
+    if (!files.html.empty()) conformance::write_html_report(files.html, info, outcome.results);
     for (const auto& e : outcome.input_errors) std::cerr << "moe-conform: error: " << e << "\n";
     if (!outcome.input_errors.empty())
         std::cerr << "moe-conform: " << outcome.input_errors.size()

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include "moe/conformance/reports.hpp"
 #include "moe/conformance/result_recorder.hpp"
 #include "moe/conformance/runner.hpp"
+#include "moe/golden/golden_file.hpp"
 #include "moe/golden/manifest.hpp"
 #include "moe/golden/suite.hpp"
 
@@ -49,40 +51,47 @@ std::vector<std::string> selected_files(const std::string& suite, const std::vec
 }
 
 int run(const RunCommand& c) {
+    if (!c.suite.empty()) {
+        // Temporary files of generators killed half-way are never cases (not *.h5); remove them.
+        const auto stale = golden::remove_stale_temp_files(c.suite);
+        if (!stale.empty())
+            std::cerr << "moe-conform: removed " << stale.size() << " temporary file(s) of killed writers from "
+                      << c.suite << "\n";
+    }
     if (!c.no_manifest && !manifest_agrees(c.suite, c.cases, "moe-conform")) return 2;
-    const auto set = backends::make_backends(c.backends, c.backend_libs, backends::BuiltinOptions{c.device});
-    const std::vector<Backend*>& list = set.list;
+    // Backends are made where the cases run (each worker process), never here before a fork;
+    // names and plugins are checked here all the same.
+    std::vector<BackendMaker> makers =
+        backends::make_backend_makers(c.backends, c.backend_libs, backends::BuiltinOptions{c.device});
     conformance::RunOptions o;
     o.files = selected_files(c.suite, c.cases, c.shard);
     o.filters = c.filters;
     o.tier = c.tier;
     o.threads = c.threads;
     o.progress = !c.quiet;
-    for (const auto& lib : c.backend_libs) o.repro_command += " --backend-lib " + shell_quote(lib);
     o.max_memory = c.max_memory;
     o.check_stored_results = !c.trust_stored_results;
+    o.isolate = !c.no_isolation;
+    o.case_timeout = c.case_timeout;
+    for (const auto& lib : c.backend_libs) o.repro_command += " --backend-lib " + shell_quote(lib);
     if (!c.device.empty()) o.repro_command += " --device " + shell_quote(c.device);
     if (!c.expect.empty()) o.expectations = conformance::load_expectations(c.expect);
-
-    std::vector<std::unique_ptr<Backend>> recorders;
-    std::vector<Backend*> judged = list;
     if (!c.write_results.empty()) {
         // Each backend's outputs also go to result files, one folder per backend when several run.
         std::vector<golden::CaseIdentity> ids;
         for (const auto& f : o.files) ids.push_back(golden::identify_case(f));
-        for (auto& b : judged) {
-            const std::string dir = list.size() == 1 ? c.write_results : c.write_results + "/" + b->name();
-            recorders.push_back(conformance::record_results(*b, dir, ids));
-            b = recorders.back().get();
+        for (auto& m : makers) {
+            const std::string dir = makers.size() == 1 ? c.write_results : c.write_results + "/" + m.name;
+            m.make = [make = m.make, dir, ids] { return conformance::record_results(make(), dir, ids); };
         }
     }
     std::vector<std::string> names;
-    for (auto* b : list) names.push_back(b->name());
+    for (const auto& m : makers) names.push_back(m.name);
     conformance::RunInfo info = make_run_info(c.command_line, names, c.suite.empty() ? "(files)" : c.suite, c.tier);
     const auto start = std::chrono::steady_clock::now();
-    const conformance::RunOutcome outcome = conformance::run_suite(o, judged);
+    const conformance::RunOutcome outcome = conformance::run_suite_from_makers(o, makers);
     info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return report_outcome(info, outcome, {c.json, c.junit});
+    return report_outcome(info, outcome, {c.json, c.junit, c.html});
 }
 
 }  // namespace moe::conform_cli

@@ -1,5 +1,7 @@
 // selftest: prints the verdict of conformance::run_selftest over the built-in backends and every
-// family's mutants.
+// family's mutants, with the mutation score; --json writes the catch matrix.
+#include <chrono>
+#include <ctime>
 #include <iomanip>
 #include <iostream>
 
@@ -12,10 +14,17 @@ namespace moe::conform_cli {
 
 namespace {
 
+std::string utc_now() {
+    const std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return buf;
+}
+
 // --shard I/N for the selftest splits the work items (the correct backends, then the mutants, in
 // order), not the cases: a mutant must meet the whole suite for "caught" to mean anything.
-bool sc_shard_keep(const std::string& shard, std::vector<Backend*>& correct, std::vector<Mutant>& mutants) {
-    if (shard.empty()) return true;
+void keep_shard(const std::string& shard, std::vector<Backend*>& correct, std::vector<Mutant>& mutants) {
+    if (shard.empty()) return;
     const auto [index, count] = golden::parse_shard(shard);
     std::size_t item = 0;
     std::vector<Backend*> kept_backends;
@@ -26,32 +35,9 @@ bool sc_shard_keep(const std::string& shard, std::vector<Backend*>& correct, std
         if (item++ % count == index - 1) kept_mutants.push_back(std::move(m));
     correct = std::move(kept_backends);
     mutants = std::move(kept_mutants);
-    return true;
 }
 
-}  // namespace
-
-int selftest(const SelftestCommand& c) {
-    if (!c.no_manifest && !manifest_agrees(c.suite, {}, "moe-conform")) return 2;
-    conformance::RunOptions o;
-    o.files = golden::suite_files(c.suite);
-    o.threads = c.threads;
-    o.progress = false;
-
-    std::vector<std::unique_ptr<Backend>> owned;
-    std::vector<Backend*> correct;
-    for (const auto& name : backends::builtin_backend_names()) {
-        owned.push_back(backends::make_builtin_backend(name));
-        correct.push_back(owned.back().get());
-    }
-    std::vector<Mutant> mutants = backends::selftest_mutants();
-    if (!sc_shard_keep(c.shard, correct, mutants)) return 2;
-    const auto report = conformance::run_selftest(o, correct, mutants);
-    if (!report.input_errors.empty()) {
-        for (const auto& e : report.input_errors) std::cerr << "moe-conform: error: " << e << "\n";
-        return 2;
-    }
-
+void print_correct(const conformance::SelftestReport& report) {
     std::cout << "Correct backends (must pass every case):\n";
     for (const auto& v : report.correct) {
         std::cout << "  " << std::left << std::setw(18) << v.name;
@@ -66,7 +52,9 @@ int selftest(const SelftestCommand& c) {
         for (const auto& r : v.problems)
             std::cout << "      " << conformance::status_name(r.status) << " " << r.case_name << ": " << r.reason << "\n";
     }
+}
 
+void print_mutants(const conformance::SelftestReport& report) {
     std::cout << "Mutants (each must be caught by at least one case):\n";
     for (const auto& m : report.mutants) {
         std::cout << "  " << std::left << std::setw(28) << m.name;
@@ -83,10 +71,50 @@ int selftest(const SelftestCommand& c) {
         }
         std::cout << "\n";
     }
+}
+
+}  // namespace
+
+int selftest(const SelftestCommand& c) {
+    if (!c.no_manifest && !manifest_agrees(c.suite, {}, "moe-conform")) return 2;
+    conformance::RunOptions o;
+    o.files = golden::suite_files(c.suite);
+    o.threads = c.threads;
+    o.progress = false;
+
+    std::vector<std::unique_ptr<Backend>> owned;
+    std::vector<Backend*> correct;
+    conformance::RunInfo info;
+    info.tool_version = "moe-conform 0.1.0";
+    info.command_line = c.command_line;
+    info.suite = c.suite;
+    info.tier = o.tier;
+    info.started_utc = utc_now();
+    for (const auto& name : backends::builtin_backend_names()) {
+        owned.push_back(backends::make_builtin_backend(name));
+        correct.push_back(owned.back().get());
+    }
+    std::vector<Mutant> mutants = backends::selftest_mutants();
+    keep_shard(c.shard, correct, mutants);
+    for (const Backend* b : correct) info.backends.push_back(b->name());
+    const auto start = std::chrono::steady_clock::now();
+    const auto report = conformance::run_selftest(o, correct, mutants);
+    info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!report.input_errors.empty()) {
+        for (const auto& e : report.input_errors) std::cerr << "moe-conform: error: " << e << "\n";
+        return 2;
+    }
+
+    print_correct(report);
+    print_mutants(report);
     const std::size_t skipped = report.mutants.size() - report.runnable_mutants();
     std::cout << "selftest: " << report.caught_mutants() << " of " << report.runnable_mutants() << " mutants caught";
     if (skipped) std::cout << " (" << skipped << " skipped: backend unavailable)";
     std::cout << "; " << (report.passed() ? "all correct backends pass" : "FAILED") << "\n";
+    std::cout << "mutation score: " << report.caught_mutants() << " / " << report.runnable_mutants() << " = "
+              << std::fixed << std::setprecision(1) << 100.0 * report.mutation_score() << " %\n";
+    if (!c.json.empty()) conformance::write_selftest_json(c.json, info, report);
+    if (!c.html.empty()) conformance::write_selftest_html(c.html, info, report);
     return report.passed() ? 0 : 1;
 }
 

@@ -1,6 +1,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "moe/golden/isolated_read.hpp"
 #include "moe/generator/golden_builder.hpp"
 
 namespace moe::golden_cli {
@@ -9,7 +10,7 @@ int complete(const CompleteOptions& o) {
     golden::ReadOptions ro;
     ro.require_output = false;
     ro.max_memory = o.max_memory;
-    golden::GoldenCase c = golden::read_golden(o.input, ro);
+    golden::GoldenCase c = golden::read_golden_isolated(o.input, ro);
     const Dims d = validate(c.problem);  // bad inputs: InputError, exit 2
     if (c.problem.name.empty()) c.problem.name = "user_case";
     if (c.generator.empty()) c.generator = std::string(generator::kGeneratorName) + " complete";

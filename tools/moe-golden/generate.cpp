@@ -7,6 +7,7 @@
 #include "moe/golden/suite.hpp"
 #include "moe/generator/case_spec.hpp"
 #include "moe/generator/golden_builder.hpp"
+#include "moe/golden/golden_file.hpp"
 #include "moe/golden/manifest.hpp"
 
 namespace moe::golden_cli {
@@ -26,6 +27,11 @@ int generate(const GenerateOptions& o) {
         return 2;
     }
     fs::create_directories(o.out_dir);
+    // A generator killed half-way (kill -9) leaves its temporary file; never a partial .h5.
+    const auto stale = golden::remove_stale_temp_files(o.out_dir);
+    if (!stale.empty())
+        std::cerr << "moe-golden: removed " << stale.size() << " temporary file(s) of killed writers from " << o.out_dir
+                  << "\n";
     const auto start = std::chrono::steady_clock::now();
     std::size_t n = 0;
     for (const auto& spec : cases) {
@@ -40,7 +46,11 @@ int generate(const GenerateOptions& o) {
         if (report.kinks.redraws) std::cerr << ", " << report.kinks.redraws << " token rows redrawn off clamp edges";
         if (report.kinks.near_lanes) std::cerr << ", " << report.kinks.near_lanes << " lanes still near an edge";
         if (spec.routing.capacity_factor > 0.0) std::cerr << ", " << report.dropped_pairs << " pairs dropped (capacity)";
-        if (spec.exact) std::cerr << ", exact (" << std::setprecision(1) << report.exact_bits << " bits at most)";
+        if (spec.exact) std::cerr << ", exact (" << std::setprecision(1) << report.exact_bits << " bits at most"
+                                  << (spec.exact_storage != DType::f32
+                                          ? ", intermediates in " + std::string(dtype_name(spec.exact_storage))
+                                          : std::string())
+                                  << ")";
         if (report.dense_differs) std::cerr << ", dense reading differs (output_dense stored)";
         std::cerr << "\n";
     }

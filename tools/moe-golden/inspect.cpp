@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "moe/golden/isolated_read.hpp"
 #include "moe/golden/golden_file.hpp"
 #include "moe/golden/stored_results.hpp"
 #include "moe/spec/error.hpp"
@@ -70,7 +71,7 @@ int inspect(const InspectOptions& o) {
     ro.require_output = false;
     ro.max_memory = o.max_memory;
     ro.storage = &storage;
-    golden::GoldenCase c = golden::read_golden(file, ro);
+    golden::GoldenCase c = golden::read_golden_isolated(file, ro);
     const auto& a = c.problem.attributes;
     std::cout << printable(file) << "\n  case " << printable(c.problem.name) << "\n  expert_type "
               << expert_type_name(a.expert_type) << ", convention " << convention_name(a.convention)

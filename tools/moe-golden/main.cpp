@@ -34,7 +34,10 @@ int main(int argc, char** argv) {
 
     GenerateOptions gen;
     gen.threads = default_threads;
-    auto* g = app.add_subcommand("generate", "Generate golden files for the catalogue's cases (progress on stderr).");
+    auto* g = app.add_subcommand("generate",
+                                 "Generate golden files for the catalogue's cases (progress on stderr). Each file is "
+                                 "written to a temporary file and renamed, so a generator killed half-way leaves no "
+                                 "partial .h5; the temporary files of killed generators are removed first.");
     g->add_option("--catalog", gen.catalog, "Catalogue file (JSON, spec/catalog-format.md)")->required()->check(CLI::ExistingFile);
     g->add_option("--out", gen.out_dir, "Output folder (created if missing)")->required();
     g->add_option("--filter", gen.filters, "Only cases whose name matches this glob (* and ?); repeatable");

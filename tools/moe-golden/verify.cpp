@@ -5,6 +5,7 @@
 #include <set>
 
 #include "commands.hpp"
+#include "moe/golden/isolated_read.hpp"
 #include "moe/golden/case_diff.hpp"
 #include "moe/golden/suite.hpp"
 #include "moe/generator/case_spec.hpp"
@@ -40,7 +41,7 @@ int verify(const VerifyOptions& o) {
             ++failures;
             continue;
         }
-        const golden::GoldenCase stored = golden::read_golden(file);
+        const golden::GoldenCase stored = golden::read_golden_isolated(file, golden::ReadOptions{});
         const golden::GoldenCase fresh = generator::build_golden(spec, {!stored.stages.empty(), o.threads});
         const auto diffs = golden::case_differences(fresh, stored);
         for (const auto& d : diffs) std::cout << "FAIL " << spec.name << ": " << d << "\n";

@@ -71,11 +71,13 @@ Devices enumerate_devices() {
             d.platform_name = platform_string(platforms[pi], CL_PLATFORM_NAME);
             d.name = device_string(devices[di], CL_DEVICE_NAME);
             d.version = device_string(devices[di], CL_DEVICE_VERSION);
+            d.driver_version = device_string(devices[di], CL_DRIVER_VERSION);
             d.type = device_value<cl_device_type>(devices[di], CL_DEVICE_TYPE);
             d.compute_units = device_value<cl_uint>(devices[di], CL_DEVICE_MAX_COMPUTE_UNITS);
             d.max_work_group = device_value<std::size_t>(devices[di], CL_DEVICE_MAX_WORK_GROUP_SIZE);
             clGetDeviceInfo(devices[di], CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof d.max_item_sizes, d.max_item_sizes, nullptr);
             d.local_mem = device_value<cl_ulong>(devices[di], CL_DEVICE_LOCAL_MEM_SIZE);
+            d.global_mem = device_value<cl_ulong>(devices[di], CL_DEVICE_GLOBAL_MEM_SIZE);
             d.float_vector_width = device_value<cl_uint>(devices[di], CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT);
             const std::string ext = " " + device_string(devices[di], CL_DEVICE_EXTENSIONS) + " ";
             d.fp16 = ext.find(" cl_khr_fp16 ") != std::string::npos;
@@ -123,7 +125,7 @@ std::optional<DeviceInfo> select_device(const Devices& d, const std::string& spe
 
 std::string describe(const DeviceInfo& d) {
     return std::to_string(d.platform_index) + ":" + std::to_string(d.device_index) + " " + d.name + " (platform " +
-           d.platform_name + "), " + d.version + ", " + type_name(d.type) + ", " + std::to_string(d.compute_units) +
+           d.platform_name + "), " + d.version + ", driver " + d.driver_version + ", " + type_name(d.type) + ", " + std::to_string(d.compute_units) +
            " compute units, max work-group " + std::to_string(d.max_work_group) + ", local memory " +
            std::to_string(d.local_mem / 1024) + " KiB, fp16 " + (d.fp16 ? "yes" : "no") + ", fp64 " +
            (d.fp64 ? "yes" : "no");

@@ -12,12 +12,12 @@ struct DeviceInfo {
     cl_platform_id platform = nullptr;
     cl_device_id device = nullptr;
     std::size_t platform_index = 0, device_index = 0;
-    std::string platform_name, name, version;
+    std::string platform_name, name, version, driver_version;  // driver: CL_DRIVER_VERSION
     cl_device_type type = 0;
     cl_uint compute_units = 0;
     std::size_t max_work_group = 0;
     std::size_t max_item_sizes[3] = {0, 0, 0};
-    cl_ulong local_mem = 0;
+    cl_ulong local_mem = 0, global_mem = 0;
     cl_uint float_vector_width = 1;  // CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT
     bool fp16 = false, fp64 = false;
 };

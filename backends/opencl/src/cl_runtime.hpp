@@ -1,6 +1,7 @@
 #pragma once
-// One device's context, queue and built program, plus the small helpers the pipeline needs:
-// owned buffers, typed kernel arguments and launches that report failures by name.
+// One device's context, queue and built programs, plus the small helpers the pipeline needs:
+// owned buffers, pinned host memory, typed kernel arguments and launches that report failures
+// by name.
 #include <cstdint>
 #include <cstddef>
 #include <map>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "cl_device.hpp"
+#include "gemm_config.hpp"
 
 namespace moe::backends::ocl {
 
@@ -35,38 +37,57 @@ private:
     std::size_t bytes_ = 0;
 };
 
+// Host memory the device copies from by DMA without an intermediate copy (pinned, on a GPU): a
+// CL_MEM_ALLOC_HOST_PTR buffer mapped once for the life of the object.
+class Pinned {
+public:
+    Pinned() = default;
+    Pinned(Pinned&& o) noexcept { *this = std::move(o); }
+    Pinned& operator=(Pinned&& o) noexcept {
+        std::swap(queue_, o.queue_);
+        std::swap(buf_, o.buf_);
+        std::swap(ptr_, o.ptr_);
+        return *this;
+    }
+    Pinned(const Pinned&) = delete;
+    Pinned& operator=(const Pinned&) = delete;
+    ~Pinned();
+    unsigned char* data() const { return static_cast<unsigned char*>(ptr_); }
+    std::size_t bytes() const { return buf_.bytes(); }
+
+private:
+    friend class Runtime;
+    cl_command_queue queue_ = nullptr;
+    Buffer buf_;
+    void* ptr_ = nullptr;
+};
+
 // A __local kernel argument of this many bytes.
 struct LocalBytes {
     std::size_t bytes;
 };
 
-// moe_gemm's sizes, compiled into the program (-D flags, kernels/gemm.cl) and chosen from the
-// device's limits by choose_gemm_config. A work-group of lx x ly work-items computes a tm x tn
-// tile, each work-item mwi rows by nv vectors of vw columns, in k-steps of tk.
-struct GemmShape {
-    std::uint32_t lx = 1, ly = 1, mwi = 1, nv = 1, tk = 16;
+// A built program and its kernels by name.
+class Program {
+public:
+    Program() = default;
+    Program(Program&& o) noexcept { *this = std::move(o); }
+    Program& operator=(Program&& o) noexcept {
+        std::swap(program_, o.program_);
+        std::swap(kernels_, o.kernels_);
+        return *this;
+    }
+    Program(const Program&) = delete;
+    Program& operator=(const Program&) = delete;
+    ~Program();
+    bool built() const { return program_ != nullptr; }
+    cl_kernel find(const std::string& name) const;  // nullptr when absent
+
+private:
+    friend class Runtime;
+    cl_program program_ = nullptr;
+    std::map<std::string, cl_kernel> kernels_;
 };
-struct GemmConfig {
-    std::uint32_t vw = 4;   // floats per vector (float4, float8, float16)
-    GemmShape tiled;        // moe_gemm_*: blocks of rows
-    GemmShape small;        // moe_gemm_small_*: blocks of fewer rows (about half), wider
-    GemmShape rows;         // moe_gemm_rows_*_kn: a few rows (ly = 1)
-    std::uint32_t rows_mr = 8, rows_nc = 4;  // moe_gemm_rows_*_nk: rows per tile, columns per work-item
-    std::uint32_t tiled_tm() const { return tiled.ly * tiled.mwi; }
-    std::uint32_t tiled_tn() const { return tiled.lx * tiled.nv * vw; }
-    std::uint32_t small_tm() const { return small.ly * small.mwi; }
-    std::uint32_t small_tn() const { return small.lx * small.nv * vw; }
-    std::uint32_t rows_tm(bool kn) const { return kn ? rows.ly * rows.mwi : rows_mr; }
-    std::uint32_t rows_tn(bool kn) const { return kn ? rows.lx * rows.nv * vw : rows.lx * rows_nc; }
-    // Elements the kernels may read past the end of an A, weight or bias buffer (never used).
-    std::size_t pad_elems() const;
-    std::string defines() const;  // the -D flags
-    std::string describe() const;
-};
-// Sizes for this device: vector width from its preferred float vector width, about 64 x 64
-// output tiles, shrunk until the work-group fits max_work_group (and the kernel's own limit,
-// kernel_wg, once known) and both double-buffered tiles fit its local memory.
-GemmConfig choose_gemm_config(const DeviceInfo& d, std::size_t kernel_wg = 0);
 
 class Runtime {
 public:
@@ -76,9 +97,18 @@ public:
     Runtime& operator=(const Runtime&) = delete;
 
     const DeviceInfo& device() const { return device_; }
-    // Builds the embedded kernel sources once; a build failure throws with the build log.
+    // Builds the embedded f32 program once: the GEMM sizes from gemm_config_for (cl_tune.hpp: the
+    // autotune's choice on a GPU, cached per device and driver), rebuilt smaller if a GEMM kernel
+    // accepts fewer work-items than its tile needs. A build failure throws with the build log.
     // `defines` are extra build options ("-DMOE_MUT_TILE_EDGE" for the selftest mutants).
     void build(const std::string& defines = "");
+    // The f64 program (kernels/f64.cl), once, on a device with cl_khr_fp64; false without it.
+    bool build_f64();
+    bool has_f64() const { return f64_.built(); }
+    bool built() const { return main_.built(); }
+    // Builds kernels/`files` (in that order) with `options` (-cl-std=CL1.2 is added); every
+    // kernel of it is created. For the autotune's trial programs.
+    Program compile(const std::vector<std::string>& files, const std::string& options) const;
     cl_kernel kernel(const std::string& name) const;
     // moe_gemm's compiled-in sizes (valid after build()).
     const GemmConfig& gemm() const { return gemm_; }
@@ -86,7 +116,13 @@ public:
     // A device buffer of max(bytes + pad, 1) bytes (an empty tensor still has a valid cl_mem),
     // its first `bytes` initialised from host when given and the pad zeroed.
     Buffer buffer(std::size_t bytes, const void* host = nullptr, std::size_t pad = 0) const;
-    void read(const Buffer& b, std::size_t bytes, void* host) const;
+    Pinned pinned(std::size_t bytes) const;
+    // Copies to the device; not blocking: `host` must stay valid until the queue has run it.
+    void write(const Buffer& b, std::size_t offset, std::size_t bytes, const void* host) const;
+    void read(const Buffer& b, std::size_t bytes, void* host) const;  // blocking
+    // Not blocking: the returned event (the caller releases it) completes when `host` is written.
+    cl_event read_async(const Buffer& b, std::size_t offset, std::size_t bytes, void* host) const;
+    void flush() const;  // submits what is queued (a driver may hold commands back until then)
     // Enqueues `kernel` over a 1-D or 2-D range; local may be null (the runtime picks). Its time
     // is reported under `label` (default: the kernel's name).
     void launch(const char* name, cl_uint dims, const std::size_t* global, const std::size_t* local = nullptr,
@@ -95,6 +131,7 @@ public:
     // Every launch since the last call, from the queue's profiling events (END - START), summed
     // per kernel name in seconds; waits for the queue and releases the events.
     std::map<std::string, double> take_kernel_times() const;
+    cl_command_queue queue() const { return queue_; }
 
     template <class... Args>
     void args(const char* name, const Args&... a) const {
@@ -107,17 +144,20 @@ private:
     void set_arg(const char* name, cl_uint i, std::uint32_t v) const;
     void set_arg(const char* name, cl_uint i, std::int32_t v) const;
     void set_arg(const char* name, cl_uint i, float v) const;
+    void set_arg(const char* name, cl_uint i, double v) const;
     void set_arg(const char* name, cl_uint i, LocalBytes l) const;
     void set_raw(const char* name, cl_uint i, std::size_t size, const void* value) const;
-    void build_program(const std::string& defines);
 
     DeviceInfo device_;
     cl_context context_ = nullptr;
     cl_command_queue queue_ = nullptr;
-    cl_program program_ = nullptr;
-    std::map<std::string, cl_kernel> kernels_;
+    Program main_, f64_;
     GemmConfig gemm_;
     mutable std::vector<std::pair<std::string, cl_event>> events_;  // launches not yet summed
+    // The last value set for each kernel argument: a run that repeats the previous one's
+    // arguments sets none (each clSetKernelArg costs host time on some drivers). Cleared whenever
+    // a buffer or program is created, so a recycled cl_mem or cl_kernel handle is never trusted.
+    mutable std::map<std::pair<cl_kernel, cl_uint>, std::vector<unsigned char>> arg_cache_;
 };
 
 }  // namespace moe::backends::ocl

@@ -10,6 +10,7 @@
 
 #include "cl_device.hpp"
 #include "cl_runtime.hpp"
+#include "cl_tune.hpp"
 #include "opencl_pipeline.hpp"
 
 namespace moe::backends {
@@ -78,13 +79,23 @@ std::vector<Mutant> opencl_mutants() {
 
 struct OpenclBackend::State {
     OpenclOptions options;
-    Selected selected;
-    std::mutex build_mutex;  // the program is built on first use (a few hundred ms on PoCL)
+    Selected selected;       // declared first: the buffers below are released before the context
+    std::mutex mutex;        // one build, one run at a time (the workspace is shared)
     // What prepare() uploaded, and for which problem (its address and its weights' storage).
     const Problem* prepared_for = nullptr;
     std::vector<const unsigned char*> prepared_sources;
     std::optional<ocl::DeviceWeights> prepared;
+    ocl::Workspace workspace;                     // device buffers reused from run to run
     std::map<std::string, double> kernel_times;  // of the last run
+
+    // The programs a problem needs, built once (the f32 one with the autotuned GEMM sizes on a
+    // GPU; the f64 one for f64 data).
+    void build(const Problem& p) {
+        ocl::Runtime& rt = *selected.runtime;
+        rt.build(mutation_defines(options.mutation));
+        if (p.input(kHiddenStates).dtype() == DType::f64 && !rt.build_f64())
+            throw std::runtime_error("opencl: f64 data on a device without cl_khr_fp64");
+    }
 };
 
 OpenclBackend::OpenclBackend(OpenclOptions options) : state_(std::make_unique<State>()) {
@@ -100,8 +111,14 @@ std::string OpenclBackend::name() const {
 
 std::string OpenclBackend::description() const {
     if (!state_->selected.runtime) return std::string(kStagesText) + "; no device";
-    const auto& d = state_->selected.runtime->device();
-    return std::string(kStagesText) + " on " + d.name + " (" + d.platform_name + ")";
+    const auto& rt = *state_->selected.runtime;
+    const auto& d = rt.device();
+    std::string s = std::string(kStagesText) + " on " + d.name + " (" + d.platform_name + ", driver " + d.driver_version + ")";
+    if (rt.built()) {  // after the first prepare() or run(): the GEMM sizes, and what the autotune measured
+        s += "; GEMM " + rt.gemm().describe();
+        if (const auto tune = ocl::tune_report(d); !tune.empty()) s += "; autotune on a 4096x4096x2048 GEMM: " + tune;
+    }
+    return s;
 }
 
 Availability OpenclBackend::availability() const {
@@ -110,20 +127,35 @@ Availability OpenclBackend::availability() const {
 }
 
 Support OpenclBackend::supports(const Problem& p) const {
+    const DType data = p.has(kHiddenStates) ? p.input(kHiddenStates).dtype() : DType::f32;
+    if (data == DType::f64) {
+        if (state_->selected.runtime && !state_->selected.runtime->device().fp64)
+            return {false, "f64 data needs cl_khr_fp64, which " + state_->selected.runtime->device().name + " lacks"};
+        return {};
+    }
     for (const auto& [name, t] : p.inputs)
-        if (t.dtype() == DType::f64) return {false, "f64 inputs are not supported by the opencl backend"};
+        if (t.dtype() == DType::f64)
+            return {false, "f64 " + name + " with " + std::string(dtype_name(data)) + " data is not supported by the opencl backend"};
     if (has_compressed_weights(p)) return {false, "compressed weights are not supported by the opencl backend yet"};
     return {};
 }
 
-Precision OpenclBackend::precision(DType) const { return {DType::f32, DType::f32}; }
+// f64 data runs the f64 program (f64 arithmetic and intermediates); f32, f16 and bf16 data the
+// f32 one (f16 and bf16 are storage: widened where read, f32 math, rounded when the output is
+// stored).
+Precision OpenclBackend::precision(DType data_type) const {
+    if (data_type == DType::f64) return {DType::f64, DType::f64};
+    return {DType::f32, DType::f32};
+}
 
 void OpenclBackend::prepare(const Problem& p) {
+    std::lock_guard<std::mutex> lock(state_->mutex);
     state_->prepared_for = nullptr;
     state_->prepared.reset();
     if (!state_->selected.runtime || !supports(p).supported) return;  // run() reports why
     try {
         validate(p);
+        state_->build(p);  // the autotune, on a GPU's first problem
         state_->prepared = ocl::upload_weights(*state_->selected.runtime, p);
     } catch (const std::exception&) {
         return;  // an invalid problem, or no room on the device: run() uploads (and reports) as it goes
@@ -136,17 +168,15 @@ Output OpenclBackend::run(const Problem& p, bool want_stages) {
     if (!state_->selected.runtime) throw std::runtime_error("opencl backend unavailable: " + state_->selected.reason);
     const Support s = supports(p);
     if (!s.supported) throw std::runtime_error(s.reason);
+    std::lock_guard<std::mutex> lock(state_->mutex);
     ocl::Runtime& rt = *state_->selected.runtime;
-    {
-        std::lock_guard<std::mutex> lock(state_->build_mutex);
-        rt.build(mutation_defines(state_->options.mutation));
-    }
+    state_->build(p);
     ocl::PipelineOptions o;
     if (state_->prepared && state_->prepared_for == &p && state_->prepared_sources == weight_sources(p))
         o.weights = &*state_->prepared;
     o.wrong_offset = state_->options.mutation == OpenclMutation::wrong_offset;
     rt.take_kernel_times();  // drop anything not from this run
-    Output out = ocl::run_pipeline(rt, p, want_stages, o);
+    Output out = ocl::run_pipeline(rt, state_->workspace, p, want_stages, o);
     state_->kernel_times = rt.take_kernel_times();
     return out;
 }
@@ -169,7 +199,7 @@ RoutingPlan opencl_mask_gen(const Tensor& indices, std::size_t experts, const st
     Selected s = select(device);
     if (!s.runtime) throw std::runtime_error("opencl backend unavailable: " + s.reason);
     s.runtime->build();
-    return ocl::mask_gen(*s.runtime, indices, experts).host;
+    return ocl::mask_gen(*s.runtime, indices, experts);
 }
 
 namespace opencl_testing {
@@ -197,7 +227,9 @@ std::vector<float> gather(const Tensor& x, const std::vector<std::uint32_t>& tok
 
 std::vector<float> gemm(const std::vector<float>& A, std::size_t M, const Tensor& weights, bool kn, std::size_t expert,
                         const Tensor* bias, const std::string& device) {
-    return ocl::gemm_rows(runtime(device), A, M, weights, kn, expert, bias);
+    std::vector<std::size_t> counts(weights.shape()[0], 0);
+    counts.at(expert) = M;
+    return ocl::gemm_expert_rows(runtime(device), A, counts, weights, kn, bias);
 }
 
 std::vector<float> gemm_experts(const std::vector<float>& A, const std::vector<std::size_t>& counts,

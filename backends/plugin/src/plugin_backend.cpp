@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -49,10 +50,6 @@ class PluginBackend : public Backend {
 public:
     explicit PluginBackend(const std::string& path) : lib_(std::make_shared<plugin::PluginLibrary>(path)) {
         const auto& t = lib_->table();
-        if (t.availability) {
-            char reason[kMessageSize] = {};
-            if (t.availability(t.state, reason, sizeof reason) != MOE_OK) availability_ = {false, message(reason)};
-        }
         // Every floating data type's precision, checked once here: a bad declaration refuses the
         // plugin up front rather than surfacing in the middle of a run.
         for (DType data : {DType::f64, DType::f32, DType::f16, DType::bf16}) {
@@ -74,10 +71,23 @@ public:
         const char* d = lib_->table().description;
         return std::string(d ? d : "") + " (plugin " + lib_->path() + ")";
     }
-    Availability availability() const override { return availability_; }
+    // Asked on first use, not at load: a load may happen in a parent process that then forks
+    // workers, and finding a device usually opens a context that must not cross a fork.
+    Availability availability() const override {
+        if (!availability_) {
+            const auto& t = lib_->table();
+            char reason[kMessageSize] = {};
+            availability_ = Availability{};
+            if (t.availability && t.availability(t.state, reason, sizeof reason) != MOE_OK)
+                availability_ = Availability{false, message(reason)};
+        }
+        return *availability_;
+    }
     Support supports(const Problem& p) const override {
-        // ABI v1's moe_dtype has no compressed types: the host says so before the plugin sees the case.
-        if (has_compressed_weights(p)) return {false, "compressed weights are not in ABI v1"};
+        for (const auto& [name, tensor] : p.inputs)
+            if (plugin::abi_dtype(tensor.dtype()) < 0)
+                return {false, name + " is " + std::string(dtype_name(tensor.dtype())) +
+                                   ": compressed weights are not in backend ABI version 1"};
         const auto& t = lib_->table();
         if (!t.supports) return {};
         const plugin::ProblemView view(p);
@@ -134,7 +144,7 @@ public:
 
 private:
     std::shared_ptr<plugin::PluginLibrary> lib_;
-    Availability availability_;
+    mutable std::optional<Availability> availability_;
     std::map<DType, PluginPrecision> precisions_;
 };
 

@@ -12,7 +12,7 @@ int32_t abi_dtype(DType t) {
         case DType::bf16: return MOE_BF16;
         case DType::i32: return MOE_I32;
         case DType::i64: return MOE_I64;
-        default: return -1;  // compressed weight types are not in ABI v1 (the host skips those cases)
+        default: return -1;  // compressed element types: not in ABI version 1
     }
 }
 

@@ -26,24 +26,39 @@ std::unique_ptr<Backend> make_builtin_backend(const std::string& name, const Bui
     if (name == "blockwise") return std::make_unique<BlockwiseBackend>();
     if (name == "expert_parallel") return std::make_unique<ExpertParallelBackend>();
     if (name == "opencl") return std::make_unique<OpenclBackend>(OpenclOptions{options.device});
+    // A selftest mutant, so that the repro lines of selftest and shrink work: "mutant:NAME" (the
+    // mutant backend's own name) or the bare NAME.
+    const std::string bare = name.rfind("mutant:", 0) == 0 ? name.substr(7) : name;
+    for (const auto& m : selftest_mutants())
+        if (m.name == bare) return m.make();
     std::string known;
     for (const auto& n : builtin_backend_names()) known += (known.empty() ? "" : ", ") + n;
-    throw InputError("unknown backend '" + name + "' (built-in backends: " + known + ")");
+    throw InputError("unknown backend '" + name + "' (built-in backends: " + known +
+                     "; or a selftest mutant, mutant:NAME, listed by moe-conform list)");
 }
 
-BackendSet make_backends(const std::vector<std::string>& names, const std::vector<std::string>& libraries,
-                         const BuiltinOptions& options) {
+namespace {
+
+// The plugins of `libraries`, loaded to check them (ABI, table, precision) and their names.
+std::vector<std::unique_ptr<Backend>> load_plugins(const std::vector<std::string>& libraries) {
     std::vector<std::unique_ptr<Backend>> plugins;
+    const auto builtins = builtin_backend_names();
     for (const auto& path : libraries) {
         auto b = load_plugin_backend(path);
         for (const auto& other : plugins)
             if (other->name() == b->name())
                 throw InputError("backend library " + path + ": a loaded plugin is already called '" + b->name() + "'");
-        for (const auto& builtin : builtin_backend_names())
-            if (builtin == b->name())
-                throw InputError("backend library " + path + ": its name '" + b->name() + "' is a built-in backend's");
+        if (std::find(builtins.begin(), builtins.end(), b->name()) != builtins.end())
+            throw InputError("backend library " + path + ": its name '" + b->name() + "' is a built-in backend's");
         plugins.push_back(std::move(b));
     }
+    return plugins;
+}
+
+// The names a command asked for, "all" and the default expanded; each known and given once.
+// Returns, per name, the index of its plugin or -1 for a built-in backend.
+std::vector<std::pair<std::string, int>> resolve_names(const std::vector<std::string>& names,
+                                                       const std::vector<std::unique_ptr<Backend>>& plugins) {
     std::vector<std::string> wanted;
     for (const auto& n : names) {
         if (n != "all") {
@@ -55,15 +70,51 @@ BackendSet make_backends(const std::vector<std::string>& names, const std::vecto
     }
     if (names.empty())
         for (const auto& p : plugins) wanted.push_back(p->name());
-    BackendSet set;
+    const auto builtins = builtin_backend_names();
+    std::vector<std::pair<std::string, int>> out;
     for (const auto& n : wanted) {
-        for (const auto* b : set.list)
-            if (b->name() == n) throw InputError("backend '" + n + "' is named twice");
-        auto plugin = std::find_if(plugins.begin(), plugins.end(), [&](const auto& p) { return p && p->name() == n; });
-        set.owned.push_back(plugin != plugins.end() ? std::move(*plugin) : make_builtin_backend(n, options));
+        for (const auto& seen : out)
+            if (seen.first == n) throw InputError("backend '" + n + "' is named twice");
+        int plugin = -1;
+        for (std::size_t i = 0; i < plugins.size(); ++i)
+            if (plugins[i]->name() == n) plugin = static_cast<int>(i);
+        if (plugin < 0 && std::find(builtins.begin(), builtins.end(), n) == builtins.end())
+            make_builtin_backend(n);  // throws InputError naming the known backends
+        out.emplace_back(n, plugin);
+    }
+    return out;
+}
+
+}  // namespace
+
+BackendSet make_backends(const std::vector<std::string>& names, const std::vector<std::string>& libraries,
+                         const BuiltinOptions& options) {
+    auto plugins = load_plugins(libraries);
+    BackendSet set;
+    for (const auto& [name, plugin] : resolve_names(names, plugins)) {
+        set.owned.push_back(plugin >= 0 ? std::move(plugins[static_cast<std::size_t>(plugin)])
+                                        : make_builtin_backend(name, options));
         set.list.push_back(set.owned.back().get());
     }
     return set;
+}
+
+std::vector<BackendMaker> make_backend_makers(const std::vector<std::string>& names,
+                                              const std::vector<std::string>& libraries,
+                                              const BuiltinOptions& options) {
+    // Plugins are loaded here only to check them, and released; built-in backends are not made
+    // here at all (the opencl backend would open a device context before the workers fork).
+    const auto plugins = load_plugins(libraries);
+    std::vector<BackendMaker> makers;
+    for (const auto& [name, plugin] : resolve_names(names, plugins)) {
+        if (plugin >= 0) {
+            const std::string path = libraries[static_cast<std::size_t>(plugin)];
+            makers.push_back({name, [path] { return load_plugin_backend(path); }});
+        } else {
+            makers.push_back({name, [name = name, options] { return make_builtin_backend(name, options); }});
+        }
+    }
+    return makers;
 }
 
 std::vector<Mutant> selftest_mutants() {

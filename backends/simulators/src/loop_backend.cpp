@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "loop_dequant.hpp"
+#include "lowp_numerics.hpp"
 #include "moe/backends/mutation_table.hpp"
 #include "moe/spec/problem.hpp"
 
@@ -34,6 +35,16 @@ constexpr MutationEntry<LoopMutation> kLoopMutations[] = {
     {LoopMutation::f16_accumulation, "f16_accumulation",
      "every GEMM partial sum and the top-k sum rounded to f16 while declaring f32 compute"},
     {LoopMutation::hidden_off_by_one, "hidden_off_by_one", "the first GEMM's dot products skip the last hidden element"},
+    {LoopMutation::lowp_output_truncated, "lowp_output_truncated",
+     "loop_lowp whose conversions to f16/bf16 (stored intermediates and the output) truncate instead of rounding to nearest even"},
+    {LoopMutation::small_weight_routes_skipped, "small_weight_routes_skipped",
+     "routes whose routing weight is below 1e-4 in magnitude are skipped"},
+    {LoopMutation::subnormal_weights_flushed, "subnormal_weights_flushed",
+     "routing weights that are subnormal in the data type are flushed to zero"},
+    {LoopMutation::tf32_gemm_inputs, "tf32_gemm_inputs",
+     "every GEMM input (x, weights, activations) rounded to TF32's 10-bit mantissa while declaring f32 compute"},
+    {LoopMutation::bias1_after_routing, "bias1_after_routing",
+     "GEMM2: bias_1 added once after the routing sum, weighted by the token's weights renormalised to sum 1"},
     {LoopMutation::zero_point_sign_flipped, "zero_point_sign_flipped",
      "compressed weights: the zero point added instead of subtracted, (W + Z) * S"},
     {LoopMutation::nibble_order_swapped, "nibble_order_swapped",
@@ -56,6 +67,9 @@ struct Setup {
     bool nk = true;
     bool compact_routing = true;
     DType storage = DType::f32;
+    bool truncate = false;  // conversions to f16/bf16 truncate (lowp_output_truncated)
+    bool tf32 = false;      // GEMM inputs rounded to TF32 (tf32_gemm_inputs)
+    bool reverse = false;   // dot products in reverse index order (a correct variant)
     LoopMutation m = LoopMutation::none;
     std::vector<float> x, routing, w0, w1, w2, b0, b1;  // b0/b1 empty when absent or dropped
 
@@ -101,7 +115,8 @@ float add(float sum, float term, bool f16) {
 
 // Keeps an intermediate between stages in the declared storage type (a no-op for f32 storage).
 float store(const Setup& s, float v) {
-    return s.storage == DType::f32 ? v : static_cast<float>(round_to(s.storage, v));
+    if (s.storage == DType::f32) return v;
+    return static_cast<float>(s.truncate ? lowp::truncate_to(s.storage, v) : round_to(s.storage, v));
 }
 
 // y = W[e] x (+ b[e]) for one expert, W[e] of `rows` outputs by `cols` inputs laid out NK
@@ -115,7 +130,12 @@ std::vector<float> gemv(const Setup& s, const std::vector<float>& w, const std::
     std::vector<float> y(rows);
     for (std::size_t n = 0; n < rows; ++n) {
         float sum = 0.0f;
-        for (std::size_t k = 0; k < used; ++k) sum = add(sum, (s.nk ? we[n * cols + k] : we[k * rows + n]) * in[k], f16);
+        for (std::size_t i = 0; i < used; ++i) {
+            const std::size_t k = s.reverse ? used - 1 - i : i;
+            float a = s.nk ? we[n * cols + k] : we[k * rows + n], b = in[k];
+            if (s.tf32) a = lowp::to_tf32(a), b = lowp::to_tf32(b);
+            sum = add(sum, a * b, f16);
+        }
         if (!bias.empty()) sum += bias[e * rows + n];  // [E, 1, N] and [E, N] share the flat layout
         y[n] = store(s, sum);
     }
@@ -163,7 +183,9 @@ PairStages run_expert(const Setup& s, std::size_t e, const float* x) {
     if (s.gemm2) {
         auto gate_up = gemv(s, s.w0, s.b0, e, 2 * d.I, d.H, x, used);
         auto act = gemm2_act(s, gate_up);
-        auto down = gemv(s, s.w1, s.b1, e, d.H, d.I, act.data(), d.I);
+        // bias1_after_routing adds bias_1 after the routing sum instead (add_bias_after_routing).
+        auto down = gemv(s, s.w1, s.mutated(LoopMutation::bias1_after_routing) ? std::vector<float>{} : s.b1, e, d.H,
+                         d.I, act.data(), d.I);
         return {{"gate_up", std::move(gate_up)}, {"act", std::move(act)}, {"down", std::move(down)}};
     }
     const std::vector<float> none;
@@ -179,12 +201,26 @@ float routing_weight(const Setup& s, std::size_t t, std::size_t k, std::size_t e
     return s.compact_routing ? s.routing[t * s.d.K + k] : s.routing[e * s.d.T + t];
 }
 
+// The bias1_after_routing mutant: bias_1 enters once per token, after the routing sum, with the
+// weights renormalised to sum 1. It equals the op only when the token's weights already do.
+void add_bias_after_routing(const Setup& s, const std::vector<float>& w, const std::vector<std::size_t>& experts,
+                            float* row) {
+    float sum = 0.0f;
+    for (float v : w) sum += v;
+    if (s.b1.empty() || sum == 0.0f) return;
+    for (std::size_t k = 0; k < w.size(); ++k)
+        for (std::size_t h = 0; h < s.d.H; ++h) row[h] += w[k] / sum * s.b1[experts[k] * s.d.H + h];
+}
+
 }  // namespace
 
 LoopBackend::LoopBackend(LoopOptions options) : options_(options) {}
 
 std::string LoopBackend::name() const {
-    return mutant_or_plain_name(kLoopMutations, options_.mutation, options_.store_in_data_type ? "loop_lowp" : "loop_f32");
+    std::string plain = options_.store_in_data_type ? "loop_lowp" : "loop_f32";
+    if (options_.skip_weight_at_most >= 0.0) plain += "_skipping";
+    if (options_.reverse_order) plain += "_reversed";
+    return mutant_or_plain_name(kLoopMutations, options_.mutation, plain);
 }
 
 std::string LoopBackend::description() const {
@@ -227,6 +263,9 @@ Output LoopBackend::run(const Problem& p, bool want_stages) {
     s.compact_routing = rp.routing_layout == RoutingLayout::compact;
     const Tensor& hidden = p.input(kHiddenStates);
     s.storage = precision(hidden.dtype()).storage;
+    s.truncate = m == LoopMutation::lowp_output_truncated;
+    s.tf32 = m == LoopMutation::tf32_gemm_inputs;
+    s.reverse = options_.reverse_order;
 
     s.x = widen(hidden);
     s.routing = widen(p.input(kRoutingWeights));
@@ -239,12 +278,20 @@ Output LoopBackend::run(const Problem& p, bool want_stages) {
     const Tensor& idx = p.input(kTopkIndices);
 
     const bool f16 = m == LoopMutation::f16_accumulation;
+    // The mutant skips small routes; the correct variant only those of weight (at most) zero.
+    auto skip_route = [&](float w) {
+        if (m == LoopMutation::small_weight_routes_skipped) return std::fabs(w) < 1e-4f;
+        return options_.skip_weight_at_most >= 0.0 && std::fabs(w) <= options_.skip_weight_at_most;
+    };
     std::vector<float> out(d.T * d.H, 0.0f);
     std::map<std::string, std::vector<float>> stages;  // name -> [T, K, width]
     for (std::size_t t = 0; t < d.T; ++t) {
         const float* x = s.x.data() + t * d.H;
         float* row = out.data() + t * d.H;
-        for (std::size_t k = 0; k < d.K; ++k) {
+        std::vector<float> used_w;  // bias1_after_routing: the weights and experts of the token
+        std::vector<std::size_t> used_e;
+        for (std::size_t slot = 0; slot < d.K; ++slot) {
+            const std::size_t k = s.reverse ? d.K - 1 - slot : slot;
             const auto e = static_cast<std::size_t>(idx.get_index(t * d.K + k));
             const PairStages pair = run_expert(s, e, x);
             if (want_stages) {
@@ -257,10 +304,15 @@ Output LoopBackend::run(const Problem& p, bool want_stages) {
             if (m == LoopMutation::last_expert_ignored && e == d.E - 1) continue;
             // The mutant takes the weight of the next slot, read with that slot's own expert.
             const std::size_t wk = m == LoopMutation::routing_slot_shifted ? (k + 1) % d.K : k;
-            const float w = routing_weight(s, t, wk, static_cast<std::size_t>(idx.get_index(t * d.K + wk)));
+            float w = routing_weight(s, t, wk, static_cast<std::size_t>(idx.get_index(t * d.K + wk)));
+            if (m == LoopMutation::subnormal_weights_flushed && lowp::is_subnormal_in(hidden.dtype(), w)) w = 0.0f;
+            if (skip_route(w)) continue;
+            used_w.push_back(w);
+            used_e.push_back(e);
             const std::vector<float>& down = pair.back().second;
             for (std::size_t h = 0; h < d.H; ++h) row[h] = add(row[h], w * down[h], f16);
         }
+        if (m == LoopMutation::bias1_after_routing) add_bias_after_routing(s, used_w, used_e, row);
     }
     if (m == LoopMutation::token_output_to_neighbour && d.T >= 2) {
         for (std::size_t h = 0; h < d.H; ++h) {
@@ -269,9 +321,13 @@ Output LoopBackend::run(const Problem& p, bool want_stages) {
         }
     }
 
-    // The op's output has the type of hidden_states: the float sums rounded to it once.
+    // The op's output has the type of hidden_states: the float sums rounded to it once (or, by
+    // the truncating mutant, cut).
+    std::vector<double> wide(out.begin(), out.end());
+    if (s.truncate && (hidden.dtype() == DType::f16 || hidden.dtype() == DType::bf16))
+        for (double& v : wide) v = lowp::truncate_to(hidden.dtype(), v);
     Output result;
-    result.output = Tensor::from_f64(hidden.dtype(), hidden.shape(), std::vector<double>(out.begin(), out.end()));
+    result.output = Tensor::from_f64(hidden.dtype(), hidden.shape(), wide);
     if (want_stages) {
         const std::vector<std::pair<const char*, std::size_t>> layout =
             s.gemm2 ? std::vector<std::pair<const char*, std::size_t>>{{"gate_up", 2 * d.I}, {"act", d.I}, {"down", d.H}}
@@ -289,7 +345,8 @@ Output LoopBackend::run(const Problem& p, bool want_stages) {
 
 std::vector<Mutant> loop_mutants() {
     return mutants_from_table<LoopMutation>(kLoopMutations, "loop", [](LoopMutation m) {
-        return std::make_unique<LoopBackend>(LoopOptions{false, m});
+        // The truncating mutant is loop_lowp: its declared f16/bf16 storage widens its bound.
+        return std::make_unique<LoopBackend>(LoopOptions{m == LoopMutation::lowp_output_truncated, m});
     });
 }
 

@@ -40,8 +40,8 @@ DType dataset_element_type(hid_t dset, hid_t type, const std::string& path, cons
 
 namespace {
 
-std::uint64_t memory_bytes(const Shape& shape, DType dt, const FileContext& ctx, const std::string& where) {
-    std::uint64_t n = dtype_size(dt);
+std::uint64_t memory_bytes(const Shape& shape, std::size_t elem_size, const FileContext& ctx, const std::string& where) {
+    std::uint64_t n = elem_size;
     for (std::size_t d : shape) {
         if (d != 0 && n > UINT64_MAX / d) ctx.malformed(where, "shape " + shape_to_string(shape) + " overflows");
         n *= d;
@@ -57,11 +57,16 @@ PlannedDataset plan_dataset(hid_t group, const std::string& group_path, const st
     const std::string where = "dataset " + p.path;
     p.dset = h5::open_dataset(group, name, ctx, where);
     p.type = h5::own(H5Dget_type(p.dset.get()), H5Tclose, ctx, Kind::malformed, where, "cannot read type");
-    p.dtype = dataset_element_type(p.dset.get(), p.type.get(), p.path, ctx);
     p.shape = h5::dataset_shape(p.dset.get(), ctx, where);
-    const std::uint64_t bytes = memory_bytes(p.shape, p.dtype, ctx, where);
-    p.storage = h5::check_dataset_storage(p.dset.get(), p.shape, H5Tget_size(p.type.get()), bytes, file_bytes,
+    // Where the data lives is checked first: a refused feature is named as such, whatever else
+    // is wrong with the dataset. The memory it needs is sized from the stored element size.
+    const std::size_t stored_elem = H5Tget_size(p.type.get());
+    if (stored_elem == 0 || stored_elem > 16) ctx.malformed(where, "has " + std::to_string(stored_elem) + "-byte elements");
+    const std::uint64_t stored_bytes = memory_bytes(p.shape, stored_elem, ctx, where);
+    p.storage = h5::check_dataset_storage(p.dset.get(), p.shape, stored_elem, stored_bytes, file_bytes,
                                           p.largest_chunk_bytes, ctx, where);
+    p.dtype = dataset_element_type(p.dset.get(), p.type.get(), p.path, ctx);
+    p.storage.memory_bytes = memory_bytes(p.shape, dtype_size(p.dtype), ctx, where);
     p.storage.path = p.path;
     return p;
 }

@@ -23,7 +23,7 @@ void write_tensor(hid_t group, const std::string& group_path, const std::string&
 
 void write_tensor_group(hid_t root, const std::string& group_name, const std::map<std::string, Tensor>& tensors,
                         const FileContext& ctx, const std::map<std::string, std::int64_t>& group_sizes) {
-    H5Id group = h5::create_group(root, group_name, ctx, "group /" + group_name);
+    H5Id group = h5::create_group(root, group_name, ctx, "group /" + group_name, tensors.size());
     for (const auto& [name, t] : tensors) {
         auto gs = group_sizes.find(name);
         write_tensor(group.get(), "/" + group_name, name, t, ctx,

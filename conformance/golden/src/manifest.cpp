@@ -14,6 +14,7 @@
 #include <sstream>
 #include <vector>
 
+#include "hdf5/atomic_file.hpp"
 #include "moe/spec/error.hpp"
 
 namespace moe::golden {
@@ -55,14 +56,17 @@ void write_manifest(const std::filesystem::path& dir) {
     for (const auto& entry : std::filesystem::directory_iterator(dir))
         if (entry.is_regular_file() && entry.path().extension() == ".h5")
             sums[entry.path().filename().string()] = sha256_file(entry.path());
-    const auto target = dir / kManifestName;
-    const auto tmp = dir / (std::string(kManifestName) + ".tmp");
+    AtomicFile target(dir / kManifestName);  // a stale MANIFEST.sha256.tmp.<pid>.<n> is cleaned like any
     {
-        std::ofstream out(tmp);
+        std::ofstream out(target.temp_path());
         for (const auto& [name, sum] : sums) out << sum << "  " << name << "\n";
-        if (!out) throw InputError("cannot write " + tmp.string());
+        if (!out) throw InputError("cannot write " + target.temp_path().string());
     }
-    std::filesystem::rename(tmp, target);
+    try {
+        target.commit(h5::FileContext{dir / kManifestName});
+    } catch (const FileError& e) {
+        throw InputError(e.what());
+    }
 }
 
 std::map<std::string, std::string> read_manifest(const std::filesystem::path& dir) {

@@ -18,6 +18,9 @@
  *    plugin forgets to write fails the comparison instead of passing as a zero. Error and reason messages are written NUL-terminated into the caller's buffer.
  *  - A function returns MOE_OK (0) on success, any other value on failure; the message in `err`
  *    becomes the case's ERROR reason.
+ *  - moe_conform_backend_v1() and precision() may be called in a process that then forks the
+ *    workers that run the cases (crash isolation): they must not open device contexts or start
+ *    threads. Do that in availability(), prepare() or run(), which run in the worker.
  *  - Everything a plugin needs to compute the op is in moe_problem_v1: the op attributes as
  *    given AND their resolved meaning (swish beta, clamp limit, gate lane, layouts), so a plugin
  *    need not implement the two conventions' mapping itself (spec/errata.md explains them).

@@ -16,16 +16,50 @@ void print_table_header(std::FILE* out, const std::string& backend, const std::s
                  "routing", "median_ms", "GFLOP/s", "gemm", "ratio", "weights", "GB/s", "read", "of_bw", "vs_ref");
 }
 
+void print_device_table_header(std::FILE* out, const std::string& backend, const std::string& description,
+                               double copy_bytes) {
+    std::fprintf(out, "moe-bench: %s\n", description.c_str());
+    std::fprintf(out,
+                 "moe-bench: backend %s; same-device figures, timed by the device after the backend's repetitions: a "
+                 "CLBlast GEMM of the same FLOP count (gemm; M = T*K pairs, N = 3I, K = H, B transposed; routine in the last "
+                 "column) and a copy kernel over %.0f MiB (copy: bytes read plus written). GFLOP/s, GB/s and their ratios "
+                 "use the backend's device time (dev_ms, its kernels summed); wall/dev is its wall time over that; every "
+                 "figure is a median\n",
+                 backend.c_str(), copy_bytes / 2 / 1048576.0);
+    std::fprintf(out, "%-14s %5s %-5s %-8s %9s %9s %8s %9s %9s %6s %9s %8s %8s %6s %7s %-6s\n", "shape", "T", "dtype",
+                 "routing", "wall_ms", "dev_ms", "wall/dev", "GFLOP/s", "gemm", "ratio", "weights", "GB/s", "copy", "of_bw",
+                 "vs_ref", "gemm_is");
+}
+
+namespace {
+
+void print_device_row(std::FILE* out, const BenchRow& r, bool vs_reference) {
+    const double dev = r.device_seconds > 0 ? r.device_seconds : r.seconds;
+    const double gflops = r.gflops * r.seconds / dev, gbs = r.weight_gb / dev;
+    std::fprintf(out, "%-14s %5zu %-5s %-8s %9.3f %9.3f %8.2f %9.1f %9.1f %6.2f %7.3fGB %8.1f %8.1f %6.2f", r.shape.c_str(),
+                 r.tokens, r.dtype.c_str(), r.routing.c_str(), r.seconds * 1e3, dev * 1e3, r.seconds / dev, gflops,
+                 r.gemm_gflops, gflops / r.gemm_gflops, r.weight_gb, gbs, r.read_gbs, gbs / r.read_gbs);
+    if (vs_reference) std::fprintf(out, " %6.1fx", r.reference_seconds / r.seconds);
+    else std::fprintf(out, " %7s", "-");
+    std::fprintf(out, " %-6s\n", r.gemm_routine.c_str());
+}
+
+}  // namespace
+
 void print_table_row(std::FILE* out, const BenchRow& r, bool vs_reference) {
-    std::fprintf(out, "%-14s %5zu %-5s %-7s %-8s %10.3f %9.1f %9.1f %6.2f %7.3fGB %8.1f %8.1f %6.2f", r.shape.c_str(),
-                 r.tokens, r.dtype.c_str(), r.weights.empty() ? r.dtype.c_str() : r.weights.c_str(), r.routing.c_str(),
-                 r.seconds * 1e3, r.gflops, r.gemm_gflops, r.gflops / r.gemm_gflops, r.weight_gb, r.gbs, r.read_gbs,
-                 r.gbs / r.read_gbs);
-    if (vs_reference) std::fprintf(out, " %7.1fx", r.reference_seconds / r.seconds);
-    // Compressed rows: the speedup over the same shape with bf16 and f32 weights (this run's rows).
-    if (r.bf16_seconds > 0) std::fprintf(out, "  %.2fx vs bf16", r.bf16_seconds / r.seconds);
-    if (r.f32_seconds > 0) std::fprintf(out, "  %.2fx vs f32", r.f32_seconds / r.seconds);
-    std::fprintf(out, "\n");
+    if (r.same_device) {
+        print_device_row(out, r, vs_reference);
+    } else {
+        std::fprintf(out, "%-14s %5zu %-5s %-7s %-8s %10.3f %9.1f %9.1f %6.2f %7.3fGB %8.1f %8.1f %6.2f", r.shape.c_str(),
+                     r.tokens, r.dtype.c_str(), r.weights.empty() ? r.dtype.c_str() : r.weights.c_str(),
+                     r.routing.c_str(), r.seconds * 1e3, r.gflops, r.gemm_gflops, r.gflops / r.gemm_gflops, r.weight_gb,
+                     r.gbs, r.read_gbs, r.gbs / r.read_gbs);
+        if (vs_reference) std::fprintf(out, " %7.1fx", r.reference_seconds / r.seconds);
+        // Compressed rows: the speedup over the same shape with bf16 and f32 weights (this run's rows).
+        if (r.bf16_seconds > 0) std::fprintf(out, "  %.2fx vs bf16", r.bf16_seconds / r.seconds);
+        if (r.f32_seconds > 0) std::fprintf(out, "  %.2fx vs f32", r.f32_seconds / r.seconds);
+        std::fprintf(out, "\n");
+    }
     if (!r.kernel_seconds.empty()) {
         double sum = 0;
         for (const auto& [k, sec] : r.kernel_seconds) sum += sec;
@@ -45,7 +79,8 @@ void write_rows_json(const std::string& file, const std::vector<BenchRow>& rows)
                      {"backend", r.backend}, {"median_seconds", r.seconds}, {"prepare_seconds", r.prepare_seconds},
                      {"gflops", r.gflops}, {"gemm_gflops", r.gemm_gflops}, {"weight_gb", r.weight_gb}, {"gbs", r.gbs},
                      {"read_gbs", r.read_gbs}, {"reference_seconds", r.reference_seconds},
-                     {"kernel_seconds", r.kernel_seconds}});
+                     {"kernel_seconds", r.kernel_seconds}, {"device_seconds", r.device_seconds},
+                     {"same_device_baselines", r.same_device}, {"gemm_routine", r.gemm_routine}});
     conformance::write_file_atomically(file, j.dump(2) + "\n");
 }
 

@@ -61,20 +61,25 @@ double number_or_special(const Json& v, const Where& w, const std::string& key) 
 }
 
 Fill parse_fill(const Json& j, const Where& w, const std::string& key) {
-    check_keys(j, {"kind", "scale", "range", "bits", "value"}, w, key);
+    check_keys(j, {"kind", "scale", "range", "bits", "value", "min_exp", "max_exp"}, w, key);
     Fill f;
     const auto kind = get<std::string>(j, "kind", w);
     if (kind == "uniform") f.kind = Fill::Kind::uniform;
     else if (kind == "normal") f.kind = Fill::Kind::normal;
     else if (kind == "dyadic") f.kind = Fill::Kind::dyadic;
     else if (kind == "constant") f.kind = Fill::Kind::constant;
-    else w.fail(key + ".kind", "unknown fill '" + kind + "' (uniform, normal, dyadic, constant)");
+    else if (kind == "log_uniform") f.kind = Fill::Kind::log_uniform;
+    else w.fail(key + ".kind", "unknown fill '" + kind + "' (uniform, normal, dyadic, constant, log_uniform)");
     if (j.contains("scale")) f.scale = get<double>(j, "scale", w);
     if (j.contains("range")) f.range = get<std::int64_t>(j, "range", w);
     if (j.contains("bits")) f.bits = get<int>(j, "bits", w);
     if (j.contains("value")) f.value = number_or_special(j.at("value"), w, key + ".value");
     if (f.kind == Fill::Kind::dyadic && (f.range < 1 || f.bits < 0 || f.bits > 60))
         w.fail(key, "a dyadic fill needs range >= 1 and 0 <= bits <= 60");
+    if (j.contains("min_exp")) f.min_exp = get<int>(j, "min_exp", w);
+    if (j.contains("max_exp")) f.max_exp = get<int>(j, "max_exp", w);
+    if (f.kind == Fill::Kind::log_uniform && (f.min_exp > f.max_exp || f.min_exp < -200 || f.max_exp > 200))
+        w.fail(key, "a log_uniform fill needs -200 <= min_exp <= max_exp <= 200");
     return f;
 }
 
@@ -199,8 +204,9 @@ void parse_compression(const Json& j, CaseSpec& c, const Where& w) {
 
 CaseSpec parse_case(const Json& j, const Where& w) {
     check_keys(j, {"name", "tier", "description", "expert_type", "convention", "attributes", "params", "shape", "dtype",
-                   "index_dtype", "biases", "bias_layout", "seed", "fill", "routing", "overrides", "exact", "kink_guard",
-                   "weight_dtype", "group_size", "scale_dtype", "zero_point", "scale_layout", "compressed_weights"},
+                   "index_dtype", "biases", "bias_layout", "seed", "fill", "routing", "overrides", "exact", "exact_storage",
+                   "kink_guard", "weight_dtype", "group_size", "scale_dtype", "zero_point", "scale_layout",
+                   "compressed_weights"},
                w, "");
     CaseSpec c;
     c.name = get<std::string>(j, "name", w);
@@ -306,7 +312,8 @@ CaseSpec parse_case(const Json& j, const Where& w) {
         if (weights == "softmax") c.routing.weights = RoutingSpec::Weights::softmax;
         else if (weights == "random") c.routing.weights = RoutingSpec::Weights::random;
         else if (weights == "dyadic") c.routing.weights = RoutingSpec::Weights::dyadic;
-        else w.fail("routing.weights", "expected softmax, random or dyadic");
+        else if (weights == "wide") c.routing.weights = RoutingSpec::Weights::wide;
+        else w.fail("routing.weights", "expected softmax, random, dyadic or wide");
         parse_extended_routing(r, c, w);
     }
     if (j.contains("overrides")) {
@@ -318,6 +325,9 @@ CaseSpec parse_case(const Json& j, const Where& w) {
         }
     }
     if (j.contains("exact")) c.exact = get<bool>(j, "exact", w);
+    c.exact_storage = dtype("exact_storage", DType::f32);
+    if (j.contains("exact_storage") && (!c.exact || !is_floating(c.exact_storage) || c.exact_storage == DType::f64))
+        w.fail("exact_storage", "needs exact = true and one of f32, f16, bf16");
     if (j.contains("kink_guard")) c.kink_guard = get<bool>(j, "kink_guard", w);
     parse_compression(j, c, w);
     return c;

@@ -35,9 +35,26 @@ Grid add(const Grid& a, const Grid& b) {
     return {std::min(a.quantum, b.quantum), a.max_abs + b.max_abs};
 }
 
+int storage_bits(DType t) { return t == DType::bf16 ? 8 : (t == DType::f16 ? 11 : 24); }
+double smallest_subnormal(DType t) { return std::ldexp(1.0, t == DType::f16 ? -24 : (t == DType::bf16 ? -133 : -149)); }
+double largest_finite(DType t) { return t == DType::f16 ? 65504.0 : 3.0e38; }
+
 class Certifier {
 public:
-    explicit Certifier(int bits) : bits_(bits) {}
+    Certifier(int bits, DType storage) : bits_(bits), storage_(storage) {}
+    // A value a backend keeps between stages: it must also fit the storage type.
+    Grid stored(const std::string& step, Grid g) {
+        check(step, g);
+        if (storage_ == DType::f32) return g;
+        const std::string type(dtype_name(storage_));
+        if (g.bits() > storage_bits(storage_))
+            throw InputError("not exact in " + type + " storage: " + step + " needs " + std::to_string(g.bits()) +
+                             " significand bits, more than " + std::to_string(storage_bits(storage_)));
+        if (g.max_abs != 0.0 && (g.quantum < smallest_subnormal(storage_) || g.max_abs > largest_finite(storage_)))
+            throw InputError("not exact in " + type + " storage: " + step + " leaves the type's range (grid " +
+                             std::to_string(g.quantum) + ", values up to " + std::to_string(g.max_abs) + ")");
+        return g;
+    }
     Grid check(const std::string& step, Grid g) {
         worst_ = std::max(worst_, g.bits());
         if (g.bits() > bits_)
@@ -50,6 +67,7 @@ public:
 
 private:
     int bits_;
+    DType storage_;
     double worst_ = 0.0;
 };
 
@@ -71,14 +89,14 @@ Grid grid_of(const Tensor& t) {
     return g;
 }
 
-double certify_exact(const Problem& p, int significand_bits) {
+double certify_exact(const Problem& p, int significand_bits, DType storage) {
     const Dims d = validate(p);
     const ResolvedParams rp = resolve(p.attributes);
     const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
     if (rp.swish_beta != 0.0)
         throw InputError("not exact: swish_beta is " + std::to_string(rp.swish_beta) +
                          "; only swish_beta 0 (swish(x) = x / 2) keeps the activation exact");
-    Certifier c(significand_bits);
+    Certifier c(significand_bits, storage);
     const Grid x = c.check("hidden_states", grid_of(p.input(kHiddenStates)));
     // A compressed weight's grid is that of its dequantised values (W - Z) * S.
     auto input = [&](const char* name) {
@@ -91,21 +109,21 @@ double certify_exact(const Problem& p, int significand_bits) {
     Grid act;
     if (gemm2) {
         Grid gate_up = c.check("gate_up = x W0", sum_of_products(x, input(kWeight0), d.H));
-        gate_up = c.check("gate_up + bias_0", add(gate_up, bias(kBias0)));
+        gate_up = c.stored("gate_up + bias_0", add(gate_up, bias(kBias0)));
         const Grid limit = scalar(rp.clamp_limit);
         // min(g, L) and clamp(l, -L, L) stay on the union of both grids, bounded by |g| or L.
         const Grid gate{std::min(gate_up.quantum, limit.quantum), gate_up.max_abs};
         const Grid lin{std::min(gate_up.quantum, limit.quantum), std::min(gate_up.max_abs, limit.max_abs)};
         const Grid lin_plus_1 = c.check("clamp(lin) + 1", add(lin, scalar(1.0)));
         const Grid swish = sum_of_products(gate, half, 1);  // beta 0: x * sigmoid(0) = x / 2
-        act = c.check("act = (clamp(lin) + 1) * swish(min(gate))", sum_of_products(lin_plus_1, swish, 1));
+        act = c.stored("act = (clamp(lin) + 1) * swish(min(gate))", sum_of_products(lin_plus_1, swish, 1));
     } else {
-        const Grid gate = c.check("gate = x W0", sum_of_products(x, input(kWeight0), d.H));
-        const Grid up = c.check("up = x W1", sum_of_products(x, input(kWeight1), d.H));
-        act = c.check("act = swish(gate) * up", sum_of_products(sum_of_products(gate, half, 1), up, 1));
+        const Grid gate = c.stored("gate = x W0", sum_of_products(x, input(kWeight0), d.H));
+        const Grid up = c.stored("up = x W1", sum_of_products(x, input(kWeight1), d.H));
+        act = c.stored("act = swish(gate) * up", sum_of_products(sum_of_products(gate, half, 1), up, 1));
     }
     Grid down = c.check("down = act W", sum_of_products(act, input(gemm2 ? kWeight1 : kWeight2), d.I));
-    if (gemm2) down = c.check("down + bias_1", add(down, bias(kBias1)));
+    down = gemm2 ? c.stored("down + bias_1", add(down, bias(kBias1))) : c.stored("down = act W", down);
     c.check("output = sum_k w_k down_k", sum_of_products(input(kRoutingWeights), down, d.K));
     return c.worst();
 }

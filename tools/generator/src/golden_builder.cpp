@@ -74,7 +74,7 @@ golden::GoldenCase build_golden(const CaseSpec& spec, const BuildOptions& o, Bui
     validate(c.problem);
     if (spec.exact) {
         try {
-            r.exact_bits = certify_exact(c.problem);
+            r.exact_bits = certify_exact(c.problem, 24, spec.exact_storage);
         } catch (const InputError& e) {
             throw InputError("case " + spec.name + " is declared exact but is " + e.what());
         }

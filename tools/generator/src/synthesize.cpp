@@ -22,6 +22,12 @@ double draw(const Fill& f, RandomStream& rs) {
             return std::ldexp(static_cast<double>(static_cast<std::int64_t>(rs.below(2 * f.range + 1)) - f.range),
                               -f.bits);
         case Fill::Kind::constant: return f.value;
+        case Fill::Kind::log_uniform: {
+            // Every binade in [min_exp, max_exp] equally likely: a large dynamic range.
+            const int e = f.min_exp + static_cast<int>(rs.below(static_cast<std::uint64_t>(f.max_exp - f.min_exp) + 1));
+            const double m = std::ldexp(1.0 + rs.uniform01(), e);
+            return rs.below(2) ? -m : m;
+        }
     }
     return 0.0;
 }
@@ -37,6 +43,7 @@ double fill_magnitude(const Fill& f) {
         case Fill::Kind::uniform: case Fill::Kind::normal: return f.scale;
         case Fill::Kind::dyadic: return std::ldexp(static_cast<double>(f.range), -f.bits);
         case Fill::Kind::constant: return std::fabs(f.value);
+        case Fill::Kind::log_uniform: return std::ldexp(2.0, f.max_exp);  // |m 2^e| < 2^(max_exp + 1)
     }
     return 1.0;
 }
@@ -54,8 +61,32 @@ Tensor filled(const CaseSpec& c, const std::string& input, Shape shape) {
     return t;
 }
 
+// m 2^e, m in [1, 2), e an integer in [lo, hi].
+double binade_draw(RandomStream& rs, int lo, int hi) {
+    const int e = lo + static_cast<int>(rs.below(static_cast<std::uint64_t>(hi - lo) + 1));
+    return std::ldexp(1.0 + rs.uniform01(), e);
+}
+
+// `wide` weights, by token index mod 4: (0) each weight in [2^-20, 1) (about 1e-6 to 1), so the
+// weights span six decades and do not sum to 1; (1) all in [2^-20, 2^-13) (about 1e-6 to 1e-4),
+// so small routes carry the whole output; (2) all subnormal in the data type; (3) as (0) with
+// one exact zero in a random slot.
+std::vector<double> wide_weights(const CaseSpec& c, RandomStream& rs, std::size_t K, std::size_t token) {
+    std::vector<double> w(K);
+    const int min_normal = c.dtype == DType::f16 ? -14 : (c.dtype == DType::f64 ? -1022 : -126);
+    for (auto& v : w) {
+        switch (token % 4) {
+            case 1: v = binade_draw(rs, -20, -14); break;
+            case 2: v = binade_draw(rs, min_normal - 7, min_normal - 1); break;
+            default: v = binade_draw(rs, -20, -1);
+        }
+    }
+    if (token % 4 == 3 && K > 0) w[rs.below(K)] = 0.0;
+    return w;
+}
+
 // Weights of one token's K slots.
-std::vector<double> slot_weights(const CaseSpec& c, RandomStream& rs, std::size_t K) {
+std::vector<double> slot_weights(const CaseSpec& c, RandomStream& rs, std::size_t K, std::size_t token) {
     std::vector<double> w(K);
     switch (c.routing.weights) {
         case RoutingSpec::Weights::softmax: {
@@ -70,6 +101,7 @@ std::vector<double> slot_weights(const CaseSpec& c, RandomStream& rs, std::size_
             for (auto& v : w) v /= sum;
             break;
         }
+        case RoutingSpec::Weights::wide: return wide_weights(c, rs, K, token);
         case RoutingSpec::Weights::dyadic: {
             // 1/2, 1/4, ..., 2^-(K-1), 2^-(K-1): powers of two summing to 1, in shuffled slots.
             for (std::size_t k = 0; k < K; ++k) w[k] = std::ldexp(1.0, -static_cast<int>(std::min(k + 1, K - 1)));
@@ -181,7 +213,7 @@ Problem synthesize(const CaseSpec& c, SynthesisReport* report) {
             for (std::size_t k = 0; k < K; ++k) sel[order[q] * K + k] = perm[(q * K + k) % E];
         for (std::size_t t = 0; t < T; ++t) {
             for (std::size_t k = K; k > 1; --k) std::swap(sel[t * K + k - 1], sel[t * K + rs.below(k)]);
-            const std::vector<double> w = slot_weights(c, rs, K);
+            const std::vector<double> w = slot_weights(c, rs, K, t);
             for (std::size_t k = 0; k < K; ++k) wts[t * K + k] = w[k];
         }
     } else {
@@ -227,7 +259,7 @@ Problem synthesize(const CaseSpec& c, SynthesisReport* report) {
                 }
             }
             for (std::size_t k = Kd; k > 1; --k) std::swap(chosen[k - 1], chosen[rs.below(k)]);
-            const std::vector<double> w = slot_weights(c, rs, Kd);
+            const std::vector<double> w = slot_weights(c, rs, Kd, t);
             for (std::size_t k = 0; k < Kd; ++k) {
                 sel[t * K + off + k] = chosen[k];
                 wts[t * K + off + k] = w[k];

@@ -14,7 +14,7 @@
 //
 // The sizes are compile-time constants, -D flags at program build chosen on the host from the
 // device's preferred vector width, work-group and local-memory limits (choose_gemm_config in
-// cl_runtime.cpp). Kernels, one per weight type (and for moe_gemm_rows_* per layout):
+// gemm_config.cpp). Kernels, one per weight type (and for moe_gemm_rows_* per layout):
 //   moe_gemm_*_kn       blocks of rows (MOE_GT_* sizes, 64 x 64 on PoCL);
 //   moe_gemm_small_*_kn blocks of about half as many rows, twice as wide (MOE_GS_*, 32 x 128),
 //                       for experts with few rows (the host picks the shape per row block);
@@ -24,7 +24,9 @@
 //                       variants _nk1, _nk2, _nk4 for tiles of at most 1, 2, 4 rows, so that
 //                       decode does not multiply copies of its one row).
 // The tiled kernels read KN weights only: the host keeps a KN (transposed) copy of NK weights on
-// the device for them, and the NK original for moe_gemm_rows_*_nk (opencl_pipeline.cpp).
+// the device for them, and the NK original for moe_gemm_rows_*_nk (device_weights.cpp).
+// This file holds the bodies a CPU device runs; gemm_gpu.cl the GPU bodies of moe_gemm_*,
+// moe_gemm_small_* and moe_gemm_rows_*_nk* (-DMOE_GEMM_WIDE=1); gemm_kernels.cl the kernels.
 //
 // Edges without partial-tile branches: rows past `rows` read the tile's last row (never stored);
 // vectors past N or K read past the end of a row, which stays inside the buffer (the host pads
@@ -240,83 +242,3 @@ inline void moe_gemm_rows_nk(__global const float* restrict A, __global const ui
         }
     }
 }
-
-// The kernels: one per weight type (the loads specialise), for each tile shape; KN weights.
-#define MOE_GEMM_KERNEL(NAME, WT, P)                                                                             \
-    __kernel __attribute__((reqd_work_group_size(P##_LX, P##_LY, 1))) void NAME(                               \
-        __global const float* restrict A, __global const uint* restrict tiles, uint N, uint K,                 \
-        __global const uchar* restrict W, __global const uchar* restrict bias, int b_type, int has_bias,      \
-        __global float* restrict C) {                                                                          \
-        __local VT a_tile[2 * P##_LY * P##_MWI * P##_TK / MOE_VW];                                             \
-        __local VT w_tile[2 * P##_TK * P##_LX * P##_NV];                                                       \
-        moe_gemm_tile(A, tiles, N, K, W, bias, has_bias, C, a_tile, w_tile, WT, b_type, P##_LX, P##_LY,         \
-                      P##_MWI, P##_NV, P##_TK);                                                                \
-    }
-
-#define MOE_GEMM_ROWS_NK_KERNEL(NAME, WT, MR)                                                                   \
-    __kernel __attribute__((reqd_work_group_size(MOE_GR_LX, 1, 1))) void NAME(                                 \
-        __global const float* restrict A, __global const uint* restrict tiles, uint N, uint K,                 \
-        __global const uchar* restrict W, __global const uchar* restrict bias, int b_type, int has_bias,      \
-        __global float* restrict C) {                                                                          \
-        moe_gemm_rows_nk(A, tiles, N, K, W, bias, has_bias, C, WT, b_type, MOE_GR_LX, MR, MOE_GR_NC);          \
-    }
-
-// Defaults only for compiling the file on its own; the host always passes every size.
-#ifndef MOE_VW
-#define MOE_VW 4
-#endif
-#ifndef MOE_GT_LX
-#define MOE_GT_LX 4
-#define MOE_GT_LY 16
-#define MOE_GT_MWI 4
-#define MOE_GT_NV 1
-#define MOE_GT_TK 16
-#endif
-#ifndef MOE_GS_LX
-#define MOE_GS_LX 8
-#define MOE_GS_LY 8
-#define MOE_GS_MWI 4
-#define MOE_GS_NV 1
-#define MOE_GS_TK 16
-#endif
-#ifndef MOE_GR_LX
-#define MOE_GR_LX 16
-#define MOE_GR_LY 1
-#define MOE_GR_MWI 4
-#define MOE_GR_NV 1
-#define MOE_GR_TK 16
-#define MOE_GR_NC 4
-#define MOE_GR_MR 8
-#endif
-
-// moe_gemm_*_kn, moe_gemm_small_*_kn: blocks of rows, tiled (KN weights only); moe_gemm_rows_*: a
-// few rows (KN tiled with one row of work-items, NK streamed).
-MOE_GEMM_KERNEL(moe_gemm_f32_kn, MOE_F32, MOE_GT)
-MOE_GEMM_KERNEL(moe_gemm_f16_kn, MOE_F16, MOE_GT)
-MOE_GEMM_KERNEL(moe_gemm_bf16_kn, MOE_BF16, MOE_GT)
-MOE_GEMM_KERNEL(moe_gemm_small_f32_kn, MOE_F32, MOE_GS)
-MOE_GEMM_KERNEL(moe_gemm_small_f16_kn, MOE_F16, MOE_GS)
-MOE_GEMM_KERNEL(moe_gemm_small_bf16_kn, MOE_BF16, MOE_GS)
-MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f32_nk, MOE_F32, MOE_GR_MR)
-MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f32_nk1, MOE_F32, 1)
-MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f32_nk2, MOE_F32, 2)
-MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f32_nk4, MOE_F32, 4)
-MOE_GEMM_KERNEL(moe_gemm_rows_f32_kn, MOE_F32, MOE_GR)
-MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f16_nk, MOE_F16, MOE_GR_MR)
-MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f16_nk1, MOE_F16, 1)
-MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f16_nk2, MOE_F16, 2)
-MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f16_nk4, MOE_F16, 4)
-MOE_GEMM_KERNEL(moe_gemm_rows_f16_kn, MOE_F16, MOE_GR)
-MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_bf16_nk, MOE_BF16, MOE_GR_MR)
-MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_bf16_nk1, MOE_BF16, 1)
-MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_bf16_nk2, MOE_BF16, 2)
-MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_bf16_nk4, MOE_BF16, 4)
-MOE_GEMM_KERNEL(moe_gemm_rows_bf16_kn, MOE_BF16, MOE_GR)
-
-#if MOE_GT_MWI > 8 || MOE_GS_MWI > 8 || MOE_GR_MWI > 8 || MOE_GT_NV > 4 || MOE_GS_NV > 4 || MOE_GR_NV > 4 || \
-    MOE_GR_MR > 8 || MOE_GR_MR < 4 || MOE_GR_NC > 8
-#error "moe_gemm: at most 8 rows and 4 vectors (NK rows: 4 to 8 rows, 8 columns) per work-item"
-#endif
-#if MOE_GT_TK % MOE_VW || MOE_GS_TK % MOE_VW || MOE_GR_TK % MOE_VW
-#error "moe_gemm: the k-step must be a multiple of the vector width"
-#endif

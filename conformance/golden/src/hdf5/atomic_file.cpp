@@ -1,6 +1,12 @@
 #include "hdf5/atomic_file.hpp"
 
+#include <signal.h>
 #include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <mutex>
+#include <set>
 
 #include <atomic>
 #include <string>
@@ -19,9 +25,53 @@ fs::path temp_path_for(const fs::path& target) {
     return target.parent_path() / (target.filename().string() + suffix);
 }
 
+// "<name>.tmp.<pid>.<n>": the pid, or -1 when `name` is not such a temporary file.
+long temp_file_pid(const std::string& name) {
+    const auto last = name.rfind('.');
+    if (last == std::string::npos || last + 1 == name.size()) return -1;
+    const auto mid = name.rfind('.', last - 1);
+    if (mid == std::string::npos || mid < 4 || name.compare(mid - 4, 4, ".tmp") != 0 || mid + 1 == last) return -1;
+    for (std::size_t i = mid + 1; i < name.size(); ++i)
+        if (i != last && !std::isdigit(static_cast<unsigned char>(name[i]))) return -1;
+    try {
+        return std::stol(name.substr(mid + 1, last - mid - 1));
+    } catch (const std::exception&) {
+        return -1;
+    }
+}
+
+bool process_alive(long pid) {
+    if (pid <= 0) return true;  // not ours to judge
+    if (pid == static_cast<long>(::getpid())) return true;
+    return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+void clean_folder_once(const fs::path& dir) {
+    static std::mutex mutex;
+    static std::set<std::string> cleaned;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!cleaned.insert(fs::absolute(dir).lexically_normal().string()).second) return;
+    remove_stale_temp_files(dir);
+}
+
 }  // namespace
 
-AtomicFile::AtomicFile(fs::path target) : target_(std::move(target)), temp_(temp_path_for(target_)) {}
+std::vector<std::string> remove_stale_temp_files(const fs::path& dir) {
+    std::vector<std::string> removed;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir.empty() ? fs::path(".") : dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        const long pid = temp_file_pid(name);
+        if (pid < 0 || process_alive(pid)) continue;
+        std::error_code rm;
+        if (it->is_regular_file(rm) && fs::remove(it->path(), rm)) removed.push_back(name);
+    }
+    return removed;
+}
+
+AtomicFile::AtomicFile(fs::path target) : target_(std::move(target)), temp_(temp_path_for(target_)) {
+    clean_folder_once(target_.parent_path().empty() ? fs::path(".") : target_.parent_path());
+}
 
 AtomicFile::~AtomicFile() {
     if (!committed_) {

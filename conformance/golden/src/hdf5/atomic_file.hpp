@@ -3,13 +3,18 @@
 // the target. The temporary name is `<target>.tmp.<pid>.<counter>`, unique within this process
 // and across processes, so that concurrent writers never share one.
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "hdf5/h5_error.hpp"
+#include "moe/golden/golden_file.hpp"
 
 namespace moe::golden {
 
 class AtomicFile {
 public:
+    // Removes the stale temporary files of the target's folder first (once per folder and
+    // process).
     explicit AtomicFile(std::filesystem::path target);
     // Removes the temporary file unless commit() went through.
     ~AtomicFile();

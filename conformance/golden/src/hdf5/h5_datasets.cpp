@@ -60,10 +60,15 @@ std::vector<hsize_t> chunk_dims(const Shape& shape, std::size_t elem_size) {
     return chunk;
 }
 
-H5Id create_group(hid_t parent, const std::string& name, const FileContext& ctx, const std::string& where) {
+H5Id create_group(hid_t parent, const std::string& name, const FileContext& ctx, const std::string& where,
+                  std::size_t members) {
     H5Id gcpl = own(H5Pcreate(H5P_GROUP_CREATE), H5Pclose, ctx, Kind::unreadable, where,
                     "cannot create property list");
     check(H5Pset_obj_track_times(gcpl.get(), false), ctx, Kind::unreadable, where, "cannot set properties");
+    // Only above HDF5's default of 8, so that files of smaller groups stay byte-identical.
+    if (members > 8)
+        check(H5Pset_link_phase_change(gcpl.get(), static_cast<unsigned>(std::max<std::size_t>(members, 16)), 12), ctx,
+              Kind::unreadable, where, "cannot set the link storage");
     return own(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT), H5Gclose, ctx,
                Kind::unreadable, where, "cannot create group");
 }

@@ -26,8 +26,12 @@ inline constexpr std::size_t kMaxGroupMembers = 4096;
 // kept whole where possible (rows stay contiguous) and leading ones are cut first.
 std::vector<hsize_t> chunk_dims(const Shape& shape, std::size_t elem_size);
 
-// A group without timestamps.
-H5Id create_group(hid_t parent, const std::string& name, const FileContext& ctx, const std::string& where);
+// A group without timestamps. A group of more than 8 members (the inputs of a case with
+// compressed weights) keeps its links compact, in its object header, as smaller groups do:
+// HDF5's dense link storage (a fractal heap and a B-tree) is where libhdf5 1.10 crashes on
+// damaged files instead of reporting them (found by golden_fuzz on such files).
+H5Id create_group(hid_t parent, const std::string& name, const FileContext& ctx, const std::string& where,
+                  std::size_t members = 0);
 
 // Creates the dataset for `t` (its element type, its shape, the format's chunking and filters,
 // no timestamps) without writing data; write_dataset_data writes it. Rank 0 is malformed.

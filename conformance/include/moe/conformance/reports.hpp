@@ -37,4 +37,10 @@ void write_json_report(const std::string& file, const RunInfo& info, const std::
 // <properties>. Written atomically to `file`.
 void write_junit_report(const std::string& file, const RunInfo& info, const std::vector<CaseResult>& results);
 
+// One self-contained HTML page (inline CSS and SVG, no script, nothing fetched): the counts per
+// backend; every FAIL, ERROR and XPASS with a heatmap of error/bound over [token, feature]
+// (Metrics::ratio_grid), the error/bound of every stage, the worst elements and the repro line;
+// then every result. Written atomically to `file`.
+void write_html_report(const std::string& file, const RunInfo& info, const std::vector<CaseResult>& results);
+
 }  // namespace moe::conformance

@@ -23,7 +23,9 @@ struct CheckInputs {
 };
 
 struct PreparedCheck {
-    std::unique_ptr<Backend> replay;   // null when `problems` is not empty
+    // The replayed implementation, made where the cases run (worker processes); empty when
+    // `problems` is not.
+    BackendMaker replay;
     std::vector<std::string> problems;  // one line per unusable result file (exit 2)
     std::map<std::string, std::string> result_file;  // case name -> the result file that answers it
 };

@@ -13,6 +13,7 @@ namespace moe::conformance {
 
 // Wraps `inner`: run() returns its output unchanged and writes it to dir/<case>.h5, naming the
 // golden file it answers by the SHA-256 in `cases`.
-std::unique_ptr<Backend> record_results(Backend& inner, std::string dir, std::vector<golden::CaseIdentity> cases);
+std::unique_ptr<Backend> record_results(std::unique_ptr<Backend> inner, std::string dir,
+                                        std::vector<golden::CaseIdentity> cases);
 
 }  // namespace moe::conformance

@@ -25,6 +25,18 @@ struct ElementReport {
     double reference = 0, got = 0, bound = 0;
 };
 
+// error/bound over the output's [token, feature] plane, downsampled to at most 64 x 64 cells,
+// each the largest ratio of the elements it covers (inf where a zero-tolerance element differs or
+// a class does not match): a dropped tile edge or a wrong row shows as a stripe. Cell (r, c)
+// covers tokens [r T / rows, (r + 1) T / rows) and features [c H / cols, (c + 1) H / cols).
+struct RatioGrid {
+    static constexpr std::size_t kMaxSide = 64;
+    std::size_t tokens = 0, features = 0;  // the output's T and H
+    std::size_t rows = 0, cols = 0;        // min(T, 64), min(H, 64)
+    std::vector<double> cells;             // rows * cols, row-major
+    double at(std::size_t r, std::size_t c) const { return cells[r * cols + c]; }
+};
+
 struct Metrics {
     std::size_t elements = 0;        // compared elements
     std::size_t over_bound = 0;      // elements outside their bound
@@ -34,6 +46,7 @@ struct Metrics {
     double worst_ratio = 0;          // max |got - ref| / bound (headroom on PASS: < 1)
     std::optional<ElementReport> worst;       // the element of worst_ratio
     std::vector<ElementReport> violations;    // at most 10, in index order
+    std::optional<RatioGrid> ratio_grid;      // failing comparisons only (compare_output)
 };
 
 struct StageDivergence {
@@ -41,6 +54,9 @@ struct StageDivergence {
     double worst_ratio = 0;
     std::size_t token = 0, slot = 0, feature = 0;
     double reference = 0, got = 0, bound = 0;
+    // Every stage compared, in pipeline order, with its worst error/bound: where the error
+    // enters and how it grows.
+    std::vector<std::pair<std::string, double>> per_stage{};
 };
 
 struct CaseResult {

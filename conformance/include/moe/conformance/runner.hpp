@@ -1,6 +1,16 @@
 #pragma once
 // Runs backends over golden files: read each file once (a bad file is an input error, never
 // compared), run every backend on it, compare, apply expectations.
+//
+// Crash isolation: golden files are untrusted, and a damaged one can crash or hang the HDF5
+// library; a backend can crash too. With isolation (the default of run_suite_from_makers),
+// files are read and run in a worker process (fork, no exec): the parent only starts workers and
+// collects their results. A worker that dies (a signal, an unexpected exit) or goes silent for
+// longer than the case timeout (reading one file, or one backend on it) is killed, that file (or
+// that backend on it) is reported as ERROR naming the signal or the timeout, and a fresh worker
+// goes on with the rest; so the run always finishes and its reports are always written.
+// Backends are made inside each worker, never in the parent: a backend that initialises a device
+// context (opencl) or thread pools must not do so before a fork.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -25,14 +35,24 @@ struct RunOptions {
     // Whether a file's stored output and error bounds must agree with a recomputation on a sample
     // of tokens (golden/stored_results.hpp); a file where they do not is an input error.
     bool check_stored_results = true;
+    bool isolate = true;               // read and run files in worker processes (run_suite_from_makers)
+    double case_timeout = 600;         // seconds one file may take to read, or one backend on it; 0 = none
 };
+
+// A backend as an isolated run makes it: by name, made inside each worker process.
+using BackendMaker = moe::BackendMaker;
 
 struct RunOutcome {
     std::vector<CaseResult> results;
     std::vector<std::string> input_errors;  // bad files and rejected problems (exit 2)
+    std::size_t worker_restarts = 0;        // isolated runs: workers lost to a crash or a timeout
 };
 
+// In this process, with backends already made (no isolation).
 RunOutcome run_suite(const RunOptions& o, const std::vector<Backend*>& backends);
+
+// Makes the backends where the files are run: in worker processes when o.isolate, else here.
+RunOutcome run_suite_from_makers(const RunOptions& o, const std::vector<BackendMaker>& backends);
 
 // The exit code a CI gates on (spec/report-format.md): 2 when a golden file could not be used or
 // nothing matched the selection, 1 on a FAIL, ERROR or XPASS, 77 when every case was skipped, else 0.

@@ -8,11 +8,19 @@
 #include <string>
 #include <vector>
 
+#include "moe/conformance/reports.hpp"
 #include "moe/conformance/runner.hpp"
 #include "moe/spec/backend.hpp"
 #include "moe/spec/mutant.hpp"
 
 namespace moe::conformance {
+
+// One cell of the catch matrix: a backend's (or mutant's) status on one case.
+struct MatrixCell {
+    std::string case_name;
+    Status status = Status::pass;
+    double worst_ratio = 0;  // the largest error/bound of the case (inf: zero tolerance broken)
+};
 
 struct CorrectBackendVerdict {
     std::string name;
@@ -20,6 +28,7 @@ struct CorrectBackendVerdict {
     RunSummary summary;
     double worst_ratio = 0;                  // the largest error/bound over its cases
     std::vector<CaseResult> problems;        // results that are neither PASS nor SKIP
+    std::vector<MatrixCell> cells;           // every case, in run order
     bool clean() const { return !unavailable && problems.empty(); }
 };
 
@@ -29,6 +38,7 @@ struct MutantVerdict {
     std::size_t caught_by = 0;               // cases that FAIL or ERROR on it
     std::size_t cases = 0;
     std::optional<CaseResult> first_catch;   // the first of them, in run order
+    std::vector<MatrixCell> cells;           // every case, in run order: its row of the catch matrix
     bool caught() const { return caught_by > 0; }
 };
 
@@ -36,8 +46,11 @@ struct SelftestReport {
     std::vector<CorrectBackendVerdict> correct;
     std::vector<MutantVerdict> mutants;
     std::vector<std::string> input_errors;  // the suite itself is unusable (exit 2)
+    std::vector<std::string> cases;         // the catch matrix's columns: case names in run order
     std::size_t runnable_mutants() const;
     std::size_t caught_mutants() const;
+    // The mutation score: caught / runnable mutants (0 when none could run).
+    double mutation_score() const;
     // Every runnable mutant caught and every available correct backend clean.
     bool passed() const;
 };
@@ -46,5 +59,14 @@ struct SelftestReport {
 // golden file makes every verdict meaningless).
 SelftestReport run_selftest(const RunOptions& o, const std::vector<Backend*>& correct,
                             const std::vector<Mutant>& mutants);
+
+// The selftest as JSON (spec/report-format.md, "Selftest JSON"; schema spec/selftest.schema.json):
+// the score, the verdicts and the catch matrix (every mutant's and correct backend's status on
+// every case). Written atomically to `file`.
+void write_selftest_json(const std::string& file, const RunInfo& info, const SelftestReport& report);
+
+// The selftest as one self-contained HTML page: the score, the verdicts, and the catch matrix as
+// coloured cells (mutants and correct backends by cases). Written atomically to `file`.
+void write_selftest_html(const std::string& file, const RunInfo& info, const SelftestReport& report);
 
 }  // namespace moe::conformance

@@ -25,6 +25,9 @@ struct ToleranceModel {
     std::map<std::string, double> output_coefficient;  // per term, at the output
     double output_rounding = 0;  // u of the output type, times |ref|
     double output_floor = 0;     // half the smallest subnormal of the output type (absolute)
+    // K products of the routing sum, each of which may round to the compute type's subnormal
+    // grid when a routing weight is tiny: K times half the compute type's smallest subnormal.
+    double routing_floor = 0;
 };
 
 // Which GEMMs read compressed weights (spec/compressed.md): their weights are rounded once to the
@@ -42,10 +45,12 @@ ToleranceModel tolerance_model(const Precision& p, const Problem& problem, const
 
 // An exact-by-construction case is compared with a zero tolerance (got == the reference rounded
 // to the output type) when the backend's compute type has at least f32's 24 significand bits,
-// which the case's certificate assumes.
-// A case with compressed weights also needs the dequantisation type to have 24 bits (its
-// certificate holds for W_f exact in f32).
-bool exact_comparison_applies(bool case_is_exact, const Precision& p, bool compressed = false);
+// which the case's certificate assumes, and its storage type either has them too or holds every
+// intermediate of the case exactly (intermediates_fit_storage; exact_storage.hpp). A case with
+// compressed weights also needs the dequantisation type to have 24 bits (its certificate holds
+// for W_f exact in f32).
+bool exact_comparison_applies(bool case_is_exact, const Precision& p, bool intermediates_fit_storage = false,
+                              bool compressed = false);
 
 // Units in the last place of `t` at magnitude |v| (the spacing of t's values around v).
 double ulp(DType t, double v);

@@ -4,6 +4,7 @@
 // plugin host, a Python module) depend on this header alone and never on a backend's libraries.
 // Deliberately narrow (problem in, tensors out, a few declarations) so that it maps one-to-one
 // onto a versioned C ABI for backends built outside the project.
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -69,6 +70,14 @@ public:
     // Optional: device time of the last run() per kernel name, in seconds, where the backend can
     // measure it (a GPU queue's profiling events). Empty when it cannot; moe-bench prints it.
     virtual std::map<std::string, double> last_kernel_times() const { return {}; }
+};
+
+// A backend made where it runs: an isolated run (conformance/runner.hpp) makes each backend inside
+// its worker processes, never in the parent before a fork, so that a device context or a thread
+// pool is never inherited across fork().
+struct BackendMaker {
+    std::string name;
+    std::function<std::unique_ptr<Backend>()> make;
 };
 
 }  // namespace moe

@@ -1,9 +1,12 @@
 #pragma once
 // `opencl`: the routed pipeline of OpenVINO's GPU plugin as OpenCL kernels (backends/opencl/src/kernels):
 // mask_gen -> gather -> first GEMM(s) -> SwiGLU -> down GEMM (+ bias) -> scatter-reduce, f32
-// arithmetic and f32 intermediates on the device for f32/f16/bf16 inputs (weights read in their
-// own type). f64 inputs are declared unsupported. Runs on any OpenCL 1.2+ device behind the ICD
-// loader (PoCL on a CPU-only machine).
+// arithmetic and f32 intermediates on the device for f32/f16/bf16 data (weights read in their
+// own type, the output stored in the data type on the device), f64 arithmetic and intermediates
+// for f64 data on devices with cl_khr_fp64. Runs on any OpenCL 1.2+ device behind the ICD loader
+// (PoCL on a CPU-only machine); on a GPU the GEMM kernels take GPU bodies whose tile sizes a
+// short autotune picks once per device and driver. A run uploads its inputs once, reads its
+// output once, and reuses its device buffers.
 #include <map>
 #include <memory>
 #include <string>

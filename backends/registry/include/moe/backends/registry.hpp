@@ -30,6 +30,14 @@ struct BackendSet {
 BackendSet make_backends(const std::vector<std::string>& names, const std::vector<std::string>& libraries,
                          const BuiltinOptions& options = {});
 
+// The same selection as makers, for a run that makes its backends where the cases run (worker
+// processes). Names and plugins are checked here, in this process: an unknown name or a bad
+// plugin throws InputError before anything runs; a plugin is loaded (and released) to check it,
+// then loaded again inside each worker.
+std::vector<BackendMaker> make_backend_makers(const std::vector<std::string>& names,
+                                              const std::vector<std::string>& libraries,
+                                              const BuiltinOptions& options = {});
+
 // Every family's deliberately broken backends, the ones `moe-conform selftest` must catch.
 std::vector<Mutant> selftest_mutants();
 

@@ -27,6 +27,11 @@ enum class LoopMutation {
     gemm3_up_ignored,          // GEMM3: act = swish(gate), the seed text's literal pseudocode
     f16_accumulation,          // every GEMM sum rounded to f16 while declaring f32
     hidden_off_by_one,         // the first GEMM's sum stops at H - 1
+    lowp_output_truncated,     // loop_lowp whose f16/bf16 conversions truncate instead of rounding
+    small_weight_routes_skipped,  // routes whose weight is below 1e-4 in magnitude skipped
+    subnormal_weights_flushed, // routing weights subnormal in the data type read as zero
+    tf32_gemm_inputs,          // GEMM inputs rounded to TF32 (10-bit mantissa) while declaring f32
+    bias1_after_routing,       // GEMM2: bias_1 added after the routing sum, weights renormalised
     // Compressed weights (spec/compressed.md): the dequantisation bugs kernels most often have.
     zero_point_sign_flipped,   // (W + Z) * S
     nibble_order_swapped,      // 4-bit: element 2i read from the high nibble
@@ -43,6 +48,11 @@ struct LoopOptions {
     // kernels that keep f16 intermediates do (declared as storage = data type).
     bool store_in_data_type = false;
     LoopMutation mutation = LoopMutation::none;
+    // Correct variants, legitimate choices the suite must accept (tests use them): skip the
+    // routes whose |weight| <= skip_weight_at_most (0: exactly the zero-weight routes; negative:
+    // none), and run every dot product and the routing sum in reverse index order.
+    double skip_weight_at_most = -1.0;
+    bool reverse_order = false;
 };
 
 class LoopBackend : public Backend {

@@ -100,4 +100,12 @@ GoldenCase read_golden(const std::filesystem::path& file, bool require_output = 
 // element type (f16 as IEEE half, bf16 as uint16 bit patterns with element_type = "bf16").
 void write_golden(const std::filesystem::path& file, const GoldenCase& c);
 
+// The temporary files of writers that are no longer running (a write_golden or write_manifest
+// killed half-way: kill -9, a crash, a power cut): `<name>.tmp.<pid>.<n>` in `dir` whose <pid>
+// is not a live process. Removed, and their names returned; a live writer's files are never
+// touched. write_golden does this once per folder and process before it writes. (A pid can be
+// reused: a stale file whose pid now belongs to another process stays until that one ends.
+// Writers on other machines sharing a folder are not seen.)
+std::vector<std::string> remove_stale_temp_files(const std::filesystem::path& dir);
+
 }  // namespace moe::golden

@@ -1,6 +1,7 @@
 #pragma once
 // moe-bench's measurement of a backend: prepare() once, a warm-up run, then repetitions of
-// run() interleaved with the machine probes (backend, GEMM, read, backend, ...), each figure the
+// run() interleaved with the machine probes (backend, GEMM, read, backend, ...) or followed by
+// them (TimingOptions::interleave), each figure the
 // median of its repetitions, so that every ratio sees the same states of a noisy host.
 #include <cstddef>
 #include <map>
@@ -24,6 +25,11 @@ struct BenchRow {
     double read_gbs = 0;           // the same-run streaming read
     double reference_seconds = 0;  // the f64 reference once (when asked)
     std::map<std::string, double> kernel_seconds;  // device time per kernel of the median run, if reported
+    double device_seconds = 0;     // median over the runs of their summed kernel times (0: not reported)
+    // The baselines ran on the backend's device (a library GEMM and a copy kernel timed by the
+    // device): the ratios then compare device times, gemm_gflops and read_gbs are the device's.
+    bool same_device = false;
+    std::string gemm_routine;  // same_device: the library routine of the GEMM baseline ("SGEMM")
     // Compressed rows: the time of the same shape and T with bf16 and with f32 weights and data,
     // when those rows ran in the same invocation (0 otherwise).
     double bf16_seconds = 0, f32_seconds = 0;
@@ -32,11 +38,16 @@ struct BenchRow {
 struct TimingOptions {
     int reps = 0;              // 0: 20 for decode (T <= 8), 5 for prefill
     bool vs_reference = false;  // also time the f64 reference once
+    // Probes between the backend's repetitions (backend, GEMM, read, backend, ...), or after all
+    // of them (a GPU would otherwise switch from the baselines' context to the backend's at the
+    // start of every timed run and charge the switch, about 0.1 ms on an H100, to the backend).
+    bool interleave = true;
 };
 
 // Times `b` on the synthetic problem of (s, tokens, dtype, routing), its weights compressed as the
-// preset `weights` says ("" for none).
+// preset `weights` says ("" for none), `gemm` (a GEMM of the same FLOP count) and `bandwidth` (a
+// streaming pass) between its repetitions.
 BenchRow time_backend(Backend& b, const Shape& s, std::size_t tokens, DType dtype, const std::string& routing,
-                      GemmProbe& gemm, ReadProbe& read, const TimingOptions& o, const std::string& weights = "");
+                      Probe& gemm, Probe& bandwidth, const TimingOptions& o, const std::string& weights = "");
 
 }  // namespace moe::bench

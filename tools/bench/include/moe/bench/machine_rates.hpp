@@ -10,15 +10,25 @@
 
 namespace moe::bench {
 
+// A baseline timed between the backend's repetitions: the seconds of one pass, and the work one
+// pass does (FLOPs of a GEMM, bytes of a streaming pass).
+class Probe {
+public:
+    virtual ~Probe() = default;
+    virtual double seconds() = 0;
+    virtual double work() const = 0;
+};
+
 // C[M, N] = A[M, K] B^T (f32), B an [N, K] matrix, with the better of the engine's two ways of
 // reading the weights (in place, or packed once into the library's layout as the cpu backend's
 // prepare() does; chosen by a best-of-3 after a warm-up).
-class GemmProbe {
+class GemmProbe : public Probe {
 public:
     GemmProbe(std::size_t M, std::size_t N, std::size_t K, int threads);
-    ~GemmProbe();
-    double seconds();  // one timed GEMM
+    ~GemmProbe() override;
+    double seconds() override;  // one timed GEMM
     double flops() const;
+    double work() const override { return flops(); }
 
 private:
     struct State;
@@ -26,11 +36,12 @@ private:
 };
 
 // Reading a buffer of `bytes` (larger than the caches) with `threads` threads.
-class ReadProbe {
+class ReadProbe : public Probe {
 public:
     ReadProbe(std::size_t bytes, int threads);
-    double seconds();  // one timed pass
+    double seconds() override;  // one timed pass
     double bytes() const { return static_cast<double>(buf_.size() * sizeof(float)); }
+    double work() const override { return bytes(); }
 
 private:
     std::vector<float> buf_;

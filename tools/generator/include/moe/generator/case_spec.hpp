@@ -15,16 +15,17 @@ namespace moe::generator {
 
 // How one input's values are drawn. Values are drawn in f64 and rounded once to the case type.
 struct Fill {
-    enum class Kind { uniform, normal, dyadic, constant };
+    enum class Kind { uniform, normal, dyadic, constant, log_uniform };
     Kind kind = Kind::uniform;
     double scale = 1.0;     // uniform: [-scale, scale); normal: standard deviation
     std::int64_t range = 0; // dyadic: integers in [-range, range] ...
     int bits = 0;           // ... times 2^-bits
     double value = 0.0;     // constant
+    int min_exp = 0, max_exp = 0;  // log_uniform: +-m 2^e, m in [1, 2), e an integer in [min_exp, max_exp]
 };
 
 struct RoutingSpec {
-    enum class Weights { softmax, random, dyadic };
+    enum class Weights { softmax, random, dyadic, wide };
     std::vector<std::size_t> exclude;  // experts no token selects
     std::vector<std::size_t> always;   // experts every token selects
     double skew = 0.0;                 // Zipf exponent s: expert e drawn with weight 1/(e+1)^s (0: uniform)
@@ -84,6 +85,7 @@ struct CaseSpec {
     RoutingSpec routing;
     std::vector<Override> overrides;
     bool exact = false;       // exact by construction: the generator certifies it
+    DType exact_storage = DType::f32;  // ... and that every stored intermediate is a value of this type
     bool kink_guard = true;   // GEMM2: redraw tokens whose pre-activations sit on a clamp edge
     std::optional<CompressionSpec> compression;  // absent: every weight in the data type
 

@@ -19,7 +19,11 @@ struct Grid {
 Grid grid_of(const Tensor& t);  // throws InputError for NaN or Inf
 
 // Throws InputError naming the step that needs more than `significand_bits` bits (24 for f32);
-// returns the largest number of bits any step needs.
-double certify_exact(const Problem& p, int significand_bits = 24);
+// returns the largest number of bits any step needs. With a `storage` type narrower than f32, the
+// values a backend stores between stages (gate_up or gate and up, act, down, biases included)
+// must also be values of that type (its significand bits and its range), so that a backend that
+// stores them there loses nothing: the case is then exact for it too, and the only rounding left
+// is the output's conversion to the data type.
+double certify_exact(const Problem& p, int significand_bits = 24, DType storage = DType::f32);
 
 }  // namespace moe::generator

@@ -1,0 +1,78 @@
+#include "device_weights.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "moe/spec/error.hpp"
+
+namespace moe::backends::ocl {
+
+namespace {
+
+// [E, R, C] elements of `size` bytes to [E, C, R], in blocks that stay in cache.
+std::vector<unsigned char> transpose_experts(const unsigned char* src, std::size_t E, std::size_t R, std::size_t C,
+                                             std::size_t size) {
+    std::vector<unsigned char> dst(E * R * C * size);
+    constexpr std::size_t B = 32;
+    for (std::size_t e = 0; e < E; ++e) {
+        const unsigned char* s = src + e * R * C * size;
+        unsigned char* d = dst.data() + e * R * C * size;
+        for (std::size_t r0 = 0; r0 < R; r0 += B)
+            for (std::size_t c0 = 0; c0 < C; c0 += B)
+                for (std::size_t r = r0; r < std::min(R, r0 + B); ++r)
+                    for (std::size_t c = c0; c < std::min(C, c0 + B); ++c)
+                        std::memcpy(d + (c * R + r) * size, s + (r * C + c) * size, size);
+    }
+    return dst;
+}
+
+std::size_t gemm_pad(const Runtime& rt) { return rt.gemm().pad_elems() * sizeof(float); }
+
+Weights placeholder(const Runtime& rt) { return {rt.buffer(0), 0, {}, false}; }
+
+}  // namespace
+
+std::int32_t elem_type(DType t) {
+    switch (t) {
+        case DType::f32: return 0;
+        case DType::f16: return 1;
+        case DType::bf16: return 2;
+        case DType::f64: return 3;
+        default: throw InputError("opencl: element type " + std::string(dtype_name(t)) + " is not supported");
+    }
+}
+
+Weights device_tensor(const Runtime& rt, const Tensor& t) {
+    return {rt.buffer(t.nbytes(), t.data(), gemm_pad(rt)), elem_type(t.dtype()), {}, false};
+}
+
+// NK weights are on the device twice: transposed to KN for the tiled kernels (moe_gemm,
+// moe_gemm_small: their tiles then load whole vectors of columns instead of transposing every
+// weight into local memory), and as given for moe_gemm_rows, which streams NK weight rows
+// (faster for a few rows than the KN tiled rows kernel).
+Weights device_weight(const Runtime& rt, const Tensor& t, bool kn) {
+    if (kn) return device_tensor(rt, t);
+    const auto& s = t.shape();
+    const auto bytes = transpose_experts(static_cast<const unsigned char*>(t.data()), s[0], s[1], s[2],
+                                         t.nbytes() / std::max<std::size_t>(1, s[0] * s[1] * s[2]));
+    return {rt.buffer(bytes.size(), bytes.data(), gemm_pad(rt)), elem_type(t.dtype()),
+            rt.buffer(t.nbytes(), t.data(), gemm_pad(rt)), true};
+}
+
+DeviceWeights upload_weights(const Runtime& rt, const Problem& p) {
+    const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
+    const bool kn = resolve(p.attributes).weight_layout == WeightLayout::KN;
+    DeviceWeights w;
+    w.w0 = device_weight(rt, p.input(kWeight0), kn);
+    w.w1 = device_weight(rt, p.input(kWeight1), kn);
+    w.w2 = gemm2 ? placeholder(rt) : device_weight(rt, p.input(kWeight2), kn);
+    w.has_b0 = gemm2 && p.has(kBias0);
+    w.has_b1 = gemm2 && p.has(kBias1);
+    w.b0 = w.has_b0 ? device_tensor(rt, p.input(kBias0)) : placeholder(rt);
+    w.b1 = w.has_b1 ? device_tensor(rt, p.input(kBias1)) : placeholder(rt);
+    return w;
+}
+
+}  // namespace moe::backends::ocl

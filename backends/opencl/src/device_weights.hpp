@@ -1,0 +1,37 @@
+#pragma once
+// The problem's weights and biases on the device, uploaded once by prepare() and read by every
+// run in their own element type (kernels/common.cl).
+#include <cstdint>
+
+#include "cl_runtime.hpp"
+#include "moe/spec/problem.hpp"
+
+namespace moe::backends::ocl {
+
+// Element type codes of kernels/common.cl and f64.cl (MOE_F32, MOE_F16, MOE_BF16, MOE_F64).
+std::int32_t elem_type(DType t);
+
+// A tensor on the device, read in its own element type. A weight tensor is in `buf` as
+// [E, K, N] (KN, what the tiled kernels and the f64 GEMM read); an NK weight tensor is also kept
+// as given, [E, N, K], in `nk` (what moe_gemm_rows_*_nk streams), so NK weights take twice their
+// size in device memory. KN weights and biases have `buf` only. Padded for the GEMM kernels'
+// reads past the end (GemmConfig::pad_elems()).
+struct Weights {
+    Buffer buf;
+    std::int32_t type = 0;
+    Buffer nk;  // the NK original when has_nk
+    bool has_nk = false;
+};
+// A bias, or a tensor the kernels read as it is.
+Weights device_tensor(const Runtime& rt, const Tensor& t);
+// A weight tensor of `kn` layout ([E, K, N], else [E, N, K]).
+Weights device_weight(const Runtime& rt, const Tensor& t, bool kn);
+
+// Absent tensors are 1-byte placeholders.
+struct DeviceWeights {
+    Weights w0, w1, w2, b0, b1;
+    bool has_b0 = false, has_b1 = false;
+};
+DeviceWeights upload_weights(const Runtime& rt, const Problem& p);
+
+}  // namespace moe::backends::ocl

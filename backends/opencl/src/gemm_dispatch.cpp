@@ -1,0 +1,119 @@
+#include "gemm_dispatch.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace moe::backends::ocl {
+
+namespace {
+
+using u32 = std::uint32_t;
+using i32 = std::int32_t;
+
+const char* type_suffix(i32 type) { return type == 1 ? "f16" : type == 2 ? "bf16" : "f32"; }
+
+// Appends `tiles` to the table and returns their range.
+TileRange append(std::vector<u32>& table, const std::vector<u32>& tiles) {
+    TileRange r{u32(table.size() / 4), u32(tiles.size() / 4)};
+    table.insert(table.end(), tiles.begin(), tiles.end());
+    return r;
+}
+
+}  // namespace
+
+ExpertRows expert_rows(const std::vector<std::size_t>& counts) {
+    ExpertRows r;
+    r.counts = counts;
+    r.offsets.assign(counts.size() + 1, 0);
+    for (std::size_t e = 0; e < counts.size(); ++e) {
+        r.offsets[e + 1] = r.offsets[e] + counts[e];
+        if (counts[e]) r.used.push_back(e);
+    }
+    return r;
+}
+
+std::vector<std::size_t> expert_counts(const Tensor& indices, std::size_t experts) {
+    std::vector<std::size_t> counts(experts, 0);
+    const std::size_t n = indices.size();
+    const unsigned char* p = indices.data();
+    // Validated indices: in [0, E).
+    if (indices.dtype() == DType::i64)
+        for (std::size_t i = 0; i < n; ++i) ++counts[std::size_t(reinterpret_cast<const std::int64_t*>(p)[i])];
+    else
+        for (std::size_t i = 0; i < n; ++i) ++counts[std::size_t(reinterpret_cast<const std::int32_t*>(p)[i])];
+    return counts;
+}
+
+GemmPlan plan_gemm(const GemmConfig& c, const ExpertRows& er, bool rows_kn, bool f64, bool wrong_offset,
+                   std::vector<u32>& table) {
+    std::vector<u32> tiled, small, rows, f64_tiles, nk[4];
+    const u32 tm = c.tiled_tm(), ts = c.small_tm(), rtm = c.rows_tm(rows_kn);
+    const u32 big_min = c.big_min(), small_min = c.small_min();
+    for (std::size_t u = 0; u < er.used.size(); ++u) {
+        const std::size_t e = er.used[u];
+        const u32 row0 = u32(er.offsets[e]), count = u32(er.counts[e]);
+        // The wrong-offset mutant: the second used expert reads its rows at the first's offset.
+        const u32 a_row0 = wrong_offset && u == 1 ? u32(er.offsets[er.used[0]]) : row0;
+        const auto add = [&](std::vector<u32>& list, u32 r, u32 n) {
+            list.insert(list.end(), {u32(e), a_row0 + r, row0 + r, n});
+        };
+        u32 r = 0;
+        if (f64) {
+            for (; r < count; r += 16) add(f64_tiles, r, std::min<u32>(16, count - r));
+            continue;
+        }
+        for (; r + tm <= count; r += tm) add(tiled, r, tm);
+        if (count - r > big_min) {
+            add(tiled, r, count - r);
+            continue;
+        }
+        for (; r + ts <= count; r += ts) add(small, r, ts);
+        if (count - r > small_min) {
+            add(small, r, count - r);
+            continue;
+        }
+        for (; r < count; r += rtm) {
+            const u32 n = std::min(rtm, count - r);
+            add(rows_kn ? rows : nk[n <= 1 ? 0 : n <= 2 ? 1 : n <= 4 ? 2 : 3], r, n);
+        }
+    }
+    GemmPlan plan;
+    plan.tiled = append(table, tiled);
+    plan.small = append(table, small);
+    plan.rows_kn = append(table, rows);
+    for (int v = 0; v < 4; ++v) plan.rows_nk[v] = append(table, nk[v]);
+    plan.f64 = append(table, f64_tiles);
+    return plan;
+}
+
+void enqueue_gemm(const Runtime& rt, const Buffer& A, const Buffer& tiles, const GemmPlan& plan, u32 N, u32 K,
+                  const Weights& w, const Weights* bias, const Buffer& C) {
+    if (N == 0) return;
+    const Buffer& b = bias ? bias->buf : w.buf;
+    const i32 b_type = bias ? bias->type : 0, has_bias = bias != nullptr;
+    if (plan.f64.count) {  // KN copy (`buf`) whatever the given layout
+        rt.args("moe_gemm_f64", A, tiles, plan.f64.first, N, K, w.buf, w.type, i32(1), b, b_type, has_bias, C);
+        const std::size_t global[2] = {(N + 15) / 16 * 16, plan.f64.count * std::size_t(16)}, local[2] = {16, 16};
+        rt.launch("moe_gemm_f64", 2, global, local);
+        return;
+    }
+    const GemmConfig& c = rt.gemm();
+    const std::string type = std::string("_") + type_suffix(w.type);
+    const auto run = [&](TileRange r, const std::string& name, const Buffer& wb, std::size_t lx, std::size_t ly,
+                         std::size_t tn, const char* label) {
+        if (r.count == 0) return;
+        rt.args(name.c_str(), A, tiles, r.first, N, K, wb, b, b_type, has_bias, C);
+        const std::size_t global[2] = {(N + tn - 1) / tn * lx, r.count * ly}, local[2] = {lx, ly};
+        rt.launch(name.c_str(), 2, global, local, label);
+    };
+    run(plan.tiled, "moe_gemm" + type + "_kn", w.buf, c.tiled.lx, c.tiled.ly, c.tiled_tn(), "moe_gemm");
+    run(plan.small, "moe_gemm_small" + type + "_kn", w.buf, c.small.lx, c.small.ly, c.small_tn(), "moe_gemm_small");
+    // moe_gemm_rows reads the NK original when there is one.
+    run(plan.rows_kn, "moe_gemm_rows" + type + "_kn", w.buf, c.rows.lx, 1, c.rows_tn(true), "moe_gemm_rows");
+    const char* variant[4] = {"1", "2", "4", ""};
+    for (int v = 0; v < 4; ++v)
+        run(plan.rows_nk[v], "moe_gemm_rows" + type + "_nk" + variant[v], w.nk, c.rows_nk_wg(), 1, c.rows_tn(false),
+            "moe_gemm_rows");
+}
+
+}  // namespace moe::backends::ocl

@@ -1,0 +1,303 @@
+#include "case_worker.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+namespace moe::conformance::detail {
+
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// ---------------------------------------------------------------------------------------------
+// CaseResult <-> JSON (sent as CBOR, which keeps every double exactly, Inf and NaN included)
+
+json element_json(const ElementReport& e) { return {e.token, e.feature, e.reference, e.got, e.bound}; }
+ElementReport element_from(const json& j) {
+    return {j.at(0).get<std::size_t>(), j.at(1).get<std::size_t>(), j.at(2).get<double>(), j.at(3).get<double>(),
+            j.at(4).get<double>()};
+}
+
+json result_json(const CaseResult& r) {
+    json m = {{"elements", r.metrics.elements},         {"over_bound", r.metrics.over_bound},
+              {"max_abs_error", r.metrics.max_abs_error}, {"max_rel_error", r.metrics.max_rel_error},
+              {"max_ulps", r.metrics.max_ulps},           {"worst_ratio", r.metrics.worst_ratio}};
+    if (r.metrics.worst) m["worst"] = element_json(*r.metrics.worst);
+    m["violations"] = json::array();
+    for (const auto& v : r.metrics.violations) m["violations"].push_back(element_json(v));
+    if (const auto& g = r.metrics.ratio_grid) m["grid"] = {g->tokens, g->features, g->rows, g->cols, g->cells};
+    json j = {{"case_name", r.case_name}, {"file", r.file},       {"backend", r.backend},
+              {"data_type", r.data_type}, {"compute_type", r.compute_type}, {"storage_type", r.storage_type},
+              {"exact", r.exact},         {"status", static_cast<int>(r.status)}, {"reason", r.reason},
+              {"ticket", r.ticket},       {"seconds", r.seconds}, {"metrics", m}, {"repro", r.repro}};
+    if (const auto& s = r.first_divergent_stage)
+        j["stage"] = {s->stage, s->worst_ratio, s->token, s->slot, s->feature, s->reference, s->got, s->bound,
+                      s->per_stage};
+    return j;
+}
+
+CaseResult result_from(const json& j) {
+    CaseResult r;
+    r.case_name = j.at("case_name");
+    r.file = j.at("file");
+    r.backend = j.at("backend");
+    r.data_type = j.at("data_type");
+    r.compute_type = j.at("compute_type");
+    r.storage_type = j.at("storage_type");
+    r.exact = j.at("exact");
+    r.status = static_cast<Status>(j.at("status").get<int>());
+    r.reason = j.at("reason");
+    r.ticket = j.at("ticket");
+    r.seconds = j.at("seconds");
+    r.repro = j.at("repro");
+    const json& m = j.at("metrics");
+    r.metrics.elements = m.at("elements");
+    r.metrics.over_bound = m.at("over_bound");
+    r.metrics.max_abs_error = m.at("max_abs_error");
+    r.metrics.max_rel_error = m.at("max_rel_error");
+    r.metrics.max_ulps = m.at("max_ulps");
+    r.metrics.worst_ratio = m.at("worst_ratio");
+    if (m.contains("worst")) r.metrics.worst = element_from(m.at("worst"));
+    for (const auto& v : m.at("violations")) r.metrics.violations.push_back(element_from(v));
+    if (m.contains("grid")) {
+        const json& g = m.at("grid");
+        RatioGrid grid;
+        grid.tokens = g.at(0).get<std::size_t>();
+        grid.features = g.at(1).get<std::size_t>();
+        grid.rows = g.at(2).get<std::size_t>();
+        grid.cols = g.at(3).get<std::size_t>();
+        grid.cells = g.at(4).get<std::vector<double>>();
+        r.metrics.ratio_grid = std::move(grid);
+    }
+    if (j.contains("stage")) {
+        const json& s = j.at("stage");
+        StageDivergence d;
+        d.stage = s.at(0).get<std::string>();
+        d.worst_ratio = s.at(1).get<double>();
+        d.token = s.at(2).get<std::size_t>();
+        d.slot = s.at(3).get<std::size_t>();
+        d.feature = s.at(4).get<std::size_t>();
+        d.reference = s.at(5).get<double>();
+        d.got = s.at(6).get<double>();
+        d.bound = s.at(7).get<double>();
+        d.per_stage = s.at(8).get<std::vector<std::pair<std::string, double>>>();
+        r.first_divergent_stage = d;
+    }
+    return r;
+}
+
+// Every field of a CaseResult crosses the pipe: a field added to CaseResult must be added here.
+
+// ---------------------------------------------------------------------------------------------
+// Frames on the pipe: 4-byte little-endian length, then CBOR.
+
+void send(int fd, const json& message) {
+    const std::vector<std::uint8_t> body = json::to_cbor(message);
+    std::vector<std::uint8_t> frame(4 + body.size());
+    for (int i = 0; i < 4; ++i) frame[i] = static_cast<std::uint8_t>(body.size() >> (8 * i));
+    std::memcpy(frame.data() + 4, body.data(), body.size());
+    for (std::size_t done = 0; done < frame.size();) {
+        const ssize_t n = ::write(fd, frame.data() + done, frame.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) ::_exit(3);  // the parent is gone
+        done += static_cast<std::size_t>(n);
+    }
+}
+
+// Complete frames at the front of `buffer`, removed from it.
+std::vector<json> take_frames(std::vector<std::uint8_t>& buffer) {
+    std::vector<json> out;
+    std::size_t at = 0;
+    while (buffer.size() - at >= 4) {
+        std::uint32_t len = 0;
+        for (int i = 0; i < 4; ++i) len |= std::uint32_t{buffer[at + i]} << (8 * i);
+        if (buffer.size() - at - 4 < len) break;
+        out.push_back(json::from_cbor(buffer.begin() + static_cast<std::ptrdiff_t>(at + 4),
+                                      buffer.begin() + static_cast<std::ptrdiff_t>(at + 4 + len)));
+        at += 4 + len;
+    }
+    buffer.erase(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(at));
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The worker
+
+// Reads and runs files from (file0, backend0) on; one message per step. Never returns.
+[[noreturn]] void worker_main(int fd, const RunOptions& o, const std::vector<BackendMaker>& makers,
+                              const CaseSteps& steps, std::size_t file0, std::size_t backend0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the run
+    ::signal(SIGPIPE, SIG_IGN);
+    std::vector<std::unique_ptr<Backend>> backends;
+    try {
+        for (const auto& m : makers) backends.push_back(m.make());
+    } catch (const std::exception& e) {
+        send(fd, {{"fatal", std::string("cannot make the backends: ") + e.what()}});
+        ::_exit(0);
+    }
+    for (std::size_t i = file0; i < o.files.size(); ++i) {
+        send(fd, {{"begin", i}, {"backend", -1}});
+        std::string error;
+        std::optional<golden::GoldenCase> c = steps.load(o.files[i], error);
+        if (!c) {
+            send(fd, {{"file", i}, {"input_error", error}});
+            continue;
+        }
+        send(fd, {{"file", i}, {"case_name", golden::printable(c->problem.name)}});
+        for (std::size_t j = i == file0 ? backend0 : 0; j < backends.size(); ++j) {
+            send(fd, {{"begin", i}, {"backend", j}});
+            const CaseResult r = steps.run(*c, o.files[i], *backends[j]);
+            if (o.progress) steps.progress(i + 1, r);
+            send(fd, {{"file", i}, {"result", result_json(r)}});
+        }
+    }
+    send(fd, {{"end", true}});
+    ::_exit(0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The parent
+
+std::string signal_text(int sig) {
+    const char* name = sig == SIGSEGV   ? "SIGSEGV"
+                       : sig == SIGABRT ? "SIGABRT"
+                       : sig == SIGBUS  ? "SIGBUS"
+                       : sig == SIGFPE  ? "SIGFPE"
+                       : sig == SIGILL  ? "SIGILL"
+                       : sig == SIGKILL ? "SIGKILL"
+                                        : nullptr;
+    std::string s = "signal " + std::to_string(sig);
+    if (name) s += std::string(" (") + name + ", " + ::strsignal(sig) + ")";
+    if (sig == SIGKILL) s += "; the system may have run out of memory";
+    return s;
+}
+
+struct Position {
+    std::size_t file = 0;
+    long backend = -1;  // -1: reading the file
+};
+
+// Results for what the lost worker was doing: every backend when it was reading the file.
+void record_loss(const RunOptions& o, const std::vector<BackendMaker>& makers, const CaseSteps& steps,
+                 const Position& at, const std::string& case_name, const std::string& why, RunOutcome& outcome) {
+    const std::string& file = o.files[at.file];
+    const std::size_t first = at.backend < 0 ? 0 : static_cast<std::size_t>(at.backend);
+    const std::size_t last = at.backend < 0 ? makers.size() : first + 1;
+    for (std::size_t j = first; j < last; ++j) {
+        CaseResult r;
+        r.case_name = case_name.empty() ? std::filesystem::path(golden::printable(file)).stem().string() : case_name;
+        r.file = golden::printable(file);
+        r.backend = makers[j].name;
+        r.status = Status::error;
+        r.reason = at.backend < 0 ? "reading or checking the golden file " + why +
+                                        " (the file is damaged or hostile; the backends did not run)"
+                                  : "running the backend on this case " + why;
+        r.repro = o.repro_command + " --backend " + makers[j].name + " --case " + r.file;
+        if (o.progress) steps.progress(at.file + 1, r);
+        outcome.results.push_back(std::move(r));
+    }
+}
+
+}  // namespace
+
+RunOutcome run_in_workers(const RunOptions& o, const std::vector<BackendMaker>& makers, const CaseSteps& steps) {
+    RunOutcome outcome;
+    Position next;  // where the next worker starts
+    std::vector<std::string> case_names(o.files.size());
+    while (next.file < o.files.size()) {
+        int fds[2];
+        if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+        std::cout.flush();
+        std::cerr.flush();
+        const pid_t pid = ::fork();
+        if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+        if (pid == 0) {
+            ::close(fds[0]);
+            worker_main(fds[1], o, makers, steps, next.file, next.backend < 0 ? 0 : static_cast<std::size_t>(next.backend));
+        }
+        ::close(fds[1]);
+        Position at{next.file, next.backend};
+        bool started = false, finished = false, timed_out = false;
+        auto phase_start = Clock::now();
+        std::vector<std::uint8_t> buffer;
+        for (;;) {
+            int wait_ms = -1;
+            if (o.case_timeout > 0) {
+                const double left = o.case_timeout - std::chrono::duration<double>(Clock::now() - phase_start).count();
+                wait_ms = left <= 0 ? 0 : static_cast<int>(std::min(left * 1000.0 + 1.0, 3.6e6));
+            }
+            pollfd p{fds[0], POLLIN, 0};
+            const int ready = ::poll(&p, 1, wait_ms);
+            if (ready < 0 && errno == EINTR) continue;
+            if (ready == 0) {
+                timed_out = true;
+                ::kill(pid, SIGKILL);
+                break;
+            }
+            std::uint8_t chunk[65536];
+            const ssize_t n = ::read(fds[0], chunk, sizeof chunk);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;  // the worker is gone
+            buffer.insert(buffer.end(), chunk, chunk + n);
+            for (const json& m : take_frames(buffer)) {
+                if (m.contains("begin")) {
+                    started = true;
+                    at = {m.at("begin").get<std::size_t>(), m.at("backend").get<long>()};
+                    phase_start = Clock::now();
+                } else if (m.contains("input_error")) {
+                    if (!m.at("input_error").get<std::string>().empty()) outcome.input_errors.push_back(m.at("input_error"));
+                } else if (m.contains("case_name")) {
+                    case_names[m.at("file").get<std::size_t>()] = m.at("case_name");
+                } else if (m.contains("result")) {
+                    outcome.results.push_back(result_from(m.at("result")));
+                } else if (m.contains("fatal")) {
+                    outcome.input_errors.push_back(m.at("fatal"));
+                    finished = true;
+                } else if (m.contains("end")) {
+                    finished = true;
+                }
+            }
+        }
+        ::close(fds[0]);
+        int status = 0;
+        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        if (finished) break;
+        if (!started && !timed_out) {  // lost before it read anything: not a file's fault, so do not go on
+            outcome.input_errors.push_back("the worker process could not start (" +
+                                           (WIFSIGNALED(status) ? "killed by " + signal_text(WTERMSIG(status))
+                                                                : "exit status " + std::to_string(WEXITSTATUS(status))) +
+                                           "); rerun with --no-isolation to see why");
+            break;
+        }
+        ++outcome.worker_restarts;
+        char secs[32];
+        std::snprintf(secs, sizeof secs, "%g", o.case_timeout);
+        const std::string why = timed_out ? std::string("timed out after ") + secs + " s (--case-timeout); it was killed"
+                                : WIFSIGNALED(status) ? "crashed: the worker process was killed by " + signal_text(WTERMSIG(status))
+                                                      : "ended the worker process unexpectedly (exit status " +
+                                                            std::to_string(WEXITSTATUS(status)) + ")";
+        record_loss(o, makers, steps, at, case_names[at.file], why, outcome);
+        next = at.backend < 0 || static_cast<std::size_t>(at.backend) + 1 >= makers.size()
+                   ? Position{at.file + 1, -1}
+                   : Position{at.file, at.backend + 1};
+    }
+    return outcome;
+}
+
+}  // namespace moe::conformance::detail

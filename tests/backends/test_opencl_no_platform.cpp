@@ -1,0 +1,46 @@
+// moe-conform selftest on a machine without an OpenCL platform (OCL_ICD_VENDORS pointing to an
+// empty folder): the opencl mutants are reported SKIPPED with the reason, counted out of the
+// verdict, every other mutant is caught, and the command exits 0.
+#include <doctest/doctest.h>
+
+#include <regex>
+#include <sstream>
+
+#include "run_command.hpp"
+#include "temp_dir.hpp"
+
+namespace {
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The selftest line of a mutant ("  name   SKIPPED  reason"), or "".
+std::string mutant_line(const std::string& output, const std::string& name) {
+    std::istringstream in(output);
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("  " + name + " ", 0) == 0) return line;
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("selftest without an OpenCL platform: the opencl mutants SKIPPED, the others caught, exit 0") {
+    moe::test::TempDir empty;
+    const auto r = moe::test::run_command("OCL_ICD_VENDORS=" + empty.path().string() + " " + moe::test::moe_conform() +
+                                          " selftest --suite " MOE_SOURCE_DIR "/data/golden");
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 0);
+    for (const char* m : {"opencl_tile_edge_dropped", "opencl_missing_barrier", "opencl_tile_row_skipped",
+                          "opencl_wrong_offset"}) {
+        CAPTURE(m);
+        const std::string line = mutant_line(r.output, m);
+        CHECK(has(line, " SKIPPED  no OpenCL platform found"));
+    }
+    // "selftest: N of N mutants caught (4 skipped: backend unavailable); all correct backends pass"
+    const std::regex line(R"(selftest: (\d+) of (\d+) mutants caught \(4 skipped: backend unavailable\); )"
+                          R"(all correct backends pass)");
+    std::smatch summary;
+    REQUIRE(std::regex_search(r.output, summary, line));
+    CHECK(summary[1].str() == summary[2].str());
+    CHECK(!has(r.output, "MISSED"));
+}

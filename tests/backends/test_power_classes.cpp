@@ -1,0 +1,140 @@
+// The four classes of bugs the bundled suite did not catch before its power cases (exact cases
+// for bf16/f16 storage, wide routing weights, long wide-range reductions): each new loop mutant
+// fails exactly the cases of its class, and correct variants (another summation order, rounding
+// of intermediates within the declared precision, zero-weight routes skipped, TF32 declared
+// honestly) pass every bundled case. Judged by the product's runner on data/golden.
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "moe/backends/loop_backend.hpp"
+#include "moe/conformance/runner.hpp"
+#include "moe/golden/suite.hpp"
+
+using namespace moe;
+using moe::backends::LoopBackend;
+using moe::backends::LoopMutation;
+using moe::backends::LoopOptions;
+using moe::conformance::Status;
+
+namespace {
+
+struct Verdicts {
+    std::set<std::string> failed, passed;  // case names; SKIP and MISTRUSTED are in neither
+};
+
+// `b` on the bundled cases whose names match one of `globs` (all when empty).
+Verdicts run_bundled(Backend& b, const std::vector<std::string>& globs = {}) {
+    conformance::RunOptions o;
+    o.files = golden::suite_files(std::string(MOE_SOURCE_DIR) + "/data/golden");
+    o.filters = globs;
+    o.progress = false;
+    const auto outcome = conformance::run_suite(o, {&b});
+    REQUIRE(outcome.input_errors.empty());
+    Verdicts v;
+    for (const auto& r : outcome.results) {
+        if (r.status == Status::fail || r.status == Status::error) v.failed.insert(r.case_name);
+        if (r.status == Status::pass) v.passed.insert(r.case_name);
+    }
+    return v;
+}
+
+std::set<std::string> matching(const Verdicts& v, const std::string& glob) {
+    std::set<std::string> out;
+    for (const auto* set : {&v.failed, &v.passed})
+        for (const auto& n : *set)
+            if (golden::glob_match(glob, n)) out.insert(n);
+    return out;
+}
+
+LoopBackend mutant(LoopMutation m) { return LoopBackend(LoopOptions{m == LoopMutation::lowp_output_truncated, m}); }
+
+// A backend's arithmetic under another declaration: the same bits, another bound.
+class Redeclared : public Backend {
+public:
+    Redeclared(std::unique_ptr<Backend> inner, Precision p) : inner_(std::move(inner)), p_(p) {}
+    std::string name() const override { return inner_->name() + "_declared"; }
+    std::string description() const override { return inner_->description(); }
+    Support supports(const Problem& p) const override { return inner_->supports(p); }
+    Precision precision(DType) const override { return p_; }
+    Output run(const Problem& p, bool want_stages) override { return inner_->run(p, want_stages); }
+
+private:
+    std::unique_ptr<Backend> inner_;
+    Precision p_;
+};
+
+}  // namespace
+
+TEST_CASE("lowp_output_truncated: caught by the exact cases for bf16/f16 storage, nowhere else") {
+    auto b = mutant(LoopMutation::lowp_output_truncated);
+    const Verdicts v = run_bundled(b, {"exact_*"});
+    CHECK(v.failed == matching(v, "exact_*_storage_*"));
+    CHECK(v.failed.size() == 4);
+    // The exact cases certified for f32 only give it the ordinary bound, which its declared
+    // storage widens: there the truncation slips through.
+    for (const char* c : {"exact_gemm2_openvino_bf16", "exact_gemm2_spec_bf16", "exact_gemm3_openvino_f16"})
+        CHECK_MESSAGE(v.passed.count(c), c);
+}
+
+TEST_CASE("small routes skipped or subnormal weights flushed: caught by the wide-weight cases only") {
+    for (LoopMutation m : {LoopMutation::small_weight_routes_skipped, LoopMutation::subnormal_weights_flushed}) {
+        auto b = mutant(m);
+        CAPTURE(b.name());
+        const Verdicts v = run_bundled(b);
+        CHECK(v.failed == matching(v, "*wide_weights*"));
+        CHECK(v.failed.size() == 8);
+    }
+}
+
+TEST_CASE("skipping routes below any threshold is caught, down to the subnormals; exact zeros may be skipped") {
+    for (double threshold : {1e-2, 1e-4, 1e-6, 1e-30}) {
+        CAPTURE(threshold);
+        LoopOptions o;
+        o.skip_weight_at_most = threshold;
+        LoopBackend b(o);
+        CHECK_FALSE(run_bundled(b, {"*wide_weights*"}).failed.empty());
+    }
+}
+
+TEST_CASE("tf32_gemm_inputs: caught by the long wide-range reductions; declared as f16 compute it passes") {
+    auto b = mutant(LoopMutation::tf32_gemm_inputs);
+    const Verdicts v = run_bundled(b, {"tf32_*"});
+    CHECK(v.failed.size() == 3);
+    CHECK(v.passed.empty());
+    // TF32 keeps an 11-bit significand: declared as such (compute f16), the same arithmetic passes.
+    Redeclared honest(std::make_unique<LoopBackend>(mutant(LoopMutation::tf32_gemm_inputs)), {DType::f16, DType::f32});
+    const Verdicts h = run_bundled(honest, {"tf32_*"});
+    CHECK(h.failed.empty());
+    CHECK(h.passed.size() == 3);
+}
+
+TEST_CASE("bias1_after_routing: caught in both conventions where the weights do not sum to 1") {
+    auto b = mutant(LoopMutation::bias1_after_routing);
+    const Verdicts v = run_bundled(b, {"route_wide_weights_*", "gemm2_gptoss_*_f32", "gemm2_gptoss_*_f64"});
+    CHECK(v.failed == matching(v, "route_wide_weights_*"));
+    CHECK(v.failed.count("route_wide_weights_openvino_f32"));
+    CHECK(v.failed.count("route_wide_weights_spec_f32"));
+    // Softmax weights summing to 1 (up to f32 rounding): the two orders agree within the bound.
+    CHECK(v.passed.count("gemm2_gptoss_openvino_f32"));
+    CHECK(v.passed.count("gemm2_gptoss_spec_f64"));
+}
+
+TEST_CASE("correct variants pass every bundled case: reversed sums, rounded intermediates, zero routes skipped") {
+    for (bool lowp : {false, true}) {
+        for (bool reverse : {false, true}) {
+            LoopOptions o;
+            o.store_in_data_type = lowp;
+            o.reverse_order = reverse;
+            o.skip_weight_at_most = 0.0;  // exactly the zero-weight routes
+            LoopBackend b(o);
+            CAPTURE(b.name());
+            const Verdicts v = run_bundled(b);
+            CHECK(v.failed.empty());
+            CHECK(v.passed.size() >= 80);
+        }
+    }
+}

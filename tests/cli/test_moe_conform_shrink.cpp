@@ -1,0 +1,63 @@
+// moe-conform shrink end to end, and mutants named on the command line: the shrunk case is a
+// golden file that fails the same way, its repro line reruns it, and a case that passes has
+// nothing to shrink.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "run_command.hpp"
+#include "temp_dir.hpp"
+
+using moe::test::moe_conform;
+using moe::test::run_command;
+using moe::test::TempDir;
+
+namespace {
+
+const std::string kSuite = std::string(MOE_SOURCE_DIR) + "/data/golden";
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+std::string line_after(const std::string& s, const std::string& prefix) {
+    const auto at = s.find(prefix);
+    if (at == std::string::npos) return "";
+    const auto start = at + prefix.size();
+    return s.substr(start, s.find('\n', start) - start);
+}
+
+}  // namespace
+
+TEST_CASE("shrink writes a much smaller case that still fails, and prints a repro line that reruns it") {
+    TempDir dir;
+    const std::string out = (dir / "small.h5").string();
+    const auto r = run_command(moe_conform() + " shrink --quiet --backend mutant:cpu_scatter_race --case " + kSuite +
+                               "/gemm2_medium.h5 -o " + out);
+    CAPTURE(r.output);
+    REQUIRE(r.exit_code == 0);
+    CHECK(has(r.output, "before: T 67, K 4, E 16, H 96, I 48"));
+    CHECK(has(r.output, "after:  T 1,"));
+    CHECK(has(r.output, "wrote " + out));
+    const std::string repro = line_after(r.output, "repro: moe-conform ");
+    REQUIRE(repro == "run --backend mutant:cpu_scatter_race --case " + out);
+    const auto again = run_command(moe_conform() + " " + repro + " --quiet");
+    CAPTURE(again.output);
+    CHECK(again.exit_code == 1);
+    CHECK(has(again.output, "gemm2_medium_shrunk"));
+    // The shrunk file is a golden case: moe-golden reads it, checksums and all.
+    CHECK(run_command(moe::test::moe_golden() + " inspect " + out).exit_code == 0);
+}
+
+TEST_CASE("mutants by name: the bare name works as well as mutant:NAME; a passing case is not shrunk") {
+    TempDir dir;
+    const auto bare = run_command(moe_conform() + " run --quiet --backend hidden_off_by_one --case " + kSuite +
+                                  "/gemm3_single_token.h5");
+    CHECK(bare.exit_code == 1);
+    const auto passing = run_command(moe_conform() + " shrink --quiet --backend loop_f32 --case " + kSuite +
+                                     "/gemm3_single_token.h5 -o " + (dir / "x.h5").string());
+    CAPTURE(passing.output);
+    CHECK(passing.exit_code == 1);
+    CHECK(has(passing.output, "does not fail on this backend (PASS): nothing to shrink"));
+    const auto unknown = run_command(moe_conform() + " shrink --backend no_such --case " + kSuite + "/gemm3_single_token.h5");
+    CHECK(unknown.exit_code == 2);
+    CHECK(has(unknown.output, "or a selftest mutant"));
+}

@@ -1,0 +1,86 @@
+// Crash isolation through the real command-line tools: a golden file that crashes the HDF5
+// library (a real one, from tests/golden/fuzz-regressions/) is an ERROR of its own; the other
+// files of the suite still PASS, the reports are written, and no tool dies with it.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "run_command.hpp"
+#include "temp_dir.hpp"
+
+namespace fs = std::filesystem;
+using moe::test::run_command;
+using moe::test::TempDir;
+
+namespace {
+
+const fs::path kRegressions = fs::path(MOE_SOURCE_DIR) / "tests/golden/fuzz-regressions";
+const fs::path kSuite = fs::path(MOE_SOURCE_DIR) / "data/golden";
+// An old-format file whose string descriptor points past its global heap: HDF5 1.10 reads
+// through a wild pointer (SIGSEGV) as soon as a string attribute is read.
+const fs::path kCrashing = kRegressions / "sigsegv-old-format-string-descriptor.h5";
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+int count(const std::string& text, const std::string& part) {
+    int n = 0;
+    for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("the crashing file really crashes an unisolated reader") {
+    const auto r = run_command(moe::test::moe_conform() + " run --quiet --no-isolation --backend reference --case " +
+                               kCrashing.string());
+    CAPTURE(r.output);
+    CHECK((r.exit_code == -1 || r.exit_code > 128));  // killed by a signal (the shell reports 128 + signal)
+}
+
+TEST_CASE("a suite with one crashing file and two good ones: ERROR, PASS, PASS, both reports, exit 1") {
+    TempDir dir;
+    const fs::path suite = dir / "suite";
+    fs::create_directories(suite);
+    fs::copy_file(kSuite / "topk_one.h5", suite / "a_good.h5");
+    fs::copy_file(kCrashing, suite / "b_crashing.h5");
+    fs::copy_file(kSuite / "gemm2_bias_en.h5", suite / "c_good.h5");
+    const std::string json = (dir / "r.json").string(), xml = (dir / "r.xml").string();
+    const auto r = run_command(moe::test::moe_conform() + " run --quiet --backend reference,loop_f32 --suite " +
+                               suite.string() + " --json " + json + " --junit " + xml);
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(count(r.output, "ERROR   ") == 2);  // one per backend
+    CHECK(has(r.output, "SIGSEGV"));
+    CHECK(has(r.output, "b_crashing"));
+    CHECK(has(r.output, "4 passed, 0 failed, 0 skipped, 2 errors"));
+    const auto check = run_command("/usr/bin/python3 " MOE_SOURCE_DIR "/tests/python/check_report_files.py " + json + " " +
+                                   xml + " " MOE_SOURCE_DIR "/spec/report.schema.json --expect-total 6");
+    CAPTURE(check.output);
+    CHECK(check.exit_code == 0);
+}
+
+TEST_CASE("a case over its time limit is killed and reported as ERROR naming the timeout; the run goes on") {
+    TempDir dir;
+    const std::string json = (dir / "r.json").string();
+    const auto r = run_command(moe::test::moe_conform() + " run --quiet --backend reference --case-timeout 0.000001 --case " +
+                               (kSuite / "topk_one.h5").string() + " --case " + (kSuite / "gemm2_bias_en.h5").string() +
+                               " --json " + json);
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(has(r.output, "timed out after 1e-06 s"));
+    CHECK(has(r.output, "0 passed, 0 failed, 0 skipped, 2 errors"));
+    CHECK(fs::exists(json));
+}
+
+TEST_CASE("moe-golden survives every regression file: a message and exit 2, never a crash or a hang") {
+    for (const auto& e : fs::directory_iterator(kRegressions)) {
+        CAPTURE(e.path().string());
+        for (const char* command : {" inspect ", " complete -o /dev/null "}) {
+            const auto r = run_command("timeout 60 " + moe::test::moe_golden() + command + e.path().string());
+            CAPTURE(r.output);
+            CHECK(r.exit_code == 2);
+            CHECK(has(r.output, "moe-golden: error: golden file"));
+        }
+    }
+}

@@ -1,0 +1,160 @@
+// The shrink library (tools/shrink) against scripted oracles: the problem edits keep a valid
+// problem and compute what the op computes on the kept part; delta debugging finds a minimal
+// subset; a shrink keeps the failure's kind and stage, and refuses a case that does not fail.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "conformance_check.hpp"
+#include "moe/conformance/compare.hpp"
+#include "moe/reference/interpreter.hpp"
+#include "moe/shrink/shrink.hpp"
+#include "moe/spec/error.hpp"
+#include "ddmin.hpp"
+#include "small_cases.hpp"
+
+using namespace moe;
+using namespace moe::shrink;
+using moe::conformance::Status;
+
+namespace {
+
+Tensor reference_output(const Problem& p) { return reference::run(p, {reference::Mode::sparse, false, 1}).output; }
+
+// Every expert type, convention (layouts NK/KN, routing compact/dense) and hidden rank.
+std::vector<Problem> problems() {
+    std::vector<Problem> out;
+    for (ExpertType type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu})
+        for (Convention conv : {Convention::openvino, Convention::spec}) {
+            out.push_back(test::small_problem(type, conv, 6, 10, 5, 5, 2));
+            auto spec = test::small_spec(type, conv, 6, 10, 5, 5, 2);
+            spec.rank3 = true;
+            spec.batch = 2;
+            spec.seq = 3;
+            out.push_back(generator::synthesize(spec));
+        }
+    return out;
+}
+
+// The reference's output on the kept tokens, row by row.
+void check_rows(const Tensor& full, const Tensor& part, const Keep& rows, std::size_t H) {
+    REQUIRE(part.size() == rows.size() * H);
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        for (std::size_t h = 0; h < H; ++h) CHECK(part.get(i * H + h) == full.get(rows[i] * H + h));
+}
+
+}  // namespace
+
+TEST_CASE("problem edits: valid problems that compute the op on what they keep") {
+    for (const Problem& p : problems()) {
+        CAPTURE(p.attributes.convention);
+        CAPTURE(p.input(kHiddenStates).rank());
+        const Dims d = validate(p);
+        const Tensor full = reference_output(p);
+        // Tokens: the kept tokens' rows, exactly.
+        const Problem t = keep_tokens(p, {1, 4});
+        CHECK(validate(t).T == 2);
+        check_rows(full, reference_output(t), {1, 4}, d.H);
+        // The unused experts dropped (indices renumbered): the same output.
+        const Problem e = keep_experts(keep_tokens(p, {0}), used_experts(keep_tokens(p, {0})));
+        CHECK(validate(e).E == 2);
+        check_rows(full, reference_output(e), {0}, d.H);
+        // Flattened [B, S, H]: the same output.
+        if (p.input(kHiddenStates).rank() == 3) CHECK(reference_output(flatten_tokens(p)).to_f64() == full.to_f64());
+        // One slot: the output of that slot's expert alone (compare with slot 0 only).
+        const Problem s = keep_slots(p, {0});
+        CHECK(validate(s).K == 1);
+        // Features: smaller sizes, still valid.
+        CHECK(validate(keep_hidden(p, {0, 3, 9})).H == 3);
+        CHECK(validate(keep_inter(p, {2})).I == 1);
+        // Values.
+        CHECK(nonzero_elements(zero_elements(p, kWeight0, nonzero_elements(p, kWeight0)), kWeight0).empty());
+        const Tensor two = powers_of_two(p, kHiddenStates).input(kHiddenStates);
+        for (std::size_t i = 0; i < two.size(); ++i) {
+            int exp;
+            if (two.get(i) != 0.0) CHECK(std::frexp(std::fabs(two.get(i)), &exp) == 0.5);
+        }
+    }
+}
+
+TEST_CASE("keep_slots with K = 2 -> 1: the kept slot's weighted expert output alone") {
+    const Problem p = test::small_problem(ExpertType::gemm3_swiglu, Convention::openvino, 4, 8, 4, 4, 2);
+    const Problem one = keep_slots(p, {1});
+    // Compared with the same problem whose slot-0 weights are zero: identical outputs.
+    Problem zeroed = p;
+    for (std::size_t t = 0; t < 4; ++t) zeroed.inputs[kRoutingWeights].set(t * 2, 0.0);
+    CHECK(reference_output(one).to_f64() == reference_output(zeroed).to_f64());
+}
+
+TEST_CASE("ddmin: the minimal subset that still fails") {
+    std::vector<std::size_t> items(40);
+    for (std::size_t i = 0; i < 40; ++i) items[i] = i;
+    std::size_t tests = 0;
+    const auto kept = ddmin(items, [&](const std::vector<std::size_t>& k) {
+        ++tests;
+        const std::set<std::size_t> s(k.begin(), k.end());
+        return s.count(3) && s.count(37);
+    });
+    CHECK(kept == std::vector<std::size_t>{3, 37});
+    CHECK(tests < 60);
+}
+
+TEST_CASE("shrink_case: a backend that fails everything shrinks to one token, slot, expert and feature") {
+    const auto c = test::golden_case(test::small_problem(ExpertType::gemm2_bias_swiglu_clamp, Convention::spec, 7, 12, 6, 5, 2), true);
+    std::size_t calls = 0;
+    const Oracle always = [&](const golden::GoldenCase&) {
+        ++calls;
+        return Verdict{Status::fail, "act", "planted"};
+    };
+    const Result r = shrink_case(c, always);
+    CHECK(r.after.T == 1);
+    CHECK(r.after.K == 1);
+    CHECK(r.after.E == 1);
+    CHECK(r.after.H == 1);
+    CHECK(r.after.I == 1);
+    // Biases dropped and values zeroed, as far as the output stays non-zero (a vacuous case is
+    // never kept: it would prove nothing).
+    CHECK(r.after.nonzero_values <= 4);
+    CHECK_FALSE(conformance::vacuous_case(r.shrunk));
+    CHECK(r.runs == calls);
+    CHECK(r.verdict.stage == "act");
+    CHECK_FALSE(r.edits.empty());
+    // The shrunk case is a golden case of its own: outputs, stages and bounds recomputed.
+    CHECK(r.shrunk.outputs.count("output"));
+    CHECK(r.shrunk.outputs.count("bound_first_acc"));
+    CHECK(r.shrunk.stages.count("gate_up"));
+}
+
+TEST_CASE("shrink_case keeps the failure's kind: a different stage or an ERROR is not the same failure") {
+    const auto c = test::golden_case(test::small_problem(ExpertType::gemm3_swiglu, Convention::openvino, 6, 8, 4, 4, 2), true);
+    // Fails at stage "gate" while token count > 2; below that, a different stage.
+    const Oracle oracle = [](const golden::GoldenCase& g) {
+        return validate(g.problem).T > 2 ? Verdict{Status::fail, "gate", ""} : Verdict{Status::fail, "down", ""};
+    };
+    CHECK(shrink_case(c, oracle).after.T == 3);
+    CHECK(same_failure({Status::error, "", "backend threw: bad size 12"}, {Status::error, "", "backend threw: bad size 3"}));
+    CHECK_FALSE(same_failure({Status::error, "", "backend threw: x"}, {Status::fail, "", ""}));
+    CHECK_FALSE(same_failure({Status::fail, "gate", ""}, {Status::fail, "", ""}));
+    // A case that passes has nothing to shrink.
+    const Oracle passes = [](const golden::GoldenCase&) { return Verdict{Status::pass, "", ""}; };
+    CHECK_THROWS_AS(shrink_case(c, passes), InputError);
+}
+
+TEST_CASE("rebuild_case: exact stays exact only while the certificate holds") {
+    auto spec = test::small_spec(ExpertType::gemm3_swiglu, Convention::openvino, 4, 8, 4, 4, 2);
+    spec.attributes = attributes_for(ExpertType::gemm3_swiglu, Convention::openvino, 0.0, 0.0);
+    generator::Fill unit;
+    unit.kind = generator::Fill::Kind::dyadic;
+    unit.range = 1;
+    for (const char* n : {kHiddenStates, kWeight0, kWeight1, kWeight2}) spec.fills[n] = unit;
+    spec.routing.weights = generator::RoutingSpec::Weights::dyadic;
+    golden::GoldenCase exact = test::golden_case(generator::synthesize(spec), true);
+    exact.exact = true;
+    CHECK(rebuild_case(keep_tokens(exact.problem, {0, 2}), exact, 1).exact);
+    Problem inexact = exact.problem;
+    inexact.inputs[kHiddenStates].set(0, 0.1);  // not on a short dyadic grid
+    CHECK_FALSE(rebuild_case(inexact, exact, 1).exact);
+}

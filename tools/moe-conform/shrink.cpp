@@ -1,0 +1,73 @@
+// shrink: wires a backend from the registry to the shrink library (tools/shrink) and writes the
+// shrunk case as a golden file.
+#include <iostream>
+
+#include "commands.hpp"
+#include "moe/backends/registry.hpp"
+#include "moe/golden/golden_file.hpp"
+#include "moe/shrink/shrink.hpp"
+#include "moe/spec/error.hpp"
+
+namespace moe::conform_cli {
+
+namespace {
+
+std::string shell_word(const std::string& s) {
+    if (s.find_first_of(" '\"$\\") == std::string::npos) return s;
+    std::string q = "'";
+    for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return q + "'";
+}
+
+std::string verdict_text(const shrink::Verdict& v) {
+    std::string t(conformance::status_name(v.status));
+    if (!v.stage.empty()) t += " (first divergent stage " + v.stage + ")";
+    return t + ": " + v.reason;
+}
+
+}  // namespace
+
+int shrink(const ShrinkCommand& c) {
+    auto backend = backends::make_builtin_backend(c.backend, backends::BuiltinOptions{c.device});
+    const Availability a = backend->availability();
+    if (!a.available) {
+        std::cerr << "moe-conform: error: backend " << backend->name() << " is unavailable: " << a.reason << "\n";
+        return 2;
+    }
+    const golden::GoldenCase original = golden::read_golden(c.case_file);
+    validate(original.problem);
+
+    shrink::Options o;
+    o.threads = c.threads;
+    o.max_seconds = c.max_seconds;
+    if (!c.quiet) o.progress = [](const std::string& line) { std::cerr << "  " << line << "\n"; };
+    shrink::Result r;
+    try {
+        r = shrink::shrink_case(original, shrink::make_backend_oracle(*backend, c.threads), o);
+    } catch (const InputError& e) {
+        std::cerr << "moe-conform: " << e.what() << "\n";
+        return 1;
+    }
+
+    golden::GoldenCase& out = r.shrunk;
+    out.problem.name = original.problem.name + "_shrunk";
+    out.generator = "moe-conform shrink";
+    out.description = "Shrunk from case " + original.problem.name + " for backend " + backend->name() + " (" +
+                      std::to_string(r.edits.size()) + " edits, " + std::to_string(r.runs) + " runs). " +
+                      original.description;
+    const std::string file = c.out.empty() ? out.problem.name + ".h5" : c.out;
+    golden::write_golden(file, out);
+
+    std::cout << "shrunk " << original.problem.name << " for " << backend->name() << " in " << r.runs << " runs ("
+              << r.edits.size() << " edits)\n"
+              << "  before: " << r.before.to_string() << "\n"
+              << "  after:  " << r.after.to_string() << (out.exact ? " (exact by construction)" : "") << "\n"
+              << "  still:  " << verdict_text(r.verdict) << "\n"
+              << (r.stable ? "" : "  warning: two more runs did not both fail the same way: the backend is not deterministic\n")
+              << "wrote " << file << "\n"
+              << "repro: moe-conform run --backend " << shell_word(backend->name()) << " --case " << shell_word(file)
+              << "\n";
+    return 0;
+}
+
+}  // namespace moe::conform_cli

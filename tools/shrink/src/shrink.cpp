@@ -1,0 +1,193 @@
+#include "moe/shrink/shrink.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <iterator>
+#include <numeric>
+
+#include "ddmin.hpp"
+#include "moe/conformance/compare.hpp"
+#include "moe/generator/exactness.hpp"
+#include "moe/generator/golden_builder.hpp"
+#include "moe/spec/error.hpp"
+
+namespace moe::shrink {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Keep all_of(std::size_t n) {
+    Keep k(n);
+    std::iota(k.begin(), k.end(), std::size_t{0});
+    return k;
+}
+
+std::string arrow(const char* what, std::size_t from, std::size_t to) {
+    return std::string(what) + " " + std::to_string(from) + " -> " + std::to_string(to);
+}
+
+// One shrink: the smallest failing case so far, the failure it must keep, the budget.
+class Shrinker {
+public:
+    Shrinker(const golden::GoldenCase& failing, Verdict want, const Oracle& oracle, const Options& o)
+        : current_(failing), want_(std::move(want)), verdict_(want_), oracle_(oracle), o_(o), start_(Clock::now()),
+          vacuous_(conformance::vacuous_case(failing).has_value()) {}
+
+    // Keeps `candidate` when the backend still fails on it the same way.
+    bool attempt(const Problem& candidate, const std::string& edit) {
+        if (!budget_left()) return false;
+        golden::GoldenCase c;
+        try {
+            c = rebuild_case(candidate, current_, o_.threads);
+        } catch (const InputError&) {
+            return false;  // not a valid problem (K > E, ...): not a candidate
+        }
+        // A case whose reference output is (nearly) all zeros proves little, and a backend that
+        // leaves memory uninitialised may pass it by chance: not a candidate, unless the original
+        // was already one.
+        if (!vacuous_ && conformance::vacuous_case(c)) return false;
+        ++runs_;
+        const Verdict v = oracle_(c);
+        if (!same_failure(want_, v)) return false;
+        current_ = std::move(c);
+        verdict_ = v;
+        edits_.push_back(edit);
+        if (o_.progress) o_.progress(edit + ": " + problem_size(current_.problem).to_string());
+        return true;
+    }
+
+    // Removes items of a size with delta debugging; `edit(base, kept)` makes the candidate.
+    template <class Edit>
+    bool reduce(const char* what, std::size_t n, std::size_t min_keep, Edit edit) {
+        if (n <= min_keep) return false;
+        const Problem base = current_.problem;
+        const Keep kept = ddmin(all_of(n), [&](const Keep& k) { return attempt(edit(base, k), arrow(what, n, k.size())); },
+                                min_keep);
+        return kept.size() < n;
+    }
+
+    bool structure() {
+        bool changed = false;
+        if (current_.problem.input(kHiddenStates).rank() == 3)
+            changed |= attempt(flatten_tokens(current_.problem), "hidden states [B, S, H] -> [T, H]");
+        Dims d = validate(current_.problem);
+        changed |= reduce("tokens", d.T, 1, keep_tokens);
+        changed |= reduce("slots", validate(current_.problem).K, 1, keep_slots);
+        d = validate(current_.problem);
+        const Keep used = used_experts(current_.problem);
+        if (used.size() < d.E && used.size() >= d.K)
+            changed |= attempt(keep_experts(current_.problem, used), arrow("experts (the unused dropped)", d.E, used.size()));
+        changed |= reduce("hidden features", validate(current_.problem).H, 1, keep_hidden);
+        changed |= reduce("intermediate features", validate(current_.problem).I, 1, keep_inter);
+        return changed;
+    }
+
+    bool values() {
+        bool changed = false;
+        for (const char* bias : {kBias0, kBias1})
+            if (current_.problem.has(bias)) changed |= attempt(drop_input(current_.problem, bias), std::string(bias) + " dropped");
+        for (const char* name : {kHiddenStates, kWeight0, kWeight1, kWeight2, kBias0, kBias1, kRoutingWeights}) {
+            if (!current_.problem.has(name)) continue;
+            const Problem rounded = powers_of_two(current_.problem, name);
+            if (!(rounded.input(name) == current_.problem.input(name)))
+                changed |= attempt(rounded, std::string(name) + ": values rounded to powers of two");
+            const Keep nonzero = nonzero_elements(current_.problem, name);
+            if (nonzero.empty()) continue;
+            if (attempt(zero_elements(current_.problem, name, nonzero), std::string(name) + ": every value zeroed")) {
+                changed = true;
+                continue;
+            }
+            const Problem base = current_.problem;
+            const Keep kept = ddmin(
+                nonzero,
+                [&](const Keep& k) {
+                    Keep zeroed;
+                    std::set_difference(nonzero.begin(), nonzero.end(), k.begin(), k.end(), std::back_inserter(zeroed));
+                    return attempt(zero_elements(base, name, zeroed), std::string(name) + ": " +
+                                                                           std::to_string(zeroed.size()) + " of " +
+                                                                           std::to_string(nonzero.size()) + " values zeroed");
+                },
+                0);
+            changed |= kept.size() < nonzero.size();
+        }
+        return changed;
+    }
+
+    bool budget_left() const {
+        return runs_ < o_.max_runs && std::chrono::duration<double>(Clock::now() - start_).count() < o_.max_seconds;
+    }
+
+    Result result(const ProblemSize& before) const {
+        return {current_, verdict_, before, problem_size(current_.problem), runs_, edits_};
+    }
+
+private:
+    golden::GoldenCase current_;
+    Verdict want_, verdict_;
+    const Oracle& oracle_;
+    Options o_;
+    Clock::time_point start_;
+    bool vacuous_;
+    std::size_t runs_ = 0;
+    std::vector<std::string> edits_;
+};
+
+// The message without its numbers: an error that names other sizes is still the same error.
+std::string without_digits(const std::string& s) {
+    std::string out;
+    for (char ch : s)
+        if (ch < '0' || ch > '9') out += ch;
+    return out;
+}
+
+}  // namespace
+
+bool same_failure(const Verdict& original, const Verdict& candidate) {
+    using conformance::Status;
+    if (original.status == Status::fail) return candidate.status == Status::fail && candidate.stage == original.stage;
+    if (original.status == Status::error)
+        return candidate.status == Status::error && without_digits(candidate.reason) == without_digits(original.reason);
+    return false;
+}
+
+golden::GoldenCase rebuild_case(const Problem& p, const golden::GoldenCase& original, int threads) {
+    validate(p);
+    golden::GoldenCase c;
+    c.problem = p;
+    c.tier = original.tier;
+    c.description = original.description;
+    c.generator = original.generator;
+    c.exact = false;
+    if (original.exact) {
+        try {
+            generator::certify_exact(p);
+            c.exact = true;
+        } catch (const InputError&) {
+        }
+    }
+    generator::compute_outputs(c, {true, threads});
+    return c;
+}
+
+Result shrink_case(const golden::GoldenCase& failing, const Oracle& oracle, const Options& o) {
+    const Verdict first = oracle(failing);
+    if (first.status != conformance::Status::fail && first.status != conformance::Status::error)
+        throw InputError("case " + failing.problem.name + " does not fail on this backend (" +
+                         std::string(conformance::status_name(first.status)) + "): nothing to shrink");
+    const ProblemSize before = problem_size(failing.problem);
+    Shrinker s(failing, first, oracle, o);
+    // Structure first (it removes most of the values at once), then values; again while either
+    // still finds something, since a simpler value can free a feature and the reverse.
+    for (bool changed = true; changed && s.budget_left();) {
+        changed = s.structure();
+        changed |= s.values();
+    }
+    Result r = s.result(before);
+    ++r.runs;  // the first run, on the case as given
+    // A backend that reads uninitialised memory or races may fail only sometimes: say so.
+    for (int i = 0; i < 2 && r.stable; ++i, ++r.runs) r.stable = same_failure(first, oracle(r.shrunk));
+    return r;
+}
+
+}  // namespace moe::shrink
