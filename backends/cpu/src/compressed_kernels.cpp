@@ -202,7 +202,7 @@ MOE_AVX512 void params_avx512(const Tensor& t, std::size_t base, std::size_t cou
 }
 
 // One group of row `row` (from element k0) against M rows of A: acc[m] += s * sum (q - z) x, the
-// products summed in f32 in two lanes (even and odd chunk halves), then scaled once. CH: the
+// products summed in f32, then scaled once. CH: the
 // group's 32-element chunks, a constant for the common group sizes (32, 64, 128) so that the
 // loop unrolls, else 0 (the count at run time).
 template <DType T, int M, bool ZP, int CH>
@@ -210,7 +210,7 @@ MOE_AVX512 inline void decode_group(const float* A, std::size_t lda, const unsig
                                     std::size_t chunks, __m512 table, float s, float z, __m512 (&acc)[M]) {
     constexpr std::size_t chunk_bytes = is_nibble(T) ? 16 : 32;
     const std::size_t count = CH > 0 ? static_cast<std::size_t>(CH) : chunks;
-    __m512 part[M][2];
+    __m512 part[M];
     const __m512 zv = _mm512_set1_ps(z);
     // 4-bit types: the zero point folded into the group's value table (q - z for every code,
     // exact: small integers); 8-bit types subtract it after decoding.
@@ -226,18 +226,15 @@ MOE_AVX512 inline void decode_group(const float* A, std::size_t lda, const unsig
 #pragma GCC unroll 8
         for (int m = 0; m < M; ++m) {
             const float* a = A + static_cast<std::size_t>(m) * lda + k0;
-            if (c == 0) {
-                part[m][0] = _mm512_mul_ps(lo, _mm512_loadu_ps(a));
-                part[m][1] = _mm512_mul_ps(hi, _mm512_loadu_ps(a + 16));
-            } else {
-                part[m][0] = _mm512_fmadd_ps(lo, _mm512_loadu_ps(a), part[m][0]);
-                part[m][1] = _mm512_fmadd_ps(hi, _mm512_loadu_ps(a + 16), part[m][1]);
-            }
+            // One chain per row of A: three multiply-adds per 32 weights with the scale's, where
+            // separate even and odd sums would need a fourth (the decode is compute-bound).
+            const __m512 even = c == 0 ? _mm512_mul_ps(lo, _mm512_loadu_ps(a)) : _mm512_fmadd_ps(lo, _mm512_loadu_ps(a), part[m]);
+            part[m] = _mm512_fmadd_ps(hi, _mm512_loadu_ps(a + 16), even);
         }
     }
     const __m512 sv = _mm512_set1_ps(s);
 #pragma GCC unroll 8
-    for (int m = 0; m < M; ++m) acc[m] = _mm512_fmadd_ps(sv, _mm512_add_ps(part[m][0], part[m][1]), acc[m]);
+    for (int m = 0; m < M; ++m) acc[m] = _mm512_fmadd_ps(sv, part[m], acc[m]);
 }
 
 // M rows of A (4-bit types: each 32-element chunk deinterleaved, evens then odds) against rows
