@@ -48,10 +48,16 @@ int time_rows(const std::string& backend, const std::string& device, const std::
             for (std::size_t T : tokens)
                 for (const auto& dt : dtypes) {
                     DeviceGemmProbe gemm_probe(device, T * s.topk, 3 * s.inter, s.hidden, timed_dtype(dt));
-                    rows.push_back(time_backend(*b, s, T, timed_dtype(dt), routing, gemm_probe, copy_probe, device_timing));
-                    rows.back().same_device = true;
-                    rows.back().gemm_routine = gemm_probe.routine();
-                    print_table_row(stdout, rows.back(), o.vs_reference);
+                    // The plain row, then the compressed ones (--weights) of the same data type.
+                    std::vector<std::string> kinds{""};
+                    kinds.insert(kinds.end(), weights.begin(), weights.end());
+                    for (const auto& w : kinds) {
+                        rows.push_back(
+                            time_backend(*b, s, T, timed_dtype(dt), routing, gemm_probe, copy_probe, device_timing, w));
+                        rows.back().same_device = true;
+                        rows.back().gemm_routine = gemm_probe.routine();
+                        print_table_row(stdout, rows.back(), o.vs_reference);
+                    }
                 }
     } else {
         print_table_header(stdout, b->name(), description, threads);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "moe/spec/compression.hpp"
 #include "moe/spec/error.hpp"
 
 namespace moe::backends::ocl {
@@ -40,6 +41,15 @@ std::int32_t elem_type(DType t) {
         case DType::f16: return 1;
         case DType::bf16: return 2;
         case DType::f64: return 3;
+        // Compressed weights, scales and zero points (kernels/gemm_compressed.cl).
+        case DType::u8: return 10;
+        case DType::i8: return 11;
+        case DType::u4: return 12;
+        case DType::i4: return 13;
+        case DType::f4e2m1: return 14;
+        case DType::f8e4m3: return 15;
+        case DType::f8e5m2: return 16;
+        case DType::f8e8m0: return 17;
         default: throw InputError("opencl: element type " + std::string(dtype_name(t)) + " is not supported");
     }
 }
@@ -61,13 +71,35 @@ Weights device_weight(const Runtime& rt, const Tensor& t, bool kn) {
             rt.buffer(t.nbytes(), t.data(), gemm_pad(rt)), true};
 }
 
+Weights device_weight(const Runtime& rt, const Problem& p, const char* name, bool kn) {
+    const Tensor& t = p.input(name);
+    if (!is_compressed_weight(t.dtype())) return device_weight(rt, t, kn);
+    // Compressed: the bytes as given, dequantised by the kernel that reads them.
+    Weights w;
+    w.compressed = true;
+    w.type = elem_type(t.dtype());
+    w.buf = rt.buffer(0);
+    w.nk = rt.buffer(t.nbytes(), t.data(), gemm_pad(rt));
+    w.has_nk = true;  // the plan's NK rows kernels: what the other (plain, NK) weights of the case take
+    const Tensor& s = p.input(scale_input(name));
+    w.scale = rt.buffer(s.nbytes(), s.data(), gemm_pad(rt));
+    w.scale_type = elem_type(s.dtype());
+    w.scale_rows = static_cast<std::uint32_t>(s.shape()[1]);
+    w.groups = static_cast<std::uint32_t>(s.shape()[2]);
+    w.has_zero = p.has(zero_point_input(name));
+    const Tensor* z = w.has_zero ? &p.input(zero_point_input(name)) : nullptr;
+    w.zero = z ? rt.buffer(z->nbytes(), z->data(), gemm_pad(rt)) : rt.buffer(0);
+    w.zero_type = z ? elem_type(z->dtype()) : 0;
+    return w;
+}
+
 DeviceWeights upload_weights(const Runtime& rt, const Problem& p) {
     const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
     const bool kn = resolve(p.attributes).weight_layout == WeightLayout::KN;
     DeviceWeights w;
-    w.w0 = device_weight(rt, p.input(kWeight0), kn);
-    w.w1 = device_weight(rt, p.input(kWeight1), kn);
-    w.w2 = gemm2 ? placeholder(rt) : device_weight(rt, p.input(kWeight2), kn);
+    w.w0 = device_weight(rt, p, kWeight0, kn);
+    w.w1 = device_weight(rt, p, kWeight1, kn);
+    w.w2 = gemm2 ? placeholder(rt) : device_weight(rt, p, kWeight2, kn);
     w.has_b0 = gemm2 && p.has(kBias0);
     w.has_b1 = gemm2 && p.has(kBias1);
     w.b0 = w.has_b0 ? device_tensor(rt, p.input(kBias0)) : placeholder(rt);

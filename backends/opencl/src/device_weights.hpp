@@ -21,11 +21,21 @@ struct Weights {
     std::int32_t type = 0;
     Buffer nk;  // the NK original when has_nk
     bool has_nk = false;
+    // A compressed weight (spec/compressed.md): its stored bytes in `nk` as given (NK, 4-bit types
+    // two per byte), its code type in `type`, its scale and zero point as stored; read by
+    // moe_gemm_compressed (kernels/gemm_compressed.cl), which dequantises them itself.
+    bool compressed = false;
+    Buffer scale, zero;
+    std::int32_t scale_type = 0, zero_type = 0;
+    bool has_zero = false;
+    std::uint32_t groups = 1, scale_rows = 1;
 };
 // A bias, or a tensor the kernels read as it is.
 Weights device_tensor(const Runtime& rt, const Tensor& t);
 // A weight tensor of `kn` layout ([E, K, N], else [E, N, K]).
 Weights device_weight(const Runtime& rt, const Tensor& t, bool kn);
+// Weight input `name` of p, compressed or not.
+Weights device_weight(const Runtime& rt, const Problem& p, const char* name, bool kn);
 
 // Absent tensors are 1-byte placeholders.
 struct DeviceWeights {

@@ -97,6 +97,16 @@ void enqueue_gemm(const Runtime& rt, const Buffer& A, const Buffer& tiles, const
         rt.launch("moe_gemm_f64", 2, global, local);
         return;
     }
+    if (w.compressed) {  // every row tile (the f32 ranges lie one after the other in the table)
+        u32 count = plan.tiled.count + plan.small.count + plan.rows_kn.count;
+        for (const TileRange& r : plan.rows_nk) count += r.count;
+        if (count == 0) return;
+        rt.args("moe_gemm_compressed", A, tiles, plan.tiled.first, N, K, w.nk, w.type, w.scale, w.scale_type, w.zero,
+                w.zero_type, i32(w.has_zero), w.groups, w.scale_rows, b, b_type, has_bias, C);
+        const std::size_t global[2] = {(N + 63) / 64 * 64, count};
+        rt.launch("moe_gemm_compressed", 2, global, nullptr, "moe_gemm_compressed");
+        return;
+    }
     const GemmConfig& c = rt.gemm();
     const std::string type = std::string("_") + type_suffix(w.type);
     const auto run = [&](TileRange r, const std::string& name, const Buffer& wb, std::size_t lx, std::size_t ly,

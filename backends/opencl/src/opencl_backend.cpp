@@ -128,6 +128,8 @@ Availability OpenclBackend::availability() const {
 
 Support OpenclBackend::supports(const Problem& p) const {
     const DType data = p.has(kHiddenStates) ? p.input(kHiddenStates).dtype() : DType::f32;
+    if (data == DType::f64 && has_compressed_weights(p))
+        return {false, "f64 data with compressed weights is not supported by the opencl backend"};
     if (data == DType::f64) {
         if (state_->selected.runtime && !state_->selected.runtime->device().fp64)
             return {false, "f64 data needs cl_khr_fp64, which " + state_->selected.runtime->device().name + " lacks"};
@@ -136,7 +138,6 @@ Support OpenclBackend::supports(const Problem& p) const {
     for (const auto& [name, t] : p.inputs)
         if (t.dtype() == DType::f64)
             return {false, "f64 " + name + " with " + std::string(dtype_name(data)) + " data is not supported by the opencl backend"};
-    if (has_compressed_weights(p)) return {false, "compressed weights are not supported by the opencl backend yet"};
     return {};
 }
 

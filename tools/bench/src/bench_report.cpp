@@ -26,8 +26,8 @@ void print_device_table_header(std::FILE* out, const std::string& backend, const
                  "use the backend's device time (dev_ms, its kernels summed); wall/dev is its wall time over that; every "
                  "figure is a median\n",
                  backend.c_str(), copy_bytes / 2 / 1048576.0);
-    std::fprintf(out, "%-14s %5s %-5s %-8s %9s %9s %8s %9s %9s %6s %9s %8s %8s %6s %7s %-6s\n", "shape", "T", "dtype",
-                 "routing", "wall_ms", "dev_ms", "wall/dev", "GFLOP/s", "gemm", "ratio", "weights", "GB/s", "copy", "of_bw",
+    std::fprintf(out, "%-14s %5s %-5s %-7s %-8s %9s %9s %8s %9s %9s %6s %9s %8s %8s %6s %7s %-6s\n", "shape", "T", "dtype",
+                 "wtype", "routing", "wall_ms", "dev_ms", "wall/dev", "GFLOP/s", "gemm", "ratio", "weights", "GB/s", "copy", "of_bw",
                  "vs_ref", "gemm_is");
 }
 
@@ -36,8 +36,9 @@ namespace {
 void print_device_row(std::FILE* out, const BenchRow& r, bool vs_reference) {
     const double dev = r.device_seconds > 0 ? r.device_seconds : r.seconds;
     const double gflops = r.gflops * r.seconds / dev, gbs = r.weight_gb / dev;
-    std::fprintf(out, "%-14s %5zu %-5s %-8s %9.3f %9.3f %8.2f %9.1f %9.1f %6.2f %7.3fGB %8.1f %8.1f %6.2f", r.shape.c_str(),
-                 r.tokens, r.dtype.c_str(), r.routing.c_str(), r.seconds * 1e3, dev * 1e3, r.seconds / dev, gflops,
+    std::fprintf(out, "%-14s %5zu %-5s %-7s %-8s %9.3f %9.3f %8.2f %9.1f %9.1f %6.2f %7.3fGB %8.1f %8.1f %6.2f",
+                 r.shape.c_str(), r.tokens, r.dtype.c_str(), r.weights.empty() ? r.dtype.c_str() : r.weights.c_str(),
+                 r.routing.c_str(), r.seconds * 1e3, dev * 1e3, r.seconds / dev, gflops,
                  r.gemm_gflops, gflops / r.gemm_gflops, r.weight_gb, gbs, r.read_gbs, gbs / r.read_gbs);
     if (vs_reference) std::fprintf(out, " %6.1fx", r.reference_seconds / r.seconds);
     else std::fprintf(out, " %7s", "-");
