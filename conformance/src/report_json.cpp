@@ -8,6 +8,7 @@
 
 #include "moe/conformance/reports.hpp"
 #include "moe/conformance/text_file.hpp"
+#include "json_real.hpp"
 
 namespace moe::conformance {
 
@@ -16,17 +17,10 @@ namespace {
 // ordered_json keeps the keys in the documented order, which makes the file easier to read.
 using json = nlohmann::ordered_json;
 
-// Finite doubles are JSON numbers; NaN and the infinities, which JSON cannot represent, are the
-// strings "nan", "inf" and "-inf" (spec/report-format.md, "Non-finite numbers").
-json real(double v) {
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    return v;
-}
 
 json element(const ElementReport& e) {
-    return json{{"token", e.token}, {"feature", e.feature}, {"reference", real(e.reference)},
-                {"got", real(e.got)},   {"bound", real(e.bound)}};
+    return json{{"token", e.token}, {"feature", e.feature}, {"reference", json_real(e.reference)},
+                {"got", json_real(e.got)},   {"bound", json_real(e.bound)}};
 }
 
 json metrics(const Metrics& m) {
@@ -35,20 +29,20 @@ json metrics(const Metrics& m) {
     for (std::size_t i = 0; i < m.violations.size() && i < 10; ++i) violations.push_back(element(m.violations[i]));
     return json{{"elements", m.elements},
                 {"over_bound", m.over_bound},
-                {"max_abs_error", real(m.max_abs_error)},
-                {"max_rel_error", real(m.max_rel_error)},
-                {"max_ulps", real(m.max_ulps)},
-                {"worst_ratio", real(m.worst_ratio)},
+                {"max_abs_error", json_real(m.max_abs_error)},
+                {"max_rel_error", json_real(m.max_rel_error)},
+                {"max_ulps", json_real(m.max_ulps)},
+                {"worst_ratio", json_real(m.worst_ratio)},
                 {"worst", m.worst ? element(*m.worst) : json(nullptr)},
                 {"violations", std::move(violations)}};
 }
 
 json stage(const std::optional<StageDivergence>& d) {
     if (!d) return nullptr;
-    return json{{"stage", d->stage}, {"worst_ratio", real(d->worst_ratio)},
+    return json{{"stage", d->stage}, {"worst_ratio", json_real(d->worst_ratio)},
                 {"token", d->token}, {"slot", d->slot},
-                {"feature", d->feature}, {"reference", real(d->reference)},
-                {"got", real(d->got)}, {"bound", real(d->bound)}};
+                {"feature", d->feature}, {"reference", json_real(d->reference)},
+                {"got", json_real(d->got)}, {"bound", json_real(d->bound)}};
 }
 
 json result(const CaseResult& r) {
@@ -62,7 +56,7 @@ json result(const CaseResult& r) {
                 {"status", std::string(status_name(r.status))},
                 {"reason", r.reason},
                 {"ticket", r.ticket},
-                {"seconds", real(r.seconds)},
+                {"seconds", json_real(r.seconds)},
                 {"repro", r.repro},
                 {"metrics", metrics(r.metrics)},
                 {"first_divergent_stage", stage(r.first_divergent_stage)}};
@@ -78,7 +72,7 @@ void write_json_report(const std::string& file, const RunInfo& info, const std::
     doc["tool"] = info.tool_version;
     doc["command_line"] = info.command_line;
     doc["started_utc"] = info.started_utc;
-    doc["seconds"] = real(info.seconds);
+    doc["seconds"] = json_real(info.seconds);
     doc["suite"] = info.suite;
     doc["tier"] = info.tier;
     doc["backends"] = info.backends;

@@ -8,6 +8,7 @@
 
 #include "moe/conformance/selftest.hpp"
 #include "moe/conformance/text_file.hpp"
+#include "json_real.hpp"
 
 namespace moe::conformance {
 
@@ -15,12 +16,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// As in the run report: NaN and the infinities as the strings "nan", "inf", "-inf".
-json real(double v) {
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    return v;
-}
 
 json optional_text(const std::optional<std::string>& s) { return s ? json(*s) : json(nullptr); }
 
@@ -34,7 +29,7 @@ std::pair<json, json> row(const std::vector<std::string>& cases, const std::vect
     for (const auto& name : cases) {
         auto it = by_case.find(name);
         statuses.push_back(it == by_case.end() ? std::string("NOT_RUN") : std::string(status_name(it->second->status)));
-        ratios.push_back(it == by_case.end() ? json(nullptr) : real(it->second->worst_ratio));
+        ratios.push_back(it == by_case.end() ? json(nullptr) : json_real(it->second->worst_ratio));
     }
     return {statuses, ratios};
 }
@@ -54,13 +49,13 @@ void write_selftest_json(const std::string& file, const RunInfo& info, const Sel
     doc["tool"] = info.tool_version;
     doc["command_line"] = info.command_line;
     doc["started_utc"] = info.started_utc;
-    doc["seconds"] = real(info.seconds);
+    doc["seconds"] = json_real(info.seconds);
     doc["suite"] = info.suite;
     doc["passed"] = r.passed();
     doc["score"] = json{{"caught", r.caught_mutants()},
                         {"runnable", r.runnable_mutants()},
                         {"skipped", r.mutants.size() - r.runnable_mutants()},
-                        {"value", real(r.mutation_score())}};
+                        {"value", json_real(r.mutation_score())}};
     doc["cases"] = r.cases;
     json correct = json::array();
     for (const auto& v : r.correct) {
@@ -72,7 +67,7 @@ void write_selftest_json(const std::string& file, const RunInfo& info, const Sel
         correct.push_back(json{{"backend", v.name},
                                {"unavailable", optional_text(v.unavailable)},
                                {"clean", v.clean()},
-                               {"worst_ratio", real(v.worst_ratio)},
+                               {"worst_ratio", json_real(v.worst_ratio)},
                                {"summary", summary(v.summary)},
                                {"problems", std::move(problems)},
                                {"statuses", std::move(statuses)},

@@ -125,6 +125,20 @@ def make_case(path, rng, expert_type, convention, dtype, index_dtype, rank3):
     return numpy_moe(expert_type, convention, alpha, beta, gate_idx, x, idx, w, weights, biases)
 
 
+def complete_agrees(moe_golden, path, want):
+    """Runs `moe-golden complete` on path and compares its output with numpy's `want`; prints one line."""
+    run = subprocess.run([moe_golden, "complete", str(path)], capture_output=True, text=True)
+    if run.returncode != 0:
+        print(f"FAIL {path.name}: moe-golden complete exited {run.returncode}: {run.stderr.strip()}")
+        return False
+    with h5py.File(path, "r") as f:
+        got = f["outputs/output"][...]
+    rel = np.max(np.abs(got - want)) / np.max(np.abs(want))
+    ok = got.shape == want.shape and got.dtype == np.float64 and rel <= TOLERANCE
+    print(f"{'ok  ' if ok else 'FAIL'} {path.name}: shape {got.shape}, max relative difference {rel:.2e}")
+    return bool(ok)
+
+
 def main():
     moe_golden, work = sys.argv[1], Path(sys.argv[2])
     work.mkdir(parents=True, exist_ok=True)
@@ -136,16 +150,7 @@ def main():
             for dtype, index_dtype, rank3 in variants:
                 path = work / f"{expert_type.lower()}_{convention}_{dtype}.h5"
                 want = make_case(path, rng, expert_type, convention, dtype, index_dtype, rank3)
-                run = subprocess.run([moe_golden, "complete", str(path)], capture_output=True, text=True)
-                if run.returncode != 0:
-                    print(f"FAIL {path.name}: moe-golden complete exited {run.returncode}: {run.stderr.strip()}")
-                    failed += 1
-                    continue
-                with h5py.File(path, "r") as f:
-                    got = f["outputs/output"][...]
-                rel = np.max(np.abs(got - want)) / np.max(np.abs(want))
-                ok = got.shape == want.shape and got.dtype == np.float64 and rel <= TOLERANCE
-                print(f"{'ok  ' if ok else 'FAIL'} {path.name}: shape {got.shape}, max relative difference {rel:.2e}")
+                ok = complete_agrees(moe_golden, path, want)
                 passed, failed = passed + ok, failed + (not ok)
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 and passed > 0 else 1

@@ -7,7 +7,6 @@ types, per group and per channel, with and without zero points, every accepted s
 
 usage: check_complete_compressed.py MOE_GOLDEN WORK_DIR
 """
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from check_complete_against_numpy import TOLERANCE, from_bf16_bits, numpy_moe, store, to_bf16_bits  # noqa: E402
+from check_complete_against_numpy import complete_agrees, from_bf16_bits, numpy_moe, store, to_bf16_bits  # noqa: E402
 
 E2M1 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
 
@@ -150,16 +149,7 @@ def main():
             name = f"{expert_type.split('_')[0].lower()}_{wtype}_g{gs}_{stype}_{zp or 'nozp'}_{layout}_{dtype}"
             path = work / f"{name}.h5"
             want = make_case(path, rng, expert_type, dtype, wtype, gs, stype, zp, layout)
-            run = subprocess.run([moe_golden, "complete", str(path)], capture_output=True, text=True)
-            if run.returncode != 0:
-                print(f"FAIL {path.name}: moe-golden complete exited {run.returncode}: {run.stderr.strip()}")
-                failed += 1
-                continue
-            with h5py.File(path, "r") as f:
-                got = f["outputs/output"][...]
-            rel = np.max(np.abs(got - want)) / np.max(np.abs(want))
-            ok = got.shape == want.shape and got.dtype == np.float64 and rel <= TOLERANCE
-            print(f"{'ok  ' if ok else 'FAIL'} {path.name}: shape {got.shape}, max relative difference {rel:.2e}")
+            ok = complete_agrees(moe_golden, path, want)
             passed, failed = passed + ok, failed + (not ok)
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 and passed > 0 else 1

@@ -52,16 +52,8 @@ int check(const CheckCommand& c) {
         std::cerr << "moe-conform: " << prepared.problems.size() << " result file problem(s); nothing was compared\n";
         return 2;
     }
-    conformance::RunOptions o;
-    o.files = c.shard.empty() ? in.golden_files : selected_files(c.suite, c.cases, c.shard);
-    o.filters = c.filters;
-    o.tier = c.tier;
-    o.threads = c.threads;
-    o.progress = !c.quiet;
-    o.max_memory = c.max_memory;
-    o.check_stored_results = !c.trust_stored_results;
-    o.isolate = !c.no_isolation;
-    o.case_timeout = c.case_timeout;
+    conformance::RunOptions o =
+        run_options(c, c.shard.empty() ? in.golden_files : selected_files(c.suite, c.cases, c.shard));
     auto info = make_run_info(c.command_line, {prepared.replay.name}, c.suite.empty() ? "(files)" : c.suite, c.tier);
     const auto start = std::chrono::steady_clock::now();
     conformance::RunOutcome outcome = conformance::run_suite_from_makers(o, {prepared.replay});

@@ -11,43 +11,43 @@
 
 namespace moe::conform_cli {
 
-struct RunCommand {
+// What run and check share: which cases, how they run, what is printed.
+struct SuiteRunFlags {
+    std::vector<std::string> filters;
+    std::string tier = "full";
+    int threads = 1;
+    bool quiet = false;
+    bool trust_stored_results = false;  // --trust-stored-results: no recomputation of stored results
+    bool no_isolation = false;          // --no-isolation: read and run in this process (debugging)
+    double case_timeout = 600;          // --case-timeout: seconds per file read, or per backend on a file
+    std::uint64_t max_memory = 0;       // --max-memory: bytes one golden file may need once read; 0 = default
+};
+// The runner's options for `files` under these flags.
+conformance::RunOptions run_options(const SuiteRunFlags& f, std::vector<std::string> files);
+
+struct RunCommand : SuiteRunFlags {
     std::vector<std::string> backends;
     std::vector<std::string> backend_libs;  // --backend-lib: plugins (moe_conform/backend_abi.h)
     std::string suite;
     std::vector<std::string> cases;
-    std::vector<std::string> filters;
-    std::string tier = "full";
     std::string json, junit, expect, html;
     std::string device;  // --device: the OpenCL device ("P:D" or a name substring)
-    int threads = 1;
-    bool quiet = false;
     bool no_manifest = false;        // --no-manifest: do not check the suite's MANIFEST.sha256
-    bool trust_stored_results = false;  // --trust-stored-results: no recomputation of stored results
-    bool no_isolation = false;       // --no-isolation: read and run in this process (debugging)
-    double case_timeout = 600;       // --case-timeout: seconds per file read, or per backend on a file
-    std::uint64_t max_memory = 0;    // --max-memory: bytes one golden file may need once read; 0 = default
     std::string write_results;       // --write-results DIR: every output also as a result file
     std::string shard;               // --shard I/N: this share of the cases
     std::string command_line;
 };
 int run(const RunCommand& c);
 
-struct CheckCommand {
+struct CheckCommand : SuiteRunFlags {
     std::string suite;
     std::vector<std::string> cases;
     std::vector<std::string> results;  // result files (.h5, .npy) or one folder of them
     std::string precision;             // --precision C[/S]: overrides or supplies the files' own
     std::string name;                  // --name: the implementation's name in reports
-    std::vector<std::string> filters;
-    std::string tier = "full";
     std::string json, junit, html;
-    int threads = 1;
-    bool quiet = false, no_manifest = false, trust_stored_results = false;
-    std::uint64_t max_memory = 0;
+    bool no_manifest = false;
     std::string shard;                 // --shard I/N
-    bool no_isolation = false;         // --no-isolation
-    double case_timeout = 600;         // --case-timeout
     std::string command_line;
 };
 int check(const CheckCommand& c);

@@ -63,16 +63,7 @@ int run(const RunCommand& c) {
     // names and plugins are checked here all the same.
     std::vector<BackendMaker> makers =
         backends::make_backend_makers(c.backends, c.backend_libs, backends::BuiltinOptions{c.device});
-    conformance::RunOptions o;
-    o.files = selected_files(c.suite, c.cases, c.shard);
-    o.filters = c.filters;
-    o.tier = c.tier;
-    o.threads = c.threads;
-    o.progress = !c.quiet;
-    o.max_memory = c.max_memory;
-    o.check_stored_results = !c.trust_stored_results;
-    o.isolate = !c.no_isolation;
-    o.case_timeout = c.case_timeout;
+    conformance::RunOptions o = run_options(c, selected_files(c.suite, c.cases, c.shard));
     for (const auto& lib : c.backend_libs) o.repro_command += " --backend-lib " + shell_quote(lib);
     if (!c.device.empty()) o.repro_command += " --device " + shell_quote(c.device);
     if (!c.expect.empty()) o.expectations = conformance::load_expectations(c.expect);
