@@ -36,6 +36,17 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
     bytes_.assign(storage_bytes(dtype_, count_), 0);
 }
 
+Tensor Tensor::uninitialised(DType dtype, Shape shape) {
+    Tensor t;
+    t.dtype_ = dtype;
+    t.shape_ = std::move(shape);
+    t.count_ = element_count(t.shape_);
+    if (t.count_ > std::numeric_limits<std::size_t>::max() / dtype_size(dtype))
+        throw InputError("tensor of shape " + shape_to_string(t.shape_) + " is too large");
+    t.bytes_.resize(storage_bytes(dtype, t.count_));  // default-initialised: not written
+    return t;
+}
+
 namespace {
 template <class T>
 T load(const unsigned char* p) {

@@ -70,6 +70,10 @@ const std::vector<Case>& cases() {
         {"T = 45", 45, {}, {}},
         {"expert 0 takes 56 tokens (a partial moe_gemm block)", 56, {}, {0}},
         {"expert 0 takes 70 tokens (a block and a few-row remainder)", 70, {}, {0}},
+        // GPU bodies (MOE_OPENCL_GEMM=wide): 64 + 26 rows (a small block and a tiny tile), the
+        // other experts about 22 rows each (tiny tiles); 128 + 12 rows (a big block, a tiny tile).
+        {"expert 0 takes 90 tokens (a small block and a tiny remainder)", 90, {}, {0}},
+        {"expert 0 takes 140 tokens (a big block and a tiny remainder)", 140, {}, {0}},
         {"H = 200, I = 70 (several column tiles and k-steps)", 45, {}, {}, 200, 70},
     };
     return list;

@@ -122,7 +122,8 @@ std::string GemmConfig::defines() const {
     };
     return "-DMOE_VW=" + std::to_string(vw) + " -DMOE_GEMM_WIDE=" + (wide ? "1" : "0") + shape("GT", tiled) +
            shape("GS", small) + shape("GR", rows) + " -DMOE_GR_MR=" + std::to_string(rows_mr) +
-           " -DMOE_GR_NC=" + std::to_string(rows_nc) + " -DMOE_GR_WG=" + std::to_string(rows_wg);
+           " -DMOE_GR_NC=" + std::to_string(rows_nc) + " -DMOE_GR_WG=" + std::to_string(rows_wg) +
+           " -DMOE_GS_TINY=" + (tiny_tm() ? "1" : "0");
 }
 
 std::string GemmConfig::describe() const {
@@ -131,7 +132,9 @@ std::string GemmConfig::describe() const {
            std::to_string(tiled.lx) + "x" + std::to_string(tiled.ly) + ", " + std::to_string(tiled.mwi) + "x" +
            std::to_string(tiled.nv * vw) + " per work-item, k-step " + std::to_string(tiled.tk) + "; small " +
            std::to_string(small_tm()) + "x" + std::to_string(small_tn()) + " tiles, work-group " +
-           std::to_string(small.lx) + "x" + std::to_string(small.ly) + "; rows " + std::to_string(rows_tm(true)) +
+           std::to_string(small.lx) + "x" + std::to_string(small.ly) +
+           (tiny_tm() ? " (tiles of at most " + std::to_string(tiny_tm()) + " rows: 4 per work-item)" : std::string()) +
+           "; rows " + std::to_string(rows_tm(true)) +
            " (KN) / " + std::to_string(rows_tm(false)) + " (NK) per tile";
 }
 

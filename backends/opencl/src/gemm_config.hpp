@@ -40,8 +40,17 @@ struct GemmConfig {
     // rest to the rows kernels. A CPU device runs half-empty blocks at a cost (big_min = tm - ts/2,
     // small_min = ts/2); a GPU pays for every extra pass over an expert's weights (a rows tile
     // reads them all again) more than for empty rows in a block (big_min = ts, small_min = rows_mr).
-    std::uint32_t big_min() const { return wide ? small_tm() : tiled_tm() - small_tm() / 2; }
-    std::uint32_t small_min() const { return wide ? rows_mr : small_tm() / 2; }
+    // With tiny tiles (below) a GPU's expert that already has a block sends any remainder to the
+    // small launch (big_min = ts + ts/2, small_min = 0): one launch covers what is left, and no
+    // rows pass reads the expert's weights again.
+    std::uint32_t big_min() const {
+        return wide ? small_tm() + tiny_tm() : tiled_tm() - small_tm() / 2;
+    }
+    std::uint32_t small_min() const { return wide ? (tiny_tm() ? 0 : rows_mr) : small_tm() / 2; }
+    // Tiny tiles (wide bodies with 8 rows per work-item in the small shape): moe_gemm_small_*
+    // computes a tile of at most small_tm() / 2 rows with half the rows per work-item (the same
+    // work-group and columns), chosen per tile from its row count; 0 when there are none.
+    std::uint32_t tiny_tm() const { return wide && small.mwi == 8 ? small_tm() / 2 : 0; }
     // Elements the kernels may read past the end of an A, weight or bias buffer (never used).
     std::size_t pad_elems() const;
     std::string defines() const;  // the -D flags

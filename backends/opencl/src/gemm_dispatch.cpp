@@ -68,7 +68,10 @@ GemmPlan plan_gemm(const GemmConfig& c, const ExpertRows& er, bool rows_kn, bool
             continue;
         }
         for (; r + ts <= count; r += ts) add(small, r, ts);
-        if (count - r > small_min) {
+        // small_min is 0 with tiny tiles: an expert's remainder after a block goes to the small
+        // launch however few its rows (an expert with no block and at most rows_mr rows, e.g.
+        // decode, still goes to the rows kernels).
+        if (count - r > small_min && (small_min > 0 || r > 0 || count - r > c.rows_mr)) {
             add(small, r, count - r);
             continue;
         }

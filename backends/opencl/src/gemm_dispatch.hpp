@@ -33,6 +33,9 @@ struct TileRange {
 // small block; the last few rows to moe_gemm_rows in tiles of rows_tm(kn) (each tile reads the
 // expert's weights again), NK tiles of at most 1, 2 and 4 rows to the kernels of that many rows
 // (_nk1, _nk2, _nk4), so decode does not compute 8 copies of one row (GemmConfig::big_min).
+// With tiny tiles (GemmConfig::tiny_tm, GPUs) small_min is 0: what is left of an expert that has a
+// block goes to one partial small tile, which moe_gemm_small computes with the tiny body when it
+// has at most tiny_tm() rows; only experts of at most rows_mr rows in all go to the rows kernels.
 // f64: tiles of 16 rows for moe_gemm_f64.
 struct GemmPlan {
     TileRange tiled, small, rows_kn, rows_nk[4], f64;  // rows_nk: the _nk1, _nk2, _nk4, _nk kernels

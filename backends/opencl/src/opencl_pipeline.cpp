@@ -1,7 +1,11 @@
 #include "opencl_pipeline.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "gemm_dispatch.hpp"
 #include "host_transfer.hpp"
@@ -19,6 +23,8 @@ std::size_t align16(std::size_t n) { return (n + 15) / 16 * 16; }
 // ones are written from the tensor on their own, where a copy into the staging memory would cost
 // more host time than a second transfer.
 constexpr std::size_t kPackedX = std::size_t(1) << 20;
+// Outputs from this size on have their pages touched before the read back (run_pipeline, 9.).
+constexpr std::size_t kTouchPages = std::size_t(1) << 20;
 
 // b holds at least bytes + pad bytes (reallocated, contents lost, when it does not).
 void ensure(const Runtime& rt, Buffer& b, std::size_t bytes, std::size_t pad = 0) {
@@ -79,10 +85,31 @@ Tensor stage(const Runtime& rt, const Buffer& b, const RoutingPlan& plan, std::s
     return Tensor::from_f64(f64 ? DType::f64 : DType::f32, {plan.tokens, plan.topk, width}, v);
 }
 
+// MOE_OPENCL_HOST_TIMES=1: each run prints its host-side phases to stderr (what a run's wall time
+// beyond the device time consists of). The queue is drained before the download then, so the
+// wait for the kernels and the read back are told apart.
+struct HostClock {
+    bool on = [] {
+        const char* v = std::getenv("MOE_OPENCL_HOST_TIMES");
+        return v && *v && std::string(v) != "0";
+    }();
+    std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+    std::string line;
+    void mark(const char* what) {
+        if (!on) return;
+        const auto now = std::chrono::steady_clock::now();
+        char b[64];
+        std::snprintf(b, sizeof b, " %s %.3f", what, std::chrono::duration<double, std::milli>(now - last).count());
+        line += b;
+        last = now;
+    }
+};
+
 }  // namespace
 
 Output run_pipeline(const Runtime& rt, Workspace& ws, const Problem& p, bool want_stages,
                     const PipelineOptions& options) {
+    HostClock clock;
     const Dims d = validate(p);
     const ResolvedParams rp = resolve(p.attributes);
     const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
@@ -104,6 +131,7 @@ Output run_pipeline(const Runtime& rt, Workspace& ws, const Problem& p, bool wan
     std::vector<u32> table;
     const GemmPlan down_plan = plan_gemm(rt.gemm(), er, rows_kn, f64, false, table);
     const GemmPlan first_plan = options.wrong_offset ? plan_gemm(rt.gemm(), er, rows_kn, f64, true, table) : down_plan;
+    clock.mark("plan");
 
     // 2. One upload: indices, routing weights, the tile table and (when small) the hidden states,
     //    as the problem stores them, packed in pinned memory; large hidden states on their own,
@@ -122,10 +150,12 @@ Output run_pipeline(const Runtime& rt, Workspace& ws, const Problem& p, bool wan
     if (pack_x) std::memcpy(s + x_off, x.data(), x.nbytes());
     ensure(rt, ws.in, total);
     rt.write(ws.in, 0, total, s);
+    clock.mark("pack");
     if (!pack_x) {
         ensure(rt, ws.x, x.nbytes());
         upload(rt, ws.x, 0, x.data(), x.nbytes(), s + x_stage);
     }
+    clock.mark("upload_x");
     const u32 tile_shift = u32(tiles_off / 16);  // a tile is 16 bytes; the table starts 16-aligned
 
     // 3. mask_gen: the plan on the device (token lists for gather, positions for scatter).
@@ -165,9 +195,7 @@ Output run_pipeline(const Runtime& rt, Workspace& ws, const Problem& p, bool wan
 
     // 8. scatter-reduce in slot order, the routing weights read in the convention's layout, the
     //    output stored in the data type.
-    Output o;
-    o.output = Tensor(x.dtype(), x.shape());
-    ensure(rt, ws.out, o.output.nbytes());
+    ensure(rt, ws.out, out_bytes);
     const i32 dense = rp.routing_layout == RoutingLayout::dense, idx64 = idx.dtype() == DType::i64;
     const std::size_t out_global[2] = {d.H, d.T};
     if (f64)
@@ -177,10 +205,27 @@ Output run_pipeline(const Runtime& rt, Workspace& ws, const Problem& p, bool wan
         rt.args("moe_scatter_reduce", ws.down, ws.in, u32(rw_off), elem_type(rw.dtype()), dense, u32(0), idx64,
                 ws.position, u32(d.H), u32(d.T), u32(d.K), ws.out, elem_type(x.dtype()));
     rt.launch(f64 ? "moe_scatter_reduce_f64" : "moe_scatter_reduce", 2, out_global, nullptr, "moe_scatter_reduce");
+    rt.flush();  // the device starts on the kernels while the host prepares the output
+    clock.mark("enqueue");
 
-    // 9. One read, into the output tensor as it is (staged; the upload's staging is free again:
-    //    the in-order queue has run it).
+    // 9. The output tensor, allocated without zero-filling (every byte is read back into it);
+    //    while the device runs, its pages are touched once, so that the copies out of the
+    //    staging memory do not stop at a page fault every 4 KiB (fresh memory from the system
+    //    for large outputs).
+    Output o;
+    o.output = Tensor::uninitialised(x.dtype(), x.shape());
+    if (out_bytes >= kTouchPages)
+        for (std::size_t at = 0; at < out_bytes; at += 4096) o.output.data()[at] = 0;
+    clock.mark("out_alloc");
+    if (clock.on) {
+        rt.finish();
+        clock.mark("wait_device");
+    }
+    // One read, into the output tensor as it is (staged; the upload's staging is free again:
+    // the in-order queue has run it).
     download(rt, ws.out, out_bytes, o.output.data(), s);
+    clock.mark("download");
+    if (clock.on) std::fprintf(stderr, "opencl host ms (T=%zu, %zu MB in):%s\n", d.T, x.nbytes() >> 20, clock.line.c_str());
     if (want_stages) {
         const RoutingPlan hp = make_routing_plan(idx, d.E);
         o.stages.emplace(gemm2 ? "gate_up" : "gate", stage(rt, ws.first, hp, n0, f64));

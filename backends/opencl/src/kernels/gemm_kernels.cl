@@ -28,6 +28,24 @@
         moe_gemm_tile_wide(A, tiles + 4 * tile0, N, K, W, bias, has_bias, C, a_tile, w_tile, WT, b_type, P##_LX, P##_LY, \
                            P##_MWI, P##_NV, P##_TK);                                                            \
     }
+// moe_gemm_small_* with tiny tiles (MOE_GS_TINY, 8 rows per work-item): a tile of at most half
+// the rows runs the body with 4 rows per work-item (the same work-group, columns and local
+// buffers), so an expert's last few rows do not fill a block of twice as many. The row count is
+// the same for every work-item of a work-group: the branch does not diverge.
+#define MOE_GEMM_SMALL_KERNEL(NAME, WT, P)                                                                      \
+    __kernel __attribute__((reqd_work_group_size(P##_LX, P##_LY, 1))) void NAME(                                \
+        __global const float* restrict A, __global const uint* restrict tiles, uint tile0, uint N, uint K,      \
+        __global const uchar* restrict W, __global const uchar* restrict bias, int b_type, int has_bias,        \
+        __global float* restrict C) {                                                                           \
+        __local float4 a_tile[2 * P##_TK * (P##_LY * P##_MWI + 4) / 4];                                         \
+        __local VT w_tile[2 * P##_TK * P##_LX * P##_NV];                                                        \
+        if (!MOE_GS_TINY || tiles[4 * (tile0 + get_group_id(1)) + 3] > P##_LY * P##_MWI / 2)                    \
+            moe_gemm_tile_wide(A, tiles + 4 * tile0, N, K, W, bias, has_bias, C, a_tile, w_tile, WT, b_type,    \
+                               P##_LX, P##_LY, P##_MWI, P##_NV, P##_TK);                                        \
+        else                                                                                                    \
+            moe_gemm_tile_wide(A, tiles + 4 * tile0, N, K, W, bias, has_bias, C, a_tile, w_tile, WT, b_type,    \
+                               P##_LX, P##_LY, MOE_GS_TINY_MWI, P##_NV, P##_TK);                                \
+    }
 #define MOE_GEMM_ROWS_NK_KERNEL(NAME, WT, MR)                                                                   \
     __kernel __attribute__((reqd_work_group_size(MOE_GR_WG, 1, 1))) void NAME(                                  \
         __global const float* restrict A, __global const uint* restrict tiles, uint tile0, uint N, uint K,      \
@@ -38,6 +56,7 @@
     }
 #else
 #define MOE_GEMM_TILED_KERNEL MOE_GEMM_KERNEL
+#define MOE_GEMM_SMALL_KERNEL MOE_GEMM_KERNEL
 #define MOE_GEMM_ROWS_NK_KERNEL(NAME, WT, MR)                                                                   \
     __kernel __attribute__((reqd_work_group_size(MOE_GR_LX, 1, 1))) void NAME(                                  \
         __global const float* restrict A, __global const uint* restrict tiles, uint tile0, uint N, uint K,      \
@@ -77,6 +96,14 @@
 #ifndef MOE_GR_WG
 #define MOE_GR_WG 128
 #endif
+#ifndef MOE_GS_TINY
+#define MOE_GS_TINY 0
+#endif
+#if MOE_GS_TINY
+#define MOE_GS_TINY_MWI (MOE_GS_MWI / 2)
+#else
+#define MOE_GS_TINY_MWI MOE_GS_MWI  // never used: the branch on MOE_GS_TINY is constant
+#endif
 
 // moe_gemm_*_kn, moe_gemm_small_*_kn: blocks of rows, tiled (KN weights only); moe_gemm_rows_*: a
 // few rows (KN tiled with one row of work-items, NK streamed).
@@ -84,9 +111,9 @@ MOE_GEMM_TILED_KERNEL(moe_gemm_f32_kn, MOE_F32, MOE_GT)
 #ifndef MOE_GEMM_TUNE_ONLY  // the autotune's trial programs need moe_gemm_f32_kn only
 MOE_GEMM_TILED_KERNEL(moe_gemm_f16_kn, MOE_F16, MOE_GT)
 MOE_GEMM_TILED_KERNEL(moe_gemm_bf16_kn, MOE_BF16, MOE_GT)
-MOE_GEMM_TILED_KERNEL(moe_gemm_small_f32_kn, MOE_F32, MOE_GS)
-MOE_GEMM_TILED_KERNEL(moe_gemm_small_f16_kn, MOE_F16, MOE_GS)
-MOE_GEMM_TILED_KERNEL(moe_gemm_small_bf16_kn, MOE_BF16, MOE_GS)
+MOE_GEMM_SMALL_KERNEL(moe_gemm_small_f32_kn, MOE_F32, MOE_GS)
+MOE_GEMM_SMALL_KERNEL(moe_gemm_small_f16_kn, MOE_F16, MOE_GS)
+MOE_GEMM_SMALL_KERNEL(moe_gemm_small_bf16_kn, MOE_BF16, MOE_GS)
 MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f32_nk, MOE_F32, MOE_GR_MR)
 MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f32_nk1, MOE_F32, 1)
 MOE_GEMM_ROWS_NK_KERNEL(moe_gemm_rows_f32_nk2, MOE_F32, 2)
@@ -110,6 +137,9 @@ MOE_GEMM_KERNEL(moe_gemm_rows_bf16_kn, MOE_BF16, MOE_GR)
 #endif
 #if MOE_GT_TK % MOE_VW || MOE_GS_TK % MOE_VW || MOE_GR_TK % MOE_VW
 #error "moe_gemm: the k-step must be a multiple of the vector width"
+#endif
+#if MOE_GEMM_WIDE && (MOE_GS_TINY && MOE_GS_MWI != 8)
+#error "moe_gemm wide: tiny tiles need 8 rows per work-item in the small shape"
 #endif
 #if MOE_GEMM_WIDE && (MOE_GT_MWI % 4 || MOE_GS_MWI % 4 || MOE_GR_NC > 4 || MOE_GR_WG % 32)
 #error "moe_gemm wide: rows per work-item a multiple of 4, at most 4 columns per lane group, lane groups of 32"

@@ -4,7 +4,10 @@
 // packed two per byte, element 2i in the low nibble of byte i (the layout OpenVINO's kernels take).
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "moe/spec/dtype.hpp"
@@ -18,10 +21,36 @@ std::string shape_to_string(const Shape& s);  // "[2, 3, 4]"
 // Number of elements; throws InputError naming `what` if the product overflows size_t.
 std::size_t element_count(const Shape& s, const std::string& what = "tensor");
 
+// std::allocator whose construct() without arguments default-initialises (leaves bytes as they
+// are): a vector of it grows without writing zeros first (Tensor::uninitialised).
+template <class T>
+struct DefaultInitAllocator : std::allocator<T> {
+    using value_type = T;
+    template <class U>
+    struct rebind {
+        using other = DefaultInitAllocator<U>;
+    };
+    DefaultInitAllocator() = default;
+    template <class U>
+    DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
+    template <class U>
+    void construct(U* p) noexcept {
+        ::new (static_cast<void*>(p)) U;
+    }
+    template <class U, class... Args>
+    void construct(U* p, Args&&... args) {
+        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+};
+
 class Tensor {
 public:
     Tensor() = default;
     Tensor(DType dtype, Shape shape);  // zero-filled
+    // Storage allocated and not written: for a result every byte of which is written before it
+    // is read (a device backend's output, read back into it), where zero-filling tens of MB
+    // would cost more host time than the copy that overwrites them.
+    static Tensor uninitialised(DType dtype, Shape shape);
 
     DType dtype() const { return dtype_; }
     const Shape& shape() const { return shape_; }
@@ -65,7 +94,7 @@ private:
     DType dtype_ = DType::f64;
     Shape shape_;
     std::size_t count_ = 0;
-    std::vector<unsigned char> bytes_;
+    std::vector<unsigned char, DefaultInitAllocator<unsigned char>> bytes_;
 };
 
 }  // namespace moe
