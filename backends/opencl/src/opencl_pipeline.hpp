@@ -22,7 +22,7 @@ struct Workspace {
 };
 
 struct PipelineOptions {
-    const DeviceWeights* weights = nullptr;  // uploaded by prepare(); null: upload now
+    const DeviceWeights* weights = nullptr;  // uploaded by prepare() (which validated p); null: upload now
     bool wrong_offset = false;               // mutant: the second used expert's first GEMM reads the first's rows
 };
 
