@@ -172,9 +172,10 @@ TEST_CASE("cpu, compressed weights: the bf16 dot kernels against the f64 product
         {DType::u4, false, DType::u4, 32},  {DType::u4, true, DType::u4, 32},    {DType::u4, true, DType::f16, 32},
         {DType::u4, true, DType::u4, 64},   {DType::u4, false, DType::u4, 128},  {DType::i4, false, DType::i4, 32},
         {DType::i4, true, DType::i4, 32},   {DType::i4, true, DType::i4, 96},    {DType::f4e2m1, false, DType::u4, 32},
+        {DType::u4, true, DType::u4, 128},  {DType::i4, true, DType::i4, 256},   {DType::u4, true, DType::f16, 128},
     };
     for (const Case& c : cases)
-        for (std::size_t K : {std::size_t{384}, std::size_t{480}, std::size_t{2880}}) {
+        for (std::size_t K : {std::size_t{384}, std::size_t{480}, std::size_t{768}, std::size_t{2880}}) {
             if (K % c.gs) continue;
             const std::size_t N = 72;
             const Weights w = random_weights(c.t, 2, N, K, c.gs, c.zero_type, rng);

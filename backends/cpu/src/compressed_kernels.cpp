@@ -406,7 +406,8 @@ MOE_BF16DOT void dot_rows_of(const std::uint16_t* X, const WeightView& W, float*
     const std::size_t stride = chunks * 4;
     // Zero points in the weight's 4-bit type with groups of 32 (and each row's first at an even
     // index): a chunk's four are two stored bytes, read in the chunk loop; else a table per row.
-    const bool direct_z = ZP && gs == 32 && W.zero->dtype() == T && G % 2 == 0;
+    // Groups of a multiple of 128: one zero point per chunk, a nibble.
+    const bool direct_z = ZP && W.zero->dtype() == T && ((gs == 32 && G % 2 == 0) || gs % kDotChunk == 0);
     sb.assign((n1 - n0) * stride, 0.0f);
     zb.assign(ZP ? (n1 - n0) * stride : 0, 0);
     for (std::size_t n = n0; n < n1; ++n) {
@@ -437,7 +438,8 @@ MOE_BF16DOT void dot_rows_of(const std::uint16_t* X, const WeightView& W, float*
     for (std::size_t n = n0; n < n1; ++n) {
         const float* sr = sb.data() + (n - n0) * stride;
         const std::int16_t* zr = ZP && !direct_z ? zb.data() + (n - n0) * stride : nullptr;
-        const unsigned char* zrow = direct_z ? W.zero->data() + W.param(n, 0) / 2 : nullptr;
+        const std::size_t zbase = ZP ? W.param(n, 0) : 0;
+        const unsigned char* zrow = direct_z ? W.zero->data() + zbase / 2 : nullptr;
         const unsigned char* row = W.data + n * W.row_bytes();
         // Chunk c's weights (the last one, if partial, loaded under a mask: zero codes, against
         // zero activations) as four vectors of bf16 values, and its lanes' scales.
@@ -446,7 +448,12 @@ MOE_BF16DOT void dot_rows_of(const std::uint16_t* X, const WeightView& W, float*
             if constexpr (ZP) {
                 if constexpr (T == DType::i4) w = _mm512_xor_si512(w, _mm512_set1_epi16(static_cast<short>(0x8888)));
                 __m512i zv;
-                if (direct_z) {  // nibble b of the two bytes to words 8b..8b+7 (i4: biased by 8)
+                if (direct_z && gs != 32) {  // the chunk's group's nibble to every word
+                    const std::size_t flat = zbase + c * kDotChunk / gs;
+                    unsigned one = (W.zero->data()[flat / 2] >> (flat % 2 * 4)) & 0x0fu;
+                    if constexpr (T == DType::i4) one ^= 0x8u;
+                    zv = _mm512_set1_epi16(static_cast<short>(one));
+                } else if (direct_z) {  // nibble b of the two bytes to words 8b..8b+7 (i4: biased by 8)
                     const unsigned char* zp = zrow + 2 * c;
                     unsigned two = zp[0];
                     if (c < full || W.K % kDotChunk > 64) two |= static_cast<unsigned>(zp[1]) << 8;
