@@ -2,10 +2,18 @@
 // stored bytes (every type, with and without zero points, groups of 32 and more, 1 to 8 rows), the
 // portable path (other group sizes), and prefill on weights dequantised by prepare() or per call,
 // each judged by the product's comparison with the backend's declared precision; the result does
-// not depend on the thread count.
+// not depend on the thread count. White-box: the bf16 dot-product kernels against the f64 product
+// (and their fallback on activations they do not take).
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "compressed_kernels.hpp"
 #include "conformance_check.hpp"
+#include "cpu_features.hpp"
+#include "element_convert.hpp"
 #include "moe/backends/cpu_backend.hpp"
 #include "moe/generator/synthesize.hpp"
 #include "moe/spec/compression.hpp"
@@ -79,4 +87,123 @@ TEST_CASE("cpu declares f32 dequantisation for compressed weights") {
     CHECK(cpu.precision(DType::f32).dequant_type() == DType::f32);
     CHECK(cpu.precision(DType::bf16).dequant_type() == DType::f32);
     CHECK(cpu.precision(DType::f64).dequant_type() == DType::f64);
+}
+
+// ---- white-box: the bf16 dot-product kernels (AVX512_BF16) on bf16 activations ---------------
+
+namespace {
+
+using moe::backends::cpu::WeightView;
+
+struct Weights {
+    Tensor w, scale, zero;
+    WeightView view(std::size_t e, bool zp) const {
+        return moe::backends::cpu::expert_view(w, e, WeightLayout::NK, &scale, zp ? &zero : nullptr);
+    }
+};
+
+// Random 4-bit codes (every code, MXFP4's NaN-free E2M1 included), per-group scales (f16, or E8M0
+// powers of two), zero points over the type's whole range (in the weight's type, or f16).
+Weights random_weights(DType t, std::size_t E, std::size_t N, std::size_t K, std::size_t gs, DType zero_type,
+                       std::mt19937& rng) {
+    Weights r;
+    r.w = Tensor(t, {E, N, K});
+    for (std::size_t i = 0; i < r.w.nbytes(); ++i) r.w.data()[i] = static_cast<unsigned char>(rng());
+    const std::size_t G = K / gs;
+    r.scale = Tensor(t == DType::f4e2m1 ? DType::f8e8m0 : DType::f16, {E, N, G});
+    r.zero = Tensor(zero_type, {E, N, G});
+    std::uniform_real_distribution<double> u(0.5, 2.0);
+    for (std::size_t i = 0; i < E * N * G; ++i) {
+        const int e = static_cast<int>(rng() % 9) - 8;
+        r.scale.set(i, t == DType::f4e2m1 ? std::ldexp(1.0, e) : std::ldexp(u(rng), e));
+        const int z = static_cast<int>(rng() % 16);
+        r.zero.set(i, t == DType::i4 ? z - 8 : z);
+    }
+    return r;
+}
+
+// M rows of bf16 values (as f32) of mixed magnitudes, some zeros and negative zeros.
+std::vector<float> bf16_rows(std::size_t M, std::size_t K, std::mt19937& rng) {
+    std::vector<float> a(M * K);
+    std::normal_distribution<double> nd;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const unsigned pick = rng() % 16;
+        double v = nd(rng) * std::ldexp(1.0, static_cast<int>(rng() % 21) - 10);
+        if (pick == 0) v = 0.0;
+        if (pick == 1) v = -0.0;
+        if (pick == 2) v = std::ldexp(1.0, -100);  // the smallest magnitude the kernels take
+        a[i] = static_cast<float>(moe::bf16_bits_to_f64(moe::backends::cpu::f32_to_bf16_bits(static_cast<float>(v))));
+    }
+    return a;
+}
+
+// C against the f64 product of A and the exactly dequantised weights: within the f32 bound
+// (K products summed, scaled, added: (K + 3) u sum |w x|, u = 2^-24).
+void check_against_f64(const std::vector<float>& A, std::size_t M, const WeightView& W, const std::vector<float>& C) {
+    std::vector<double> wf(W.N * W.K);
+    moe::backends::cpu::dequantize_rows(W, 0, W.N, wf.data());
+    const double u = std::ldexp(1.0, -24);
+    std::size_t bad = 0;
+    for (std::size_t m = 0; m < M; ++m)
+        for (std::size_t n = 0; n < W.N; ++n) {
+            double exact = 0.0, mag = 0.0;
+            for (std::size_t k = 0; k < W.K; ++k) {
+                exact += wf[n * W.K + k] * A[m * W.K + k];
+                mag += std::abs(wf[n * W.K + k] * A[m * W.K + k]);
+            }
+            const double bound = static_cast<double>(W.K + 3) * u * mag + 1e-44;
+            if (!(std::abs(C[m * W.N + n] - exact) <= bound)) ++bad;
+        }
+    CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("cpu, compressed weights: the bf16 dot kernels against the f64 product, and their fallback") {
+    using namespace moe::backends::cpu;
+    std::mt19937 rng(20240613);
+    struct Case {
+        DType t;
+        bool zp;
+        DType zero_type;
+        std::size_t gs;
+    };
+    const Case cases[] = {
+        {DType::u4, false, DType::u4, 32},  {DType::u4, true, DType::u4, 32},    {DType::u4, true, DType::f16, 32},
+        {DType::u4, true, DType::u4, 64},   {DType::u4, false, DType::u4, 128},  {DType::i4, false, DType::i4, 32},
+        {DType::i4, true, DType::i4, 32},   {DType::i4, true, DType::i4, 96},    {DType::f4e2m1, false, DType::u4, 32},
+        {DType::u4, true, DType::u4, 128},  {DType::i4, true, DType::i4, 256},   {DType::u4, true, DType::f16, 128},
+    };
+    for (const Case& c : cases)
+        for (std::size_t K : {std::size_t{384}, std::size_t{480}, std::size_t{768}, std::size_t{2880}}) {
+            if (K % c.gs) continue;
+            const std::size_t N = 72;
+            const Weights w = random_weights(c.t, 2, N, K, c.gs, c.zero_type, rng);
+            const WeightView W = w.view(1, c.zp);
+            for (std::size_t M : {std::size_t{1}, std::size_t{2}, std::size_t{5}, std::size_t{8}}) {
+                CAPTURE(dtype_name(c.t));
+                CAPTURE(c.zp);
+                CAPTURE(dtype_name(c.zero_type));
+                CAPTURE(c.gs);
+                CAPTURE(K);
+                CAPTURE(M);
+                std::vector<float> A = bf16_rows(M, K, rng), C1(M * N), C2(M * N);
+                CHECK(compressed_uses_bf16_dot(A.data(), M, K, W) == cpu_has_avx512_bf16());
+                compressed_gemm(A.data(), M, K, W, N, C1.data(), N, 1);
+                check_against_f64(A, M, W, C1);
+                compressed_gemm(A.data(), M, K, W, N, C2.data(), N, 2);
+                CHECK(C1 == C2);  // threads
+                // A tiny activation (below 2^-100, bf16): the dot kernels would flush its products
+                // to zero; the call takes the f32 kernels and is still right.
+                A[(M - 1) * K + K / 3] = std::ldexp(1.0f, -110);
+                A[(M - 1) * K + K / 3 + 1] = -std::ldexp(1.0f, -120);
+                CHECK_FALSE(compressed_uses_bf16_dot(A.data(), M, K, W));
+                compressed_gemm(A.data(), M, K, W, N, C1.data(), N, 1);
+                check_against_f64(A, M, W, C1);
+                // Not bf16 (f32 data): the f32 kernels.
+                A[(M - 1) * K + K / 3] = 1.0f + std::ldexp(1.0f, -20);
+                A[(M - 1) * K + K / 3 + 1] = 0.0f;
+                CHECK_FALSE(compressed_uses_bf16_dot(A.data(), M, K, W));
+            }
+        }
 }

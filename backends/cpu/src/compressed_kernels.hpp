@@ -31,4 +31,10 @@ void dequantize_expert_f32(const WeightView& W, float* out, int threads);
 // size and K are multiples of 32.
 bool compressed_uses_decode_kernels(const WeightView& W);
 
+// Whether compressed_gemm takes the bf16 dot-product kernels (AVX512_BF16) for these rows of A:
+// 4-bit weights (u4, i4, MXFP4) on the decode kernels' terms, a CPU with AVX512_BF16, and every
+// element of A bf16 exactly with every nonzero |x| >= 2^-100 (bf16 data; else the f32 kernels,
+// whose results these equal up to the order of the additions: compressed_kernels.cpp).
+bool compressed_uses_bf16_dot(const float* A, std::size_t M, std::size_t lda, const WeightView& W);
+
 }  // namespace moe::backends::cpu
