@@ -192,7 +192,7 @@ Output Pipeline<S>::run(bool want_stages) {
     // Many experts with few rows each (prefill over many experts): experts side by side, one
     // thread each; there is no per-GEMM synchronisation to pay. An expert with many rows (a hot
     // expert), and every expert when there are too few to share out, gets all threads.
-    const std::size_t kSharedRows = getenv("SHARED_ROWS") ? std::stoul(getenv("SHARED_ROWS")) : 256;
+    constexpr std::size_t kSharedRows = 256;
     std::vector<std::size_t> side_by_side;
     const bool split = threads_ > 1 && plan_.used.size() >= 2 * static_cast<std::size_t>(threads_);
     for (std::size_t i = 0; i < plan_.used.size(); ++i) {
