@@ -115,7 +115,8 @@ void enqueue_gemm(const Runtime& rt, const Buffer& A, const Buffer& tiles, const
             rt.launch("moe_gemm_compressed", 2, global, nullptr, "moe_gemm_compressed");
         }
         if (!rows_ok) return;
-        const std::size_t wg = rt.gemm().wide ? 128 : 16, lanes = rt.gemm().wide ? 32 : 1;
+        // Work-group size and columns per work-group: MOE_CR_WG, MOE_CR_WG / MOE_CR_LG * MOE_CR_CPW.
+        const std::size_t wg = rt.gemm().wide ? 128 : 16, cols = 16;
         const char* name[4] = {"moe_gemm_compressed_rows1", "moe_gemm_compressed_rows2", "moe_gemm_compressed_rows4",
                                "moe_gemm_compressed_rows8"};
         for (int v = 0; v < 4; ++v) {
@@ -123,7 +124,7 @@ void enqueue_gemm(const Runtime& rt, const Buffer& A, const Buffer& tiles, const
             if (r.count == 0) continue;
             rt.args(name[v], A, tiles, r.first, N, K, w.nk, w.type, w.scale, w.scale_type, w.zero, w.zero_type,
                     i32(w.has_zero), w.groups, w.scale_rows, b, b_type, has_bias, C);
-            const std::size_t cols = wg / lanes, global[2] = {(N + cols - 1) / cols * wg, r.count}, local[2] = {wg, 1};
+            const std::size_t global[2] = {(N + cols - 1) / cols * wg, r.count}, local[2] = {wg, 1};
             rt.launch(name[v], 2, global, local, "moe_gemm_compressed_rows");
         }
         return;

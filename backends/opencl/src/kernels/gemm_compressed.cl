@@ -102,12 +102,14 @@ __kernel void moe_gemm_compressed(__global const float* restrict A, __global con
 #if MOE_GEMM_WIDE
 #define MOE_CR_LG 32
 #define MOE_CR_WG 128
+#define MOE_CR_CPW 4
 #else
 #define MOE_CR_LG 1
 #define MOE_CR_WG 16
+#define MOE_CR_CPW 1
 #endif
 #endif
-#if MOE_CR_WG % MOE_CR_LG
+#if MOE_CR_WG % MOE_CR_LG || MOE_CR_CPW > 4
 #error "moe_gemm_compressed_rows: whole lane groups per work-group"
 #endif
 
@@ -161,54 +163,74 @@ inline void moe_gemm_compressed_rows_body(__global const float* restrict A, __gl
                                           int has_bias, __global float* restrict C, const uint MR,
                                           __local float* red) {
     const uint LG = MOE_CR_LG, G = MOE_CR_WG / MOE_CR_LG, GP = LG + (LG > 1);  // a group's slot in `red`, padded
+    const uint CPW = MOE_CR_CPW, GC = G * CPW;  // columns per lane group and per work-group
     const uint l = get_local_id(0), lane = l % LG, g = l / LG;
     const uint expert = t[0], a_row0 = t[1], c_row0 = t[2], rows = t[3];
-    const uint n = get_group_id(0) * G + g, nc = min(n, N - 1);
+    const uint n0 = get_group_id(0) * GC + g * CPW;  // this lane group's columns n0 .. n0 + CPW - 1
     const uint gs = K / groups;
-    const ulong w_row = ((ulong)expert * N + nc) * K;
-    const ulong p_row = ((ulong)expert * scale_rows + (scale_rows == 1 ? 0 : nc)) * groups;
+    ulong w_row[4], p_row[4];
+#pragma unroll
+    for (uint c = 0; c < CPW; ++c) {
+        const uint nc = min(n0 + c, N - 1);
+        w_row[c] = ((ulong)expert * N + nc) * K;
+        p_row[c] = ((ulong)expert * scale_rows + (scale_rows == 1 ? 0 : nc)) * groups;
+    }
     __global const float* a_rows[8];
 #pragma unroll
     for (uint i = 0; i < MR; ++i) a_rows[i] = A + (ulong)(a_row0 + min(i, rows - 1)) * K;
-    float acc[8];
+    float acc[8][4];
 #pragma unroll
-    for (uint i = 0; i < MR; ++i) acc[i] = 0.0f;
+    for (uint i = 0; i < MR; ++i)
+#pragma unroll
+        for (uint c = 0; c < CPW; ++c) acc[i][c] = 0.0f;
     for (uint k = lane * 16; k < K; k += LG * 16) {
         const uint grp = k / gs;
-        const float s = moe_param(S, p_row + grp, s_type);
-        const float z = has_zero ? moe_param(Z, p_row + grp, z_type) : 0.0f;
-        uint q[16];
-        moe_codes16(W, w_row + k, w_type, q);
-        float w[16];
+        float w[4][16];
 #pragma unroll
-        for (uint j = 0; j < 16; ++j) w[j] = (moe_code_f32(q[j], w_type) - z) * s;
+        for (uint c = 0; c < CPW; ++c) {
+            const float s = moe_param(S, p_row[c] + grp, s_type);
+            const float z = has_zero ? moe_param(Z, p_row[c] + grp, z_type) : 0.0f;
+            uint q[16];
+            moe_codes16(W, w_row[c] + k, w_type, q);
+#pragma unroll
+            for (uint j = 0; j < 16; ++j) w[c][j] = (moe_code_f32(q[j], w_type) - z) * s;
+        }
 #pragma unroll
         for (uint i = 0; i < MR; ++i) {
 #pragma unroll
             for (uint j4 = 0; j4 < 4; ++j4) {
                 const float4 a = vload4(j4, a_rows[i] + k);
-                acc[i] += a.s0 * w[4 * j4] + a.s1 * w[4 * j4 + 1] + a.s2 * w[4 * j4 + 2] + a.s3 * w[4 * j4 + 3];
+#pragma unroll
+                for (uint c = 0; c < CPW; ++c)
+                    acc[i][c] += a.s0 * w[c][4 * j4] + a.s1 * w[c][4 * j4 + 1] + a.s2 * w[c][4 * j4 + 2] +
+                                 a.s3 * w[c][4 * j4 + 3];
             }
         }
     }
     if (LG == 1) {
-        if (n >= N) return;
-        const float bv = has_bias ? moe_load(bias, (ulong)expert * N + n, b_type) : 0.0f;
 #pragma unroll
-        for (uint i = 0; i < MR; ++i)
-            if (i < rows) C[(ulong)(c_row0 + i) * N + n] = acc[i] + bv;
+        for (uint c = 0; c < CPW; ++c) {
+            const uint n = n0 + c;
+            if (n >= N) continue;
+            const float bv = has_bias ? moe_load(bias, (ulong)expert * N + n, b_type) : 0.0f;
+#pragma unroll
+            for (uint i = 0; i < MR; ++i)
+                if (i < rows) C[(ulong)(c_row0 + i) * N + n] = acc[i][c] + bv;
+        }
         return;
     }
 #pragma unroll
-    for (uint i = 0; i < MR; ++i) red[(i * G + g) * GP + lane] = acc[i];
+    for (uint i = 0; i < MR; ++i)
+#pragma unroll
+        for (uint c = 0; c < CPW; ++c) red[((i * CPW + c) * G + g) * GP + lane] = acc[i][c];
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint o = l; o < MR * G; o += MOE_CR_WG) {
-        const uint i = o / G, gc = o % G, nn = get_group_id(0) * G + gc;
-        __local const float* p = red + (i * G + gc) * GP;
+    for (uint o = l; o < MR * GC; o += MOE_CR_WG) {
+        const uint i = o / GC, gc = o % GC, n = get_group_id(0) * GC + gc;
+        __local const float* p = red + ((i * CPW + gc % CPW) * G + gc / CPW) * GP;
         float sum = 0.0f;
         for (uint j = 0; j < LG; ++j) sum += p[j];
-        if (i >= rows || nn >= N) continue;
-        C[(ulong)(c_row0 + i) * N + nn] = sum + (has_bias ? moe_load(bias, (ulong)expert * N + nn, b_type) : 0.0f);
+        if (i >= rows || n >= N) continue;
+        C[(ulong)(c_row0 + i) * N + n] = sum + (has_bias ? moe_load(bias, (ulong)expert * N + n, b_type) : 0.0f);
     }
 }
 
@@ -224,7 +246,7 @@ inline void moe_gemm_compressed_rows_body(__global const float* restrict A, __gl
         __global const uchar* restrict Z, int z_type, int has_zero, uint groups, uint scale_rows,               \
         __global const uchar* restrict bias, int b_type, int has_bias, __global float* restrict C) {            \
         const uint MR = MR_;                                                                                    \
-        __local float red[MR_ * MOE_CR_WG + MR_ * MOE_CR_WG / MOE_CR_LG];                                       \
+        __local float red[MR_ * MOE_CR_CPW * (MOE_CR_WG + MOE_CR_WG / MOE_CR_LG)];                                       \
         __global const uint* t = tiles + 4 * (first + get_group_id(1));                                         \
         switch (w_type) {                                                                                       \
             MOE_CR_CASE(MOE_U8)                                                                                 \
