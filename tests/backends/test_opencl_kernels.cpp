@@ -20,7 +20,9 @@
 #include "moe/backends/opencl_testing.hpp"
 #include "moe/backends/routing_plan.hpp"
 #include "conformance_check.hpp"
+#include "moe/generator/synthesize.hpp"
 #include "moe/reference/interpreter.hpp"
+#include "moe/spec/compression.hpp"
 #include "small_cases.hpp"
 
 using namespace moe;
@@ -253,4 +255,50 @@ TEST_CASE("opencl prepare(): weights uploaded once and reused for the same probl
         CAPTURE(k);
         REQUIRE(b.last_kernel_times().count(k) == 1);
     }
+}
+
+TEST_CASE("opencl, compressed weights: decode tiles in moe_gemm_compressed_rows, 1 to 8 rows") {
+    // H = I = 64: K and the group sizes 16, 32 are multiples of 16, so the few-row tiles run in
+    // moe_gemm_compressed_rows* (lane groups on the GPU bodies, a work-item per column on a CPU);
+    // groups of 8 do not, and run in moe_gemm_compressed. Per channel with I = 40: the first
+    // GEMM (K = 64) runs in moe_gemm_compressed_rows* with N = 40 or 80 columns, not a multiple of
+    // a work-group's 16 (one scale row shared by all N in one of them), the down GEMM (K = 40) in
+    // moe_gemm_compressed.
+    backends::OpenclBackend b;
+    REQUIRE_MESSAGE(b.availability().available, b.availability().reason);
+    struct W {
+        DType type;
+        std::size_t gs;
+        bool zp;
+        std::size_t I = 64;
+        generator::CompressionSpec::ScaleLayout layout = generator::CompressionSpec::ScaleLayout::ENG;
+    };
+    const W weights[] = {{DType::u4, 32, true}, {DType::u4, 16, false}, {DType::i4, 32, false}, {DType::i4, 16, true},
+                         {DType::f4e2m1, 32, false}, {DType::u8, 32, true}, {DType::i8, 16, false},
+                         {DType::f8e4m3, 32, false}, {DType::f8e5m2, 16, false}, {DType::u4, 8, true},
+                         {DType::u4, 0, true, 40, generator::CompressionSpec::ScaleLayout::E1G},
+                         {DType::f8e4m3, 0, false, 40}};
+    for (const W& w : weights)
+        for (std::size_t T = 1; T <= 8; ++T)
+            for (ExpertType et : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
+                if (T % 2 == 0 && et == ExpertType::gemm3_swiglu) continue;
+                auto spec = test::small_spec(et, Convention::openvino, T, 64, w.I, 4, 2, DType::bf16);
+                spec.attributes = attributes_for(et, Convention::openvino, 1.702, 7.0);
+                generator::CompressionSpec cs;
+                cs.type = w.type;
+                cs.group_size = w.gs;
+                cs.scale_dtype = w.type == DType::f4e2m1 ? DType::f8e8m0 : w.type == DType::f8e4m3 ? DType::f32 : DType::f16;
+                if (w.zp) cs.zero_point = generator::CompressionSpec::ZeroPoint::weight_type;
+                cs.scale_layout = w.layout;
+                spec.compression = cs;
+                const Problem p = generator::synthesize(spec);
+                CAPTURE(dtype_name(w.type));
+                CAPTURE(w.I);
+                CAPTURE(w.gs);
+                CAPTURE(w.zp);
+                CAPTURE(T);
+                CHECK(test::verdict(test::golden_case(p), b.run(p, false).output, b.precision_for(p)) == "PASS");
+                const auto times = b.last_kernel_times();
+                CHECK(times.count("moe_gemm_compressed_rows") == (w.gs % 16 == 0 ? 1u : 0u));
+            }
 }

@@ -100,14 +100,33 @@ void enqueue_gemm(const Runtime& rt, const Buffer& A, const Buffer& tiles, const
         rt.launch("moe_gemm_f64", 2, global, local);
         return;
     }
-    if (w.compressed) {  // every row tile (the f32 ranges lie one after the other in the table)
+    if (w.compressed) {
+        // The few-row tiles go to moe_gemm_compressed_rows* when each lane's 16 weights lie in one
+        // group (K and the group size multiples of 16); every other tile (and every tile otherwise:
+        // the f32 ranges lie one after the other in the table) to moe_gemm_compressed.
+        const bool rows_ok = K % 16 == 0 && w.groups && (K / w.groups) % 16 == 0;
         u32 count = plan.tiled.count + plan.small.count + plan.rows_kn.count;
-        for (const TileRange& r : plan.rows_nk) count += r.count;
-        if (count == 0) return;
-        rt.args("moe_gemm_compressed", A, tiles, plan.tiled.first, N, K, w.nk, w.type, w.scale, w.scale_type, w.zero,
-                w.zero_type, i32(w.has_zero), w.groups, w.scale_rows, b, b_type, has_bias, C);
-        const std::size_t global[2] = {(N + 63) / 64 * 64, count};
-        rt.launch("moe_gemm_compressed", 2, global, nullptr, "moe_gemm_compressed");
+        if (!rows_ok)
+            for (const TileRange& r : plan.rows_nk) count += r.count;
+        if (count) {
+            rt.args("moe_gemm_compressed", A, tiles, plan.tiled.first, N, K, w.nk, w.type, w.scale, w.scale_type,
+                    w.zero, w.zero_type, i32(w.has_zero), w.groups, w.scale_rows, b, b_type, has_bias, C);
+            const std::size_t global[2] = {(N + 63) / 64 * 64, count};
+            rt.launch("moe_gemm_compressed", 2, global, nullptr, "moe_gemm_compressed");
+        }
+        if (!rows_ok) return;
+        // Work-group size and columns per work-group: MOE_CR_WG, MOE_CR_WG / MOE_CR_LG * MOE_CR_CPW.
+        const std::size_t wg = rt.gemm().wide ? 128 : 16, cols = 16;
+        const char* name[4] = {"moe_gemm_compressed_rows1", "moe_gemm_compressed_rows2", "moe_gemm_compressed_rows4",
+                               "moe_gemm_compressed_rows8"};
+        for (int v = 0; v < 4; ++v) {
+            const TileRange& r = plan.rows_nk[v];
+            if (r.count == 0) continue;
+            rt.args(name[v], A, tiles, r.first, N, K, w.nk, w.type, w.scale, w.scale_type, w.zero, w.zero_type,
+                    i32(w.has_zero), w.groups, w.scale_rows, b, b_type, has_bias, C);
+            const std::size_t global[2] = {(N + cols - 1) / cols * wg, r.count}, local[2] = {wg, 1};
+            rt.launch(name[v], 2, global, local, "moe_gemm_compressed_rows");
+        }
         return;
     }
     const GemmConfig& c = rt.gemm();
