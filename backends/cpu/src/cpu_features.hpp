@@ -10,9 +10,11 @@ inline bool cpu_has_avx512() {
     return yes;
 }
 
-// AVX512_BF16 (vdpbf16ps) on top of the above: the compressed decode kernels on bf16 activations.
+// AVX512_BF16 (vdpbf16ps) and AVX512_VBMI (vpermb, vpmultishiftqb) on top of the above: the
+// compressed decode kernels on bf16 activations.
 inline bool cpu_has_avx512_bf16() {
-    static const bool yes = cpu_has_avx512() && __builtin_cpu_supports("avx512bf16");
+    static const bool yes =
+        cpu_has_avx512() && __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512vbmi");
     return yes;
 }
 
