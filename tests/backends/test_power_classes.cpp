@@ -80,17 +80,21 @@ TEST_CASE("lowp_output_truncated: caught by the exact cases for bf16/f16 storage
         CHECK_MESSAGE(v.passed.count(c), c);
 }
 
-TEST_CASE("small routes skipped or subnormal weights flushed: caught by the wide-weight cases only") {
+TEST_CASE("small routes skipped or subnormal weights flushed: caught by the wide-weight cases") {
     for (LoopMutation m : {LoopMutation::small_weight_routes_skipped, LoopMutation::subnormal_weights_flushed}) {
         auto b = mutant(m);
         CAPTURE(b.name());
         const Verdicts v = run_bundled(b);
-        CHECK(v.failed == matching(v, "*wide_weights*"));
-        CHECK(v.failed.size() == 8);
+        std::set<std::string> want = matching(v, "*wide_weights*");
+        CHECK(want.size() == 8);
+        // Skipping small routes skips the zero-weight one too, whose expert output is infinite
+        // (its term must be 0 * Inf = NaN); flushing subnormal weights leaves that 0 as it is.
+        if (m == LoopMutation::small_weight_routes_skipped) want.insert("nonfinite_zero_weight_route");
+        CHECK(v.failed == want);
     }
 }
 
-TEST_CASE("skipping routes below any threshold is caught, down to the subnormals; exact zeros may be skipped") {
+TEST_CASE("skipping routes below any threshold is caught, down to the subnormals; exact zeros may be skipped where outputs are finite") {
     for (double threshold : {1e-2, 1e-4, 1e-6, 1e-30}) {
         CAPTURE(threshold);
         LoopOptions o;
