@@ -6,11 +6,14 @@
 // launch's tiles into one table), N, K, W, bias and its type, has_bias, C.
 // MOE_GEMM_KERNEL is gemm.cl's body; MOE_GEMM_TILED_KERNEL (moe_gemm_*, moe_gemm_small_*) and
 // MOE_GEMM_ROWS_NK_KERNEL take gemm_gpu.cl's bodies when the host builds for a GPU.
-#define MOE_GEMM_KERNEL(NAME, WT, P)                                                                            \
-    __kernel __attribute__((reqd_work_group_size(P##_LX, P##_LY, 1))) void NAME(                                \
+// Every GEMM kernel's signature, work-group size LX x LY.
+#define MOE_GEMM_SIGNATURE(NAME, LX, LY)                                                                        \
+    __kernel __attribute__((reqd_work_group_size(LX, LY, 1))) void NAME(                                        \
         __global const float* restrict A, __global const uint* restrict tiles, uint tile0, uint N, uint K,      \
         __global const uchar* restrict W, __global const uchar* restrict bias, int b_type, int has_bias,        \
-        __global float* restrict C) {                                                                           \
+        __global float* restrict C)
+#define MOE_GEMM_KERNEL(NAME, WT, P)                                                                            \
+    MOE_GEMM_SIGNATURE(NAME, P##_LX, P##_LY) {                                                      \
         __local VT a_tile[2 * P##_LY * P##_MWI * P##_TK / MOE_VW];                                              \
         __local VT w_tile[2 * P##_TK * P##_LX * P##_NV];                                                        \
         moe_gemm_tile(A, tiles + 4 * tile0, N, K, W, bias, has_bias, C, a_tile, w_tile, WT, b_type, P##_LX, P##_LY, \
@@ -19,10 +22,7 @@
 
 #if MOE_GEMM_WIDE
 #define MOE_GEMM_TILED_KERNEL(NAME, WT, P)                                                                      \
-    __kernel __attribute__((reqd_work_group_size(P##_LX, P##_LY, 1))) void NAME(                                \
-        __global const float* restrict A, __global const uint* restrict tiles, uint tile0, uint N, uint K,      \
-        __global const uchar* restrict W, __global const uchar* restrict bias, int b_type, int has_bias,        \
-        __global float* restrict C) {                                                                           \
+    MOE_GEMM_SIGNATURE(NAME, P##_LX, P##_LY) {                                                      \
         __local float4 a_tile[2 * P##_TK * (P##_LY * P##_MWI + 4) / 4];                                         \
         __local VT w_tile[2 * P##_TK * P##_LX * P##_NV];                                                        \
         moe_gemm_tile_wide(A, tiles + 4 * tile0, N, K, W, bias, has_bias, C, a_tile, w_tile, WT, b_type, P##_LX, P##_LY, \
@@ -33,10 +33,7 @@
 // buffers), so an expert's last few rows do not fill a block of twice as many. The row count is
 // the same for every work-item of a work-group: the branch does not diverge.
 #define MOE_GEMM_SMALL_KERNEL(NAME, WT, P)                                                                      \
-    __kernel __attribute__((reqd_work_group_size(P##_LX, P##_LY, 1))) void NAME(                                \
-        __global const float* restrict A, __global const uint* restrict tiles, uint tile0, uint N, uint K,      \
-        __global const uchar* restrict W, __global const uchar* restrict bias, int b_type, int has_bias,        \
-        __global float* restrict C) {                                                                           \
+    MOE_GEMM_SIGNATURE(NAME, P##_LX, P##_LY) {                                                      \
         __local float4 a_tile[2 * P##_TK * (P##_LY * P##_MWI + 4) / 4];                                         \
         __local VT w_tile[2 * P##_TK * P##_LX * P##_NV];                                                        \
         if (!MOE_GS_TINY || tiles[4 * (tile0 + get_group_id(1)) + 3] > P##_LY * P##_MWI / 2)                    \
@@ -47,10 +44,7 @@
                                P##_LX, P##_LY, MOE_GS_TINY_MWI, P##_NV, P##_TK);                                \
     }
 #define MOE_GEMM_ROWS_NK_KERNEL(NAME, WT, MR)                                                                   \
-    __kernel __attribute__((reqd_work_group_size(MOE_GR_WG, 1, 1))) void NAME(                                  \
-        __global const float* restrict A, __global const uint* restrict tiles, uint tile0, uint N, uint K,      \
-        __global const uchar* restrict W, __global const uchar* restrict bias, int b_type, int has_bias,        \
-        __global float* restrict C) {                                                                           \
+    MOE_GEMM_SIGNATURE(NAME, MOE_GR_WG, 1) {                                                        \
         __local float red[MR * MOE_GR_NC * (MOE_GR_WG / 32) * 33];                                              \
         moe_gemm_rows_nk_wide(A, tiles + 4 * tile0, N, K, W, bias, has_bias, C, WT, b_type, MOE_GR_WG, MR, MOE_GR_NC, red); \
     }
@@ -58,10 +52,7 @@
 #define MOE_GEMM_TILED_KERNEL MOE_GEMM_KERNEL
 #define MOE_GEMM_SMALL_KERNEL MOE_GEMM_KERNEL
 #define MOE_GEMM_ROWS_NK_KERNEL(NAME, WT, MR)                                                                   \
-    __kernel __attribute__((reqd_work_group_size(MOE_GR_LX, 1, 1))) void NAME(                                  \
-        __global const float* restrict A, __global const uint* restrict tiles, uint tile0, uint N, uint K,      \
-        __global const uchar* restrict W, __global const uchar* restrict bias, int b_type, int has_bias,        \
-        __global float* restrict C) {                                                                           \
+    MOE_GEMM_SIGNATURE(NAME, MOE_GR_LX, 1) {                                                        \
         moe_gemm_rows_nk(A, tiles + 4 * tile0, N, K, W, bias, has_bias, C, WT, b_type, MOE_GR_LX, MR, MOE_GR_NC); \
     }
 #endif
