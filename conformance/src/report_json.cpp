@@ -8,7 +8,7 @@
 
 #include "moe/conformance/reports.hpp"
 #include "moe/conformance/text_file.hpp"
-#include "json_real.hpp"
+#include "json_fields.hpp"
 
 namespace moe::conformance {
 
@@ -66,14 +66,7 @@ json result(const CaseResult& r) {
 
 void write_json_report(const std::string& file, const RunInfo& info, const std::vector<CaseResult>& results) {
     const RunSummary s = summarize(results);
-    json doc;
-    doc["format"] = "moe-conform-report";
-    doc["format_version"] = 1;
-    doc["tool"] = info.tool_version;
-    doc["command_line"] = info.command_line;
-    doc["started_utc"] = info.started_utc;
-    doc["seconds"] = json_real(info.seconds);
-    doc["suite"] = info.suite;
+    json doc = json_run_header("moe-conform-report", info);
     doc["tier"] = info.tier;
     doc["backends"] = info.backends;
     doc["summary"] = json{{"total", s.total},         {"passed", s.passed}, {"failed", s.failed},

@@ -94,35 +94,25 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend
 // Reads, validates and selects one golden file; nullopt (with the reason in `error`, or none when
 // the tier or filters leave it out) when it is not run.
 std::optional<golden::GoldenCase> load_case(const std::string& file, const RunOptions& o, std::string& error) {
-    golden::GoldenCase c;
     try {
         golden::ReadOptions ro;
         ro.max_memory = o.max_memory;
-        c = golden::read_golden(file, ro);
+        golden::GoldenCase c = golden::read_golden(file, ro);
         validate(c.problem);
+        if (!c.tier.empty() && !golden::tier_includes(o.tier, c.tier)) return std::nullopt;
+        bool keep = o.filters.empty();
+        for (const auto& f : o.filters) keep = keep || golden::glob_match(f, c.problem.name);
+        if (!keep) return std::nullopt;
+        // Only for the cases that run: recomputing the stored results is the expensive part.
+        if (o.check_stored_results)
+            golden::check_stored_results(file, c, {golden::StoredResultsOptions{}.max_tokens, o.threads});
+        return c;
     } catch (const golden::FileError& e) {
         error = e.what();
-        return std::nullopt;
     } catch (const InputError& e) {
         error = "golden file '" + file + "': the problem is rejected: " + e.what();
-        return std::nullopt;
     }
-    if (!c.tier.empty() && !golden::tier_includes(o.tier, c.tier)) return std::nullopt;
-    bool keep = o.filters.empty();
-    for (const auto& f : o.filters) keep = keep || golden::glob_match(f, c.problem.name);
-    if (!keep) return std::nullopt;
-    if (o.check_stored_results) {
-        try {
-            golden::check_stored_results(file, c, {golden::StoredResultsOptions{}.max_tokens, o.threads});
-        } catch (const golden::FileError& e) {
-            error = e.what();
-            return std::nullopt;
-        } catch (const InputError& e) {
-            error = "golden file '" + file + "': the problem is rejected: " + e.what();
-            return std::nullopt;
-        }
-    }
-    return c;
+    return std::nullopt;
 }
 
 void print_progress(std::size_t n, std::size_t total, const CaseResult& r) {

@@ -8,7 +8,7 @@
 
 #include "moe/conformance/selftest.hpp"
 #include "moe/conformance/text_file.hpp"
-#include "json_real.hpp"
+#include "json_fields.hpp"
 
 namespace moe::conformance {
 
@@ -43,14 +43,7 @@ json summary(const RunSummary& s) {
 }  // namespace
 
 void write_selftest_json(const std::string& file, const RunInfo& info, const SelftestReport& r) {
-    json doc;
-    doc["format"] = "moe-selftest";
-    doc["format_version"] = 1;
-    doc["tool"] = info.tool_version;
-    doc["command_line"] = info.command_line;
-    doc["started_utc"] = info.started_utc;
-    doc["seconds"] = json_real(info.seconds);
-    doc["suite"] = info.suite;
+    json doc = json_run_header("moe-selftest", info);
     doc["passed"] = r.passed();
     doc["score"] = json{{"caught", r.caught_mutants()},
                         {"runnable", r.runnable_mutants()},

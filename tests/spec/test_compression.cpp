@@ -10,28 +10,21 @@
 #include "moe/spec/compression.hpp"
 #include "moe/spec/error.hpp"
 #include "plain_problem.hpp"
+#include "rejection.hpp"
 
 using namespace moe;
 using moe::test::CompressOptions;
 using moe::test::compress_all_weights;
 using moe::test::compress_weight;
+using moe::test::contains;
 using moe::test::plain_problem;
+using moe::test::rejection;
 
 namespace {
 
 const auto G2 = ExpertType::gemm2_bias_swiglu_clamp;
 const auto G3 = ExpertType::gemm3_swiglu;
 
-std::string rejection(const Problem& p) {
-    try {
-        validate(p);
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 Problem compressed(DType type, std::size_t gs = 0, bool zp = false, ExpertType t = G3) {
     Problem p = plain_problem(t, Convention::openvino, 5, 64, 32, 4, 2);

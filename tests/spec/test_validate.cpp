@@ -8,26 +8,17 @@
 #include "moe/spec/error.hpp"
 #include "moe/spec/problem.hpp"
 #include "plain_problem.hpp"
+#include "rejection.hpp"
 
 using namespace moe;
+using moe::test::contains;
 using moe::test::plain_problem;
+using moe::test::rejection;
 
 namespace {
 
 const auto G2 = ExpertType::gemm2_bias_swiglu_clamp;
 const auto G3 = ExpertType::gemm3_swiglu;
-
-// The InputError message validate() throws, or "" when it accepts the problem.
-std::string rejection(const Problem& p) {
-    try {
-        validate(p);
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "";
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 
