@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <memory>
 #include <thread>
 
 #include "cli_errors.hpp"
@@ -62,22 +63,41 @@ int time_rows(const std::string& backend, const std::string& device, const std::
     } else {
         print_table_header(stdout, b->name(), description, threads);
         ReadProbe read_probe(std::size_t(1) << 30, threads);
+        // Per shape, T and data type, the plain row and its compressed rows (--weights) are timed
+        // together, round by round (time_backends_together), each on a backend instance of its own
+        // (prepare() state is per instance): a compressed row's speedup over the plain row of its
+        // data type compares times from the same stretch of time. (All data types at once would
+        // hold every problem and its prepared copy: gpt-oss-20b's f32 and bf16 with two compressed
+        // presets each is more than 24 GiB.)
         for (const auto& s : shapes)
             for (std::size_t T : tokens) {
                 GemmProbe gemm_probe(T * s.topk, 3 * s.inter, s.hidden, threads);
                 double bf16 = 0, f32 = 0;  // this shape's plain rows, for the compressed rows' speedups
                 for (const auto& dt : dtypes) {
-                    rows.push_back(time_backend(*b, s, T, timed_dtype(dt), routing, gemm_probe, read_probe, o));
-                    if (dt == "bf16") bf16 = rows.back().seconds;
-                    if (dt == "f32") f32 = rows.back().seconds;
-                    print_table_row(stdout, rows.back(), o.vs_reference);
+                    std::vector<std::unique_ptr<moe::Backend>> instances;
+                    std::vector<RowRequest> requests;
+                    for (const std::string& w : std::vector<std::string>{""}) requests.push_back({nullptr, timed_dtype(dt), w});
+                    for (const auto& w : weights) requests.push_back({nullptr, timed_dtype(dt), w});
+                    for (auto& q : requests) {
+                        instances.push_back(moe::backends::make_builtin_backend(backend, {device}));
+                        q.backend = instances.back().get();
+                    }
+                    std::vector<BenchRow> group = time_backends_together(requests, s, T, routing, gemm_probe, read_probe, o);
+                    if (dt == "bf16") bf16 = group.front().seconds;
+                    if (dt == "f32") f32 = group.front().seconds;
+                    for (auto& r : group) rows.push_back(std::move(r));
                 }
-                for (const auto& dt : dtypes)
-                    for (const auto& w : weights) {
-                        rows.push_back(time_backend(*b, s, T, timed_dtype(dt), routing, gemm_probe, read_probe, o, w));
-                        rows.back().bf16_seconds = bf16;
-                        rows.back().f32_seconds = f32;
-                        print_table_row(stdout, rows.back(), o.vs_reference);
+                // Printed once every data type ran: the plain rows, then the compressed ones, each with
+                // its speedups over this shape's bf16 and f32 rows.
+                const std::size_t first = rows.size() - dtypes.size() * (1 + weights.size());
+                for (std::size_t g = 0; g < dtypes.size(); ++g)
+                    print_table_row(stdout, rows[first + g * (1 + weights.size())], o.vs_reference);
+                for (std::size_t g = 0; g < dtypes.size(); ++g)
+                    for (std::size_t w = 1; w <= weights.size(); ++w) {
+                        BenchRow& r = rows[first + g * (1 + weights.size()) + w];
+                        r.bf16_seconds = bf16;
+                        r.f32_seconds = f32;
+                        print_table_row(stdout, r, o.vs_reference);
                     }
             }
     }
@@ -118,7 +138,8 @@ int main(int argc, char** argv) {
     app.add_option("--weights", weights,
                    "Also time compressed weights, comma-separated: u4, i4 (f16 scales per group of 128; u4 with zero\n"
                    "points), u8, i8 (per channel), mxfp4, f8e4m3, f8e5m2; each row after the plain ones, with its speedup\n"
-                   "over this run's bf16 and f32 rows of the same shape and T")
+                   "over this run's bf16 and f32 rows of the same shape and T. A data type's plain and compressed rows\n"
+                   "are timed together, one repetition of each in turn, so their ratio holds on a host whose speed drifts")
         ->delimiter(',');
     app.add_option("--routing", routing, "uniform | skewed (Zipf 1.2) | hot (expert 0 in every token)")
         ->check(CLI::IsMember({"uniform", "skewed", "hot"}));

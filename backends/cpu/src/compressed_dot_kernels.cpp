@@ -96,36 +96,202 @@ MOE_BF16DOT inline __m512i dot_table() {
     return r;
 }
 
+// Where a chunk's zero points come from: none; the stored 4-bit zero points themselves, two bytes
+// a chunk (the weight's own 4-bit type, groups of 32, an even number of groups per row); or a
+// per-row table of one value per 32-element block (every other layout).
+enum class ChunkZeros { none, stored_pairs, block_table };
+
+// The constants the chunk decoder uses, built once per call.
+struct DotConstants {
+    __m512i table, lane_block, low_nibbles, nibble_select, nibble_select_next, byte_block;
+};
+
+MOE_BF16DOT inline DotConstants dot_constants(__m512i table) {
+    DotConstants k;
+    k.table = table;
+    k.lane_block = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+    k.low_nibbles = _mm512_set1_epi16(0x0f0f);
+    // vpmultishiftqb: every byte of qwords 2b, 2b + 1 (words 8b..8b+7) from bit 4b (nibble b of a
+    // word; the next nibble above it is masked off)
+    k.nibble_select = _mm512_set_epi64(0x0c0c0c0c0c0c0c0cll, 0x0c0c0c0c0c0c0c0cll, 0x0808080808080808ll,
+                                       0x0808080808080808ll, 0x0404040404040404ll, 0x0404040404040404ll, 0, 0);
+    // the same 16 bits higher: the next chunk's pair, where two are broadcast as one 32-bit value
+    k.nibble_select_next = _mm512_add_epi8(k.nibble_select, _mm512_set1_epi8(16));
+    // vpermb: every byte of words 8b..8b+7 from the low byte of word b
+    k.byte_block = _mm512_set_epi64(0x0606060606060606ll, 0x0606060606060606ll, 0x0404040404040404ll,
+                                    0x0404040404040404ll, 0x0202020202020202ll, 0x0202020202020202ll, 0, 0);
+    return k;
+}
+
+// One chunk's 128 weights as four vectors of bf16 values (vector j: nibble j of every word). The
+// codes w are loaded by the caller; zv is every byte's zero point (Z != none).
+template <DType T, ChunkZeros Z>
+MOE_BF16DOT inline void chunk_values(__m512i w, __m512i zv, const DotConstants& k, __m512i (&v)[4]) {
+    if constexpr (Z != ChunkZeros::none) {
+        if constexpr (T == DType::i4) w = _mm512_xor_si512(w, _mm512_set1_epi16(static_cast<short>(0x8888)));
+        // q - z per byte, mod 256 (the table reads the low 5 bits of each word's low byte)
+        const __m512i even = _mm512_sub_epi8(_mm512_and_si512(w, k.low_nibbles), zv);  // nibbles 0 and 2
+        const __m512i odd = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(w, 4), k.low_nibbles), zv);
+        v[0] = _mm512_permutexvar_epi16(even, k.table);
+        v[1] = _mm512_permutexvar_epi16(odd, k.table);
+        v[2] = _mm512_permutexvar_epi16(_mm512_srli_epi16(even, 8), k.table);
+        v[3] = _mm512_permutexvar_epi16(_mm512_srli_epi16(odd, 8), k.table);
+    } else {
+        v[0] = _mm512_permutexvar_epi16(w, k.table);
+        v[1] = _mm512_permutexvar_epi16(_mm512_srli_epi16(w, 4), k.table);
+        v[2] = _mm512_permutexvar_epi16(_mm512_srli_epi16(w, 8), k.table);
+        v[3] = _mm512_permutexvar_epi16(_mm512_srli_epi16(w, 12), k.table);
+    }
+}
+
+// Every byte's zero point for a chunk: stored_pairs: nibble b of the 16-bit pair to words
+// 8b..8b+7 (i4: biased by 8); block_table: block b's entry to words 8b..8b+7.
+template <DType T, ChunkZeros Z>
+MOE_BF16DOT inline __m512i chunk_zeros(unsigned pair, const std::int16_t* blocks, const DotConstants& k) {
+    if constexpr (Z == ChunkZeros::stored_pairs) {
+        if constexpr (T == DType::i4) pair ^= 0x8888u;
+        return _mm512_and_si512(
+            _mm512_multishift_epi64_epi8(k.nibble_select, _mm512_set1_epi16(static_cast<short>(pair))), k.low_nibbles);
+    } else if constexpr (Z == ChunkZeros::block_table) {
+        std::int64_t z4;
+        std::memcpy(&z4, blocks, 8);
+        return _mm512_permutexvar_epi8(k.byte_block, _mm512_set1_epi64(z4));
+    } else {
+        return _mm512_setzero_si512();
+    }
+}
+
+// Where R consecutive weight rows' bytes, block scales and zero points are.
+template <int R>
+struct DotRows {
+    const unsigned char* codes[R];
+    const float* scales[R];
+    const unsigned char* zpairs[R];   // stored_pairs
+    const std::int16_t* zblocks[R];   // block_table
+};
+
+// R weight rows' dot products with M rows of X into acc. The full chunks run without a branch, U
+// at a time for each of the R rows (their four-product chains interleaved: one chain alone waits
+// on vdpbf16ps's latency, and two rows share each load of X; chunk u of a step goes to accumulator
+// u % 2); the partial last chunk, if any, is loaded under a mask (zero codes, against zero
+// activations).
+template <DType T, int M, ChunkZeros Z, int R>
+MOE_BF16DOT inline void dot_row(const std::uint16_t* X, std::size_t chunks, std::size_t full, std::size_t tail_k,
+                                const DotRows<R>& rows, const DotConstants& k, __m512 (&acc)[R][M][2]) {
+    const auto step = [&](std::size_t c0, auto units, auto is_tail) MOE_BF16DOT {
+        constexpr int U = decltype(units)::value;
+        constexpr bool kTail = decltype(is_tail)::value;
+        __m512i v[R][U][4];
+        __m512 sv[R][U];
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+            for (int u = 0; u < U; ++u) {
+                const std::size_t c = c0 + u;
+                const unsigned char* row = rows.codes[r];
+                __m512i w, zv = _mm512_setzero_si512();
+                unsigned pair = 0;
+                if constexpr (kTail) {
+                    w = _mm512_maskz_loadu_epi16(static_cast<__mmask32>((1ull << (tail_k / 4)) - 1u), row + 64 * c);
+                    if constexpr (Z == ChunkZeros::stored_pairs)
+                        pair = rows.zpairs[r][2 * c] | (tail_k > 64 ? rows.zpairs[r][2 * c + 1] << 8 : 0u);
+                } else {
+                    _mm_prefetch(reinterpret_cast<const char*>(row + 64 * c + kDotPrefetch), _MM_HINT_T0);
+                    w = _mm512_loadu_si512(row + 64 * c);
+                    if constexpr (Z == ChunkZeros::stored_pairs && U != 2) {
+                        std::uint16_t two;
+                        std::memcpy(&two, rows.zpairs[r] + 2 * c, 2);  // low byte first, as stored
+                        pair = two;
+                    }
+                }
+                if constexpr (Z == ChunkZeros::block_table) {
+                    zv = chunk_zeros<T, Z>(0, rows.zblocks[r] + 4 * c, k);
+                } else if constexpr (Z == ChunkZeros::stored_pairs && U == 2 && !kTail) {
+                    // Both chunks' pairs in one 32-bit broadcast from memory: no scalar-to-vector move.
+                    std::int32_t four;
+                    std::memcpy(&four, rows.zpairs[r] + 2 * c0, 4);
+                    if constexpr (T == DType::i4) four ^= static_cast<std::int32_t>(0x88888888u);
+                    zv = _mm512_and_si512(
+                        _mm512_multishift_epi64_epi8(u == 0 ? k.nibble_select : k.nibble_select_next, _mm512_set1_epi32(four)),
+                        k.low_nibbles);
+                } else if constexpr (Z != ChunkZeros::none) {
+                    zv = chunk_zeros<T, Z>(pair, nullptr, k);
+                }
+                chunk_values<T, Z>(w, zv, k, v[r][u]);
+                // The partial chunk's blocks past K have no scale (and meet zero codes): zero.
+                const __m128 s4 = kTail ? _mm_maskz_loadu_ps(static_cast<__mmask8>((1u << (tail_k / 32)) - 1u),
+                                                             rows.scales[r] + 4 * c)
+                                        : _mm_loadu_ps(rows.scales[r] + 4 * c);
+                sv[r][u] = _mm512_permutexvar_ps(k.lane_block, _mm512_castps128_ps512(s4));
+            }
+#pragma GCC unroll 8
+        for (int m = 0; m < M; ++m) {
+            const std::uint16_t* x = X + (static_cast<std::size_t>(m) * chunks + c0) * kDotChunk;
+#pragma GCC unroll 4
+            for (int u = 0; u < U; ++u) {
+                __m512i xv[4];
+#pragma GCC unroll 4
+                for (int j = 0; j < 4; ++j) xv[j] = _mm512_loadu_si512(x + u * kDotChunk + 32 * j);
+#pragma GCC unroll 4
+                for (int r = 0; r < R; ++r) {
+                    __m512 p = _mm512_dpbf16_ps(_mm512_setzero_ps(), (__m512bh)v[r][u][0], (__m512bh)xv[0]);
+#pragma GCC unroll 4
+                    for (int j = 1; j < 4; ++j) p = _mm512_dpbf16_ps(p, (__m512bh)v[r][u][j], (__m512bh)xv[j]);
+                    acc[r][m][u % 2] = _mm512_fmadd_ps(p, sv[r][u], acc[r][m][u % 2]);
+                }
+            }
+        }
+    };
+    constexpr int kUnroll = R == 4 ? 1 : R == 2 ? 2 : M == 1 ? 4 : M <= 3 ? 2 : 1;
+    std::size_t c = 0;
+    for (; c + kUnroll <= full; c += kUnroll)
+        step(c, std::integral_constant<int, kUnroll>{}, std::false_type{});
+    for (; c < full; ++c) step(c, std::integral_constant<int, 1>{}, std::false_type{});
+    if (full < chunks) step(full, std::integral_constant<int, 1>{}, std::true_type{});
+}
+
 template <DType T, int M, bool ZP>
 MOE_BF16DOT void dot_rows_of(const std::uint16_t* X, const WeightView& W, float* C, std::size_t ldc, std::size_t n0,
                              std::size_t n1) {
     const std::size_t G = W.groups, gs = W.group_size, per_group = gs / 32;
     const std::size_t chunks = (W.K + kDotChunk - 1) / kDotChunk, full = W.K / kDotChunk;
-    // Per 32-element block: its group's scale (and zero point), zero past K.
+    // The next rows' scales and zero points (the thread's next item: threads take contiguous
+    // runs of items) requested now, so that converting them below does not wait on memory.
+    const auto prefetch_params = [&](const Tensor& t) {
+        const std::size_t first = storage_bytes(t.dtype(), W.param(n1, 0)),
+                          last = std::min(t.nbytes(), storage_bytes(t.dtype(), W.param(n1, 0) + (n1 - n0) * G));
+        for (std::size_t b = first; b < last; b += 64)
+            _mm_prefetch(reinterpret_cast<const char*>(t.data() + b), _MM_HINT_T0);
+    };
+    if (n1 < W.N && W.scale_rows != 1) {
+        prefetch_params(*W.scale);
+        if constexpr (ZP) prefetch_params(*W.zero);
+    }
+    // Per 32-element block of each row: its group's scale (and zero point), K / 32 a row.
     static thread_local std::vector<float> s, z, sb;
     static thread_local std::vector<std::int16_t> zb;
     s.resize(G);
     z.resize(G);
     // Every row's block scales (and zero points) first: read back right after they are stored,
     // the loads would wait on the stores (a vector load does not forward from narrower stores).
-    const std::size_t stride = chunks * 4;
-    // Zero points in the weight's 4-bit type with groups of 32 (and each row's first at an even
-    // index): a chunk's four are two stored bytes, read in the chunk loop; else a table per row.
-    // Groups of a multiple of 128: one zero point per chunk, a nibble.
-    const bool direct_z = ZP && W.zero->dtype() == T && ((gs == 32 && G % 2 == 0) || gs % kDotChunk == 0);
-    sb.assign((n1 - n0) * stride, 0.0f);
-    zb.assign(ZP ? (n1 - n0) * stride : 0, 0);
-    for (std::size_t n = n0; n < n1; ++n) {
-        float* sr = sb.data() + (n - n0) * stride;
-        if (gs == 32) {
-            params_avx512(*W.scale, W.param(n, 0), G, sr);
-        } else {
+    const std::size_t stride = W.K / 32;
+    const bool pairs = ZP && W.zero->dtype() == T && gs == 32 && G % 2 == 0;
+    sb.resize((n1 - n0) * stride);
+    // The table's last row is read 8 bytes at a time: padded (the values past K meet zero codes
+    // against zero activations).
+    zb.resize(ZP && !pairs ? (n1 - n0) * stride + 4 : 0);
+    if (gs == 32 && W.scale_rows != 1) {
+        params_avx512(*W.scale, W.param(n0, 0), (n1 - n0) * G, sb.data());  // the rows' groups are adjacent
+    } else {
+        for (std::size_t n = n0; n < n1; ++n) {
             params_avx512(*W.scale, W.param(n, 0), G, s.data());
+            float* sr = sb.data() + (n - n0) * stride;
             for (std::size_t g = 0, b = 0; g < G; ++g)
                 for (std::size_t r = 0; r < per_group; ++r) sr[b++] = s[g];
         }
-        if constexpr (ZP) {
-            if (direct_z) continue;
+    }
+    if (ZP && !pairs) {
+        for (std::size_t n = n0; n < n1; ++n) {
             params_avx512(*W.zero, W.param(n, 0), G, z.data());
             std::int16_t* zr = zb.data() + (n - n0) * stride;
             for (std::size_t g = 0, b = 0; g < G; ++g)
@@ -133,102 +299,37 @@ MOE_BF16DOT void dot_rows_of(const std::uint16_t* X, const WeightView& W, float*
                     zr[b++] = static_cast<std::int16_t>(static_cast<int>(z[g]) + (T == DType::i4 ? 8 : 0));
         }
     }
-    const __mmask32 tail = static_cast<__mmask32>((1ull << (W.K % kDotChunk / 4)) - 1u);
-    const __m512i table = dot_table<T, ZP>();
-    const __m512i lane_block = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
-    const __m512i low_nibbles = _mm512_set1_epi16(0x0f0f);
-    // vpmultishiftqb: every byte of qwords 2b, 2b + 1 (words 8b..8b+7) from bit 4b (nibble b of a
-    // word; the next nibble above it is masked off)
-    const __m512i nibble_select = _mm512_set_epi64(0x0c0c0c0c0c0c0c0cll, 0x0c0c0c0c0c0c0c0cll, 0x0808080808080808ll,
-                                                   0x0808080808080808ll, 0x0404040404040404ll, 0x0404040404040404ll, 0, 0);
-    // vpermb: every byte of words 8b..8b+7 from the low byte of word b
-    const __m512i byte_block = _mm512_set_epi64(0x0606060606060606ll, 0x0606060606060606ll, 0x0404040404040404ll,
-                                                0x0404040404040404ll, 0x0202020202020202ll, 0x0202020202020202ll, 0, 0);
-    for (std::size_t n = n0; n < n1; ++n) {
-        const float* sr = sb.data() + (n - n0) * stride;
-        const std::int16_t* zr = ZP && !direct_z ? zb.data() + (n - n0) * stride : nullptr;
-        const std::size_t zbase = ZP ? W.param(n, 0) : 0;
-        const unsigned char* zrow = direct_z ? W.zero->data() + zbase / 2 : nullptr;
-        const unsigned char* row = W.data + n * W.row_bytes();
-        // Chunk c's weights (the last one, if partial, loaded under a mask: zero codes, against
-        // zero activations) as four vectors of bf16 values, and its lanes' scales.
-        const auto values = [&](std::size_t c, __m512i (&v)[4], __m512& sv) MOE_BF16DOT {
-            __m512i w = c < full ? _mm512_loadu_si512(row + 64 * c) : _mm512_maskz_loadu_epi16(tail, row + 64 * c);
+    const DotConstants k = dot_constants(dot_table<T, ZP>());
+    const std::size_t tail_k = W.K % kDotChunk;
+    // R rows at a time where the accumulators and decoded chunks fit the 32 vector registers.
+    const auto rows_from = [&](std::size_t n, auto count) MOE_BF16DOT {
+        constexpr int R = decltype(count)::value;
+        DotRows<R> rows{};
+        for (int r = 0; r < R; ++r) {
+            rows.codes[r] = W.data + (n + r) * W.row_bytes();
+            rows.scales[r] = sb.data() + (n + r - n0) * stride;
             if constexpr (ZP) {
-                if constexpr (T == DType::i4) w = _mm512_xor_si512(w, _mm512_set1_epi16(static_cast<short>(0x8888)));
-                __m512i zv;  // the zero point of every byte's group, in each byte
-                if (direct_z && gs != 32) {  // the chunk's group's nibble
-                    const std::size_t flat = zbase + c * kDotChunk / gs;
-                    unsigned one = (W.zero->data()[flat / 2] >> (flat % 2 * 4)) & 0x0fu;
-                    if constexpr (T == DType::i4) one ^= 0x8u;
-                    zv = _mm512_set1_epi8(static_cast<char>(one));
-                } else if (direct_z) {  // nibble b of the two bytes to words 8b..8b+7 (i4: biased by 8)
-                    const unsigned char* zp = zrow + 2 * c;
-                    unsigned two = zp[0];
-                    if (c < full || W.K % kDotChunk > 64) two |= static_cast<unsigned>(zp[1]) << 8;
-                    if constexpr (T == DType::i4) two ^= 0x8888u;
-                    const __m512i twos = _mm512_set1_epi16(static_cast<short>(two));
-                    zv = _mm512_and_si512(_mm512_multishift_epi64_epi8(nibble_select, twos), low_nibbles);
-                } else {
-                    std::int64_t z4;
-                    std::memcpy(&z4, zr + 4 * c, 8);
-                    zv = _mm512_permutexvar_epi8(byte_block, _mm512_set1_epi64(z4));
-                }
-                // q - z per byte, mod 256 (the table reads the low 5 bits of each word's low byte)
-                const __m512i even = _mm512_sub_epi8(_mm512_and_si512(w, low_nibbles), zv);  // nibbles 0 and 2
-                const __m512i odd = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(w, 4), low_nibbles), zv);
-                v[0] = _mm512_permutexvar_epi16(even, table);
-                v[1] = _mm512_permutexvar_epi16(odd, table);
-                v[2] = _mm512_permutexvar_epi16(_mm512_srli_epi16(even, 8), table);
-                v[3] = _mm512_permutexvar_epi16(_mm512_srli_epi16(odd, 8), table);
-            } else {
-                v[0] = _mm512_permutexvar_epi16(w, table);
-                v[1] = _mm512_permutexvar_epi16(_mm512_srli_epi16(w, 4), table);
-                v[2] = _mm512_permutexvar_epi16(_mm512_srli_epi16(w, 8), table);
-                v[3] = _mm512_permutexvar_epi16(_mm512_srli_epi16(w, 12), table);
+                if (pairs) rows.zpairs[r] = W.zero->data() + W.param(n + r, 0) / 2;
+                else rows.zblocks[r] = zb.data() + (n + r - n0) * stride;
             }
-            sv = _mm512_permutexvar_ps(lane_block, _mm512_castps128_ps512(_mm_loadu_ps(sr + 4 * c)));
-        };
-        // U chunks at a time, their four-product chains interleaved (one chain alone waits on
-        // vdpbf16ps's latency); chunk u of a step goes to accumulator u % 2.
-        __m512 acc[M][2];
+        }
+        __m512 acc[R][M][2];
 #pragma GCC unroll 8
-        for (int m = 0; m < M; ++m) acc[m][0] = acc[m][1] = _mm512_setzero_ps();
-        const auto step = [&](std::size_t c0, auto units) MOE_BF16DOT {
-            constexpr int U = decltype(units)::value;
-            __m512i v[U][4];
-            __m512 sv[U];
-#pragma GCC unroll 4
-            for (int u = 0; u < U; ++u) {
-                _mm_prefetch(reinterpret_cast<const char*>(row + 64 * (c0 + u) + kDotPrefetch), _MM_HINT_T0);
-                values(c0 + u, v[u], sv[u]);
-            }
+        for (int r = 0; r < R; ++r)
+            for (int m = 0; m < M; ++m) acc[r][m][0] = acc[r][m][1] = _mm512_setzero_ps();
+        if constexpr (!ZP) dot_row<T, M, ChunkZeros::none, R>(X, chunks, full, tail_k, rows, k, acc);
+        else if (pairs) dot_row<T, M, ChunkZeros::stored_pairs, R>(X, chunks, full, tail_k, rows, k, acc);
+        else dot_row<T, M, ChunkZeros::block_table, R>(X, chunks, full, tail_k, rows, k, acc);
 #pragma GCC unroll 8
-            for (int m = 0; m < M; ++m) {
-                const std::uint16_t* x = X + (static_cast<std::size_t>(m) * chunks + c0) * kDotChunk;
-                __m512 p[U];
-#pragma GCC unroll 4
-                for (int u = 0; u < U; ++u)
-                    p[u] = _mm512_dpbf16_ps(_mm512_setzero_ps(), (__m512bh)v[u][0],
-                                            (__m512bh)_mm512_loadu_si512(x + u * kDotChunk));
-#pragma GCC unroll 4
-                for (int j = 1; j < 4; ++j)
-#pragma GCC unroll 4
-                    for (int u = 0; u < U; ++u)
-                        p[u] = _mm512_dpbf16_ps(p[u], (__m512bh)v[u][j],
-                                                (__m512bh)_mm512_loadu_si512(x + u * kDotChunk + 32 * j));
-#pragma GCC unroll 4
-                for (int u = 0; u < U; ++u) acc[m][u % 2] = _mm512_fmadd_ps(p[u], sv[u], acc[m][u % 2]);
-            }
-        };
-        constexpr int kUnroll = M == 1 ? 4 : M <= 3 ? 2 : 1;
-        std::size_t c = 0;
-        for (; c + kUnroll <= chunks; c += kUnroll) step(c, std::integral_constant<int, kUnroll>{});
-        for (; c < chunks; ++c) step(c, std::integral_constant<int, 1>{});
-#pragma GCC unroll 8
-        for (int m = 0; m < M; ++m)
-            C[static_cast<std::size_t>(m) * ldc + n] = _mm512_reduce_add_ps(_mm512_add_ps(acc[m][0], acc[m][1]));
-    }
+        for (int r = 0; r < R; ++r)
+            for (int m = 0; m < M; ++m)
+                C[static_cast<std::size_t>(m) * ldc + n + r] =
+                    _mm512_reduce_add_ps(_mm512_add_ps(acc[r][m][0], acc[r][m][1]));
+    };
+    constexpr int kRowsPerPass = M == 1 ? 4 : M == 2 ? 2 : 1;
+    std::size_t n = n0;
+    for (; n + kRowsPerPass <= n1; n += kRowsPerPass) rows_from(n, std::integral_constant<int, kRowsPerPass>{});
+    for (; n < n1; ++n) rows_from(n, std::integral_constant<int, 1>{});
 }
 
 template <DType T, bool ZP>

@@ -377,10 +377,12 @@ void compressed_gemm(const float* A, std::size_t M, std::size_t lda, const Weigh
         a = deinterleaved.data();
         a_stride = W.K;
     }
-    // Work items of 32 weight rows: each thread streams its rows' bytes once, in memory order.
+    // Work items of 32 weight rows; each thread takes one contiguous run of them and streams its
+    // rows' bytes once, in memory order: its prefetches run ahead into its own next rows (with items
+    // dealt out one at a time they ran into the other thread's, and every item started cold).
     constexpr std::size_t kRowsPerItem = 32;
     const long long items = static_cast<long long>((N + kRowsPerItem - 1) / kRowsPerItem);
-#pragma omp parallel for schedule(dynamic, 4) num_threads(threads) if (threads > 1 && items > 1)
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && items > 1)
     for (long long it = 0; it < items; ++it) {
         const std::size_t n0 = static_cast<std::size_t>(it) * kRowsPerItem, n1 = std::min(N, n0 + kRowsPerItem);
         if (dot) dot_rows(x, M, W, C, ldc, n0, n1);

@@ -21,30 +21,47 @@ double seconds_of(F&& f) {
 
 }  // namespace
 
-BenchRow time_backend(Backend& b, const Shape& s, std::size_t tokens, DType dtype, const std::string& routing,
-                      Probe& gemm, Probe& bandwidth, const TimingOptions& o, const std::string& weights) {
-    const Problem p = generator::synthesize(spec_for(s, tokens, dtype, routing, weights));
-    BenchRow r;
-    r.shape = s.name;
-    r.dtype = std::string(dtype_name(dtype));
-    r.routing = routing;
-    r.weights = weights.empty() ? "" : compression_label(weights, s);
-    r.backend = b.name();
-    r.tokens = tokens;
+std::vector<BenchRow> time_backends_together(const std::vector<RowRequest>& requests, const Shape& s,
+                                             std::size_t tokens, const std::string& routing, Probe& gemm,
+                                             Probe& bandwidth, const TimingOptions& o) {
+    const std::size_t rows_n = requests.size();
+    std::vector<Problem> problems;
+    std::vector<BenchRow> rows(rows_n);
+    for (std::size_t j = 0; j < rows_n; ++j) {
+        const RowRequest& q = requests[j];
+        problems.push_back(generator::synthesize(spec_for(s, tokens, q.dtype, routing, q.weights)));
+        BenchRow& r = rows[j];
+        r.shape = s.name;
+        r.dtype = std::string(dtype_name(q.dtype));
+        r.routing = routing;
+        r.weights = q.weights.empty() ? "" : compression_label(q.weights, s);
+        r.backend = q.backend->name();
+        r.tokens = tokens;
+    }
     const int n = o.reps > 0 ? o.reps : (tokens <= 8 ? 20 : 5);
-    r.prepare_seconds = seconds_of([&] { b.prepare(p); });  // once per problem, as at model load
-    b.run(p, false);                                         // warm-up
-    std::vector<double> t, t_gemm, t_read, t_device;
-    std::vector<std::pair<double, std::map<std::string, double>>> by_run;  // (seconds, kernel times)
+    for (std::size_t j = 0; j < rows_n; ++j) {
+        Backend& b = *requests[j].backend;
+        rows[j].prepare_seconds = seconds_of([&] { b.prepare(problems[j]); });  // once per problem, as at model load
+        b.run(problems[j], false);                                              // warm-up
+    }
+    std::vector<std::vector<double>> t(rows_n), t_device(rows_n);
+    std::vector<std::vector<std::pair<double, std::map<std::string, double>>>> by_run(rows_n);  // (seconds, kernel times)
+    std::vector<double> t_gemm, t_read;
+    // Round by round: every row once, then the probes, so that each row's median and the probes'
+    // come from the same stretch of time (this host's read bandwidth changes by 1.7x between
+    // stretches of seconds: rows timed one after another would compare different machines).
     for (int i = 0; i < n; ++i) {
-        t.push_back(seconds_of([&] { b.run(p, false); }));
-        // A backend that reports kernel times (a device queue's profiling) gets its device time
-        // printed beside the wall time.
-        if (auto kt = b.last_kernel_times(); !kt.empty()) {
-            double sum = 0;
-            for (const auto& [k, sec] : kt) sum += sec;
-            t_device.push_back(sum);
-            by_run.emplace_back(t.back(), std::move(kt));
+        for (std::size_t j = 0; j < rows_n; ++j) {
+            Backend& b = *requests[j].backend;
+            t[j].push_back(seconds_of([&] { b.run(problems[j], false); }));
+            // A backend that reports kernel times (a device queue's profiling) gets its device time
+            // printed beside the wall time.
+            if (auto kt = b.last_kernel_times(); !kt.empty()) {
+                double sum = 0;
+                for (const auto& [k, sec] : kt) sum += sec;
+                t_device[j].push_back(sum);
+                by_run[j].emplace_back(t[j].back(), std::move(kt));
+            }
         }
         if (o.interleave) {
             t_gemm.push_back(gemm.seconds());
@@ -53,19 +70,27 @@ BenchRow time_backend(Backend& b, const Shape& s, std::size_t tokens, DType dtyp
     }
     for (int i = 0; !o.interleave && i < n; ++i) t_gemm.push_back(gemm.seconds());
     for (int i = 0; !o.interleave && i < n; ++i) t_read.push_back(bandwidth.seconds());
-    r.seconds = median(t);
-    if (!by_run.empty()) {  // the kernel split of the median run
-        std::sort(by_run.begin(), by_run.end(), [](const auto& a, const auto& c) { return a.first < c.first; });
-        r.kernel_seconds = by_run[by_run.size() / 2].second;
+    for (std::size_t j = 0; j < rows_n; ++j) {
+        BenchRow& r = rows[j];
+        r.seconds = median(t[j]);
+        if (!by_run[j].empty()) {  // the kernel split of the median run
+            std::sort(by_run[j].begin(), by_run[j].end(), [](const auto& a, const auto& c) { return a.first < c.first; });
+            r.kernel_seconds = by_run[j][by_run[j].size() / 2].second;
+        }
+        r.gflops = moe_flops(s, tokens) / r.seconds / 1e9;
+        r.device_seconds = median(t_device[j]);
+        r.gemm_gflops = gemm.work() / median(t_gemm) / 1e9;
+        r.weight_gb = weight_bytes_touched(problems[j]) / 1e9;
+        r.gbs = r.weight_gb / r.seconds;
+        r.read_gbs = bandwidth.work() / median(t_read) / 1e9;
+        if (o.vs_reference) r.reference_seconds = seconds_of([&] { reference::run(problems[j]); });
     }
-    r.gflops = moe_flops(s, tokens) / r.seconds / 1e9;
-    r.device_seconds = median(t_device);
-    r.gemm_gflops = gemm.work() / median(t_gemm) / 1e9;
-    r.weight_gb = weight_bytes_touched(p) / 1e9;
-    r.gbs = r.weight_gb / r.seconds;
-    r.read_gbs = bandwidth.work() / median(t_read) / 1e9;
-    if (o.vs_reference) r.reference_seconds = seconds_of([&] { reference::run(p); });
-    return r;
+    return rows;
+}
+
+BenchRow time_backend(Backend& b, const Shape& s, std::size_t tokens, DType dtype, const std::string& routing,
+                      Probe& gemm, Probe& bandwidth, const TimingOptions& o, const std::string& weights) {
+    return time_backends_together({RowRequest{&b, dtype, weights}}, s, tokens, routing, gemm, bandwidth, o).front();
 }
 
 }  // namespace moe::bench

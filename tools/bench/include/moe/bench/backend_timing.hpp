@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "moe/bench/machine_rates.hpp"
 #include "moe/bench/shapes.hpp"
@@ -43,6 +44,22 @@ struct TimingOptions {
     // start of every timed run and charge the switch, about 0.1 ms on an H100, to the backend).
     bool interleave = true;
 };
+
+// One row of a group timed together: a backend instance of its own (prepare() state is per
+// instance), the data type and the compressed preset ("" for none).
+struct RowRequest {
+    Backend* backend = nullptr;
+    DType dtype = DType::f32;
+    std::string weights;
+};
+
+// Times every request on its synthetic problem of (s, tokens, routing) in rounds: each row once,
+// then the probes (or the probes after all rounds, TimingOptions::interleave), so that the ratios
+// between the rows (a compressed row's speedup over bf16) compare times taken in the same
+// stretch of time. All the rows' problems are held at once.
+std::vector<BenchRow> time_backends_together(const std::vector<RowRequest>& requests, const Shape& s,
+                                             std::size_t tokens, const std::string& routing, Probe& gemm,
+                                             Probe& bandwidth, const TimingOptions& o);
 
 // Times `b` on the synthetic problem of (s, tokens, dtype, routing), its weights compressed as the
 // preset `weights` says ("" for none), `gemm` (a GEMM of the same FLOP count) and `bandwidth` (a
