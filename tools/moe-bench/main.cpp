@@ -73,31 +73,31 @@ int time_rows(const std::string& backend, const std::string& device, const std::
             for (std::size_t T : tokens) {
                 GemmProbe gemm_probe(T * s.topk, 3 * s.inter, s.hidden, threads);
                 double bf16 = 0, f32 = 0;  // this shape's plain rows, for the compressed rows' speedups
+                std::vector<std::vector<BenchRow>> groups;  // per data type: the plain row, then the compressed
                 for (const auto& dt : dtypes) {
                     std::vector<std::unique_ptr<moe::Backend>> instances;
-                    std::vector<RowRequest> requests;
-                    for (const std::string& w : std::vector<std::string>{""}) requests.push_back({nullptr, timed_dtype(dt), w});
+                    std::vector<RowRequest> requests{{nullptr, timed_dtype(dt), ""}};
                     for (const auto& w : weights) requests.push_back({nullptr, timed_dtype(dt), w});
                     for (auto& q : requests) {
                         instances.push_back(moe::backends::make_builtin_backend(backend, {device}));
                         q.backend = instances.back().get();
                     }
-                    std::vector<BenchRow> group = time_backends_together(requests, s, T, routing, gemm_probe, read_probe, o);
-                    if (dt == "bf16") bf16 = group.front().seconds;
-                    if (dt == "f32") f32 = group.front().seconds;
-                    for (auto& r : group) rows.push_back(std::move(r));
+                    groups.push_back(time_backends_together(requests, s, T, routing, gemm_probe, read_probe, o));
+                    if (dt == "bf16") bf16 = groups.back().front().seconds;
+                    if (dt == "f32") f32 = groups.back().front().seconds;
                 }
-                // Printed once every data type ran: the plain rows, then the compressed ones, each with
-                // its speedups over this shape's bf16 and f32 rows.
-                const std::size_t first = rows.size() - dtypes.size() * (1 + weights.size());
-                for (std::size_t g = 0; g < dtypes.size(); ++g)
-                    print_table_row(stdout, rows[first + g * (1 + weights.size())], o.vs_reference);
-                for (std::size_t g = 0; g < dtypes.size(); ++g)
-                    for (std::size_t w = 1; w <= weights.size(); ++w) {
-                        BenchRow& r = rows[first + g * (1 + weights.size()) + w];
-                        r.bf16_seconds = bf16;
-                        r.f32_seconds = f32;
-                        print_table_row(stdout, r, o.vs_reference);
+                // Printed (and written) once every data type ran: the plain rows, then the compressed
+                // ones, each with its speedups over this shape's bf16 and f32 rows.
+                for (auto& g : groups) {
+                    print_table_row(stdout, g.front(), o.vs_reference);
+                    rows.push_back(g.front());
+                }
+                for (auto& g : groups)
+                    for (std::size_t j = 1; j < g.size(); ++j) {
+                        g[j].bf16_seconds = bf16;
+                        g[j].f32_seconds = f32;
+                        print_table_row(stdout, g[j], o.vs_reference);
+                        rows.push_back(g[j]);
                     }
             }
     }

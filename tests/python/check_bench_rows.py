@@ -1,0 +1,42 @@
+"""moe-bench's timed rows, read from its --json file without our code: a data type's plain row and
+its compressed rows are timed together (round by round), printed plain rows first, and each
+compressed row carries the plain bf16 and f32 times of the same shape and T it is compared with.
+
+Usage: check_bench_rows.py MOE_BENCH OUT_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+
+
+def main():
+    bench, out_dir = sys.argv[1], sys.argv[2]
+    os.makedirs(out_dir, exist_ok=True)
+    json_file = os.path.join(out_dir, "rows.json")
+    done = subprocess.run([bench, "--tokens", "1", "--experts", "4", "--topk", "2", "--hidden", "256", "--inter", "128",
+                           "--dtype", "bf16,f32", "--weights", "u4,mxfp4", "--reps", "2", "--json", json_file],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"moe-bench exited {done.returncode}: {done.stderr}")
+    rows = json.load(open(json_file))
+    order = [(r["dtype"], r["weights"]) for r in rows]  # a plain row's weights: its data type
+    expected = [("bf16", "bf16"), ("f32", "f32"), ("bf16", "u4/g128"), ("bf16", "mxfp4"), ("f32", "u4/g128"),
+                ("f32", "mxfp4")]
+    if order != expected:
+        sys.exit(f"rows {order}, expected {expected}")
+    plain = {r["dtype"]: r["median_seconds"] for r in rows if r["weights"] == r["dtype"]}
+    for r in rows:
+        if not r["median_seconds"] > 0:
+            sys.exit(f"row {r['dtype']} {r['weights']}: median_seconds {r['median_seconds']}")
+        if r["weights"] != r["dtype"] and (r["bf16_seconds"] != plain["bf16"] or r["f32_seconds"] != plain["f32"]):
+            sys.exit(f"row {r['dtype']} {r['weights']}: compared with {r['bf16_seconds']} / {r['f32_seconds']}, "
+                     f"the plain rows took {plain['bf16']} / {plain['f32']}")
+    speedups = [line for line in done.stdout.splitlines() if "x vs bf16" in line]
+    if len(speedups) != 4:
+        sys.exit(f"{len(speedups)} printed rows with a speedup, expected 4:\n{done.stdout}")
+    print(f"{len(rows)} rows in order, the compressed ones against the plain rows of their run")
+
+
+if __name__ == "__main__":
+    main()
