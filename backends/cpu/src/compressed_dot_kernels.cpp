@@ -103,7 +103,7 @@ enum class ChunkZeros { none, stored_pairs, block_table };
 
 // The constants the chunk decoder uses, built once per call.
 struct DotConstants {
-    __m512i table, lane_block, low_nibbles, nibble_select, nibble_select_next, byte_block;
+    __m512i table, lane_block, low_nibbles, nibble_select, byte_block;
 };
 
 MOE_BF16DOT inline DotConstants dot_constants(__m512i table) {
@@ -115,8 +115,6 @@ MOE_BF16DOT inline DotConstants dot_constants(__m512i table) {
     // word; the next nibble above it is masked off)
     k.nibble_select = _mm512_set_epi64(0x0c0c0c0c0c0c0c0cll, 0x0c0c0c0c0c0c0c0cll, 0x0808080808080808ll,
                                        0x0808080808080808ll, 0x0404040404040404ll, 0x0404040404040404ll, 0, 0);
-    // the same 16 bits higher: the next chunk's pair, where two are broadcast as one 32-bit value
-    k.nibble_select_next = _mm512_add_epi8(k.nibble_select, _mm512_set1_epi8(16));
     // vpermb: every byte of words 8b..8b+7 from the low byte of word b
     k.byte_block = _mm512_set_epi64(0x0606060606060606ll, 0x0606060606060606ll, 0x0404040404040404ll,
                                     0x0404040404040404ll, 0x0202020202020202ll, 0x0202020202020202ll, 0, 0);
@@ -172,8 +170,8 @@ struct DotRows {
 
 // R weight rows' dot products with M rows of X into acc. The full chunks run without a branch, U
 // at a time for each of the R rows (their four-product chains interleaved: one chain alone waits
-// on vdpbf16ps's latency, and two rows share each load of X; chunk u of a step goes to accumulator
-// u % 2); the partial last chunk, if any, is loaded under a mask (zero codes, against zero
+// on vdpbf16ps's latency, and the R rows share each load of X; chunk u of a step goes to
+// accumulator u % 2); the partial last chunk, if any, is loaded under a mask (zero codes, against zero
 // activations).
 template <DType T, int M, ChunkZeros Z, int R>
 MOE_BF16DOT inline void dot_row(const std::uint16_t* X, std::size_t chunks, std::size_t full, std::size_t tail_k,
@@ -198,25 +196,14 @@ MOE_BF16DOT inline void dot_row(const std::uint16_t* X, std::size_t chunks, std:
                 } else {
                     _mm_prefetch(reinterpret_cast<const char*>(row + 64 * c + kDotPrefetch), _MM_HINT_T0);
                     w = _mm512_loadu_si512(row + 64 * c);
-                    if constexpr (Z == ChunkZeros::stored_pairs && U != 2) {
+                    if constexpr (Z == ChunkZeros::stored_pairs) {
                         std::uint16_t two;
                         std::memcpy(&two, rows.zpairs[r] + 2 * c, 2);  // low byte first, as stored
                         pair = two;
                     }
                 }
-                if constexpr (Z == ChunkZeros::block_table) {
-                    zv = chunk_zeros<T, Z>(0, rows.zblocks[r] + 4 * c, k);
-                } else if constexpr (Z == ChunkZeros::stored_pairs && U == 2 && !kTail) {
-                    // Both chunks' pairs in one 32-bit broadcast from memory: no scalar-to-vector move.
-                    std::int32_t four;
-                    std::memcpy(&four, rows.zpairs[r] + 2 * c0, 4);
-                    if constexpr (T == DType::i4) four ^= static_cast<std::int32_t>(0x88888888u);
-                    zv = _mm512_and_si512(
-                        _mm512_multishift_epi64_epi8(u == 0 ? k.nibble_select : k.nibble_select_next, _mm512_set1_epi32(four)),
-                        k.low_nibbles);
-                } else if constexpr (Z != ChunkZeros::none) {
-                    zv = chunk_zeros<T, Z>(pair, nullptr, k);
-                }
+                if constexpr (Z != ChunkZeros::none)
+                    zv = chunk_zeros<T, Z>(pair, Z == ChunkZeros::block_table ? rows.zblocks[r] + 4 * c : nullptr, k);
                 chunk_values<T, Z>(w, zv, k, v[r][u]);
                 // The partial chunk's blocks past K have no scale (and meet zero codes): zero.
                 const __m128 s4 = kTail ? _mm_maskz_loadu_ps(static_cast<__mmask8>((1u << (tail_k / 32)) - 1u),
