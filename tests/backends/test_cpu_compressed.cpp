@@ -103,17 +103,18 @@ struct Weights {
 };
 
 // Random 4-bit codes (every code, MXFP4's NaN-free E2M1 included), per-group scales (f16, or E8M0
-// powers of two), zero points over the type's whole range (in the weight's type, or f16).
+// powers of two), zero points over the type's whole range (in the weight's type, or f16); one row
+// of scales and zero points for every output row when shared.
 Weights random_weights(DType t, std::size_t E, std::size_t N, std::size_t K, std::size_t gs, DType zero_type,
-                       std::mt19937& rng) {
+                       std::mt19937& rng, bool shared = false) {
     Weights r;
     r.w = Tensor(t, {E, N, K});
     for (std::size_t i = 0; i < r.w.nbytes(); ++i) r.w.data()[i] = static_cast<unsigned char>(rng());
-    const std::size_t G = K / gs;
-    r.scale = Tensor(t == DType::f4e2m1 ? DType::f8e8m0 : DType::f16, {E, N, G});
-    r.zero = Tensor(zero_type, {E, N, G});
+    const std::size_t G = K / gs, rows = shared ? 1 : N;
+    r.scale = Tensor(t == DType::f4e2m1 ? DType::f8e8m0 : DType::f16, {E, rows, G});
+    r.zero = Tensor(zero_type, {E, rows, G});
     std::uniform_real_distribution<double> u(0.5, 2.0);
-    for (std::size_t i = 0; i < E * N * G; ++i) {
+    for (std::size_t i = 0; i < E * rows * G; ++i) {
         const int e = static_cast<int>(rng() % 9) - 8;
         r.scale.set(i, t == DType::f4e2m1 ? std::ldexp(1.0, e) : std::ldexp(u(rng), e));
         const int z = static_cast<int>(rng() % 16);
@@ -167,24 +168,28 @@ TEST_CASE("cpu, compressed weights: the bf16 dot kernels against the f64 product
         bool zp;
         DType zero_type;
         std::size_t gs;
+        bool shared = false;  // one row of scales and zero points for all rows
     };
     const Case cases[] = {
         {DType::u4, false, DType::u4, 32},  {DType::u4, true, DType::u4, 32},    {DType::u4, true, DType::f16, 32},
         {DType::u4, true, DType::u4, 64},   {DType::u4, false, DType::u4, 128},  {DType::i4, false, DType::i4, 32},
         {DType::i4, true, DType::i4, 32},   {DType::i4, true, DType::i4, 96},    {DType::f4e2m1, false, DType::u4, 32},
         {DType::u4, true, DType::u4, 128},  {DType::i4, true, DType::i4, 256},   {DType::u4, true, DType::f16, 128},
+        {DType::i4, true, DType::f16, 32},  {DType::i4, true, DType::f16, 128},  {DType::u4, true, DType::u4, 32, true},
+        {DType::i4, true, DType::i4, 64, true},
     };
     for (const Case& c : cases)
         for (std::size_t K : {std::size_t{384}, std::size_t{480}, std::size_t{768}, std::size_t{2880}}) {
             if (K % c.gs) continue;
             const std::size_t N = 72;
-            const Weights w = random_weights(c.t, 2, N, K, c.gs, c.zero_type, rng);
+            const Weights w = random_weights(c.t, 2, N, K, c.gs, c.zero_type, rng, c.shared);
             const WeightView W = w.view(1, c.zp);
             for (std::size_t M : {std::size_t{1}, std::size_t{2}, std::size_t{5}, std::size_t{8}}) {
                 CAPTURE(dtype_name(c.t));
                 CAPTURE(c.zp);
                 CAPTURE(dtype_name(c.zero_type));
                 CAPTURE(c.gs);
+                CAPTURE(c.shared);
                 CAPTURE(K);
                 CAPTURE(M);
                 std::vector<float> A = bf16_rows(M, K, rng), C1(M * N), C2(M * N);

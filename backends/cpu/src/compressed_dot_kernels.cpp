@@ -43,10 +43,13 @@ namespace moe::backends::cpu {
 // cancellation the bound does not cover.
 #define MOE_BF16DOT __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512bf16,f16c,fma")))
 
-// Each chunk's load is preceded by a prefetch of the line this far ahead (into the next rows past
-// a row's end): one thread's stream from DRAM, left to the hardware prefetchers, runs at about
-// 15 GB/s; 8 KB ahead measured best of 1-24 KB (L1 and L2 hints).
-constexpr std::size_t kDotPrefetch = 8192;
+// Each chunk's load is preceded by two software prefetches (into the next rows past a row's end):
+// the line 12 KB ahead into L2 and the line 4 KB ahead into L1. One thread's stream from DRAM, left
+// to the hardware prefetchers, runs at about 15 GB/s; a single L1 prefetch 8 KB ahead holds as
+// many lines in flight as L1 has miss buffers, and two threads then moved 19 GB/s of codes on a
+// Zen 4 host whose read probe gave 34 GB/s; the far L2 prefetch and the near L1 one, 25 GB/s
+// (docs/compressed.md).
+constexpr std::size_t kDotPrefetchL2 = 12288, kDotPrefetchL1 = 4096;
 
 inline std::uint32_t f32_bits(float v) {
     std::uint32_t b;
@@ -96,14 +99,13 @@ MOE_BF16DOT inline __m512i dot_table() {
     return r;
 }
 
-// Where a chunk's zero points come from: none; the stored 4-bit zero points themselves, two bytes
-// a chunk (the weight's own 4-bit type, groups of 32, an even number of groups per row); or a
-// per-row table of one value per 32-element block (every other layout).
-enum class ChunkZeros { none, stored_pairs, block_table };
+// Whether chunks have zero points: none, or one byte per 32-element block in a table built per work
+// item (block_bytes; i4: biased by 8), four bytes a chunk.
+enum class ChunkZeros { none, block_bytes };
 
 // The constants the chunk decoder uses, built once per call.
 struct DotConstants {
-    __m512i table, lane_block, low_nibbles, nibble_select, byte_block;
+    __m512i table, lane_block, low_nibbles, block_select;
 };
 
 MOE_BF16DOT inline DotConstants dot_constants(__m512i table) {
@@ -111,13 +113,10 @@ MOE_BF16DOT inline DotConstants dot_constants(__m512i table) {
     k.table = table;
     k.lane_block = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
     k.low_nibbles = _mm512_set1_epi16(0x0f0f);
-    // vpmultishiftqb: every byte of qwords 2b, 2b + 1 (words 8b..8b+7) from bit 4b (nibble b of a
-    // word; the next nibble above it is masked off)
-    k.nibble_select = _mm512_set_epi64(0x0c0c0c0c0c0c0c0cll, 0x0c0c0c0c0c0c0c0cll, 0x0808080808080808ll,
-                                       0x0808080808080808ll, 0x0404040404040404ll, 0x0404040404040404ll, 0, 0);
-    // vpermb: every byte of words 8b..8b+7 from the low byte of word b
-    k.byte_block = _mm512_set_epi64(0x0606060606060606ll, 0x0606060606060606ll, 0x0404040404040404ll,
-                                    0x0404040404040404ll, 0x0202020202020202ll, 0x0202020202020202ll, 0, 0);
+    // vpmultishiftqb on a qword of four block bytes: every byte of qwords 2b, 2b + 1 (words 8b..8b+7,
+    // the chunk's block b) from bit 8b, byte b
+    k.block_select = _mm512_set_epi64(0x1818181818181818ll, 0x1818181818181818ll, 0x1010101010101010ll,
+                                      0x1010101010101010ll, 0x0808080808080808ll, 0x0808080808080808ll, 0, 0);
     return k;
 }
 
@@ -142,30 +141,22 @@ MOE_BF16DOT inline void chunk_values(__m512i w, __m512i zv, const DotConstants& 
     }
 }
 
-// Every byte's zero point for a chunk: stored_pairs: nibble b of the 16-bit pair to words
-// 8b..8b+7 (i4: biased by 8); block_table: block b's entry to words 8b..8b+7.
-template <DType T, ChunkZeros Z>
-MOE_BF16DOT inline __m512i chunk_zeros(unsigned pair, const std::int16_t* blocks, const DotConstants& k) {
-    if constexpr (Z == ChunkZeros::stored_pairs) {
-        if constexpr (T == DType::i4) pair ^= 0x8888u;
-        return _mm512_and_si512(
-            _mm512_multishift_epi64_epi8(k.nibble_select, _mm512_set1_epi16(static_cast<short>(pair))), k.low_nibbles);
-    } else if constexpr (Z == ChunkZeros::block_table) {
-        std::int64_t z4;
-        std::memcpy(&z4, blocks, 8);
-        return _mm512_permutexvar_epi8(k.byte_block, _mm512_set1_epi64(z4));
-    } else {
-        return _mm512_setzero_si512();
-    }
+// Every byte's zero point for a chunk: block b's byte to words 8b..8b+7. One vpmultishiftqb on the
+// table's eight bytes from the chunk's first block, broadcast by the load (the table is padded).
+MOE_BF16DOT inline __m512i chunk_zeros(const unsigned char* blocks, const DotConstants& k) {
+    std::int64_t z8;
+    std::memcpy(&z8, blocks, 8);
+    return _mm512_multishift_epi64_epi8(k.block_select, _mm512_set1_epi64(z8));
 }
 
-// Where R consecutive weight rows' bytes, block scales and zero points are.
+// Where R consecutive weight rows' bytes, block scales and zero points are; `wide`: groups span
+// whole chunks (a chunk's four block scales are one).
 template <int R>
 struct DotRows {
     const unsigned char* codes[R];
     const float* scales[R];
-    const unsigned char* zpairs[R];   // stored_pairs
-    const std::int16_t* zblocks[R];   // block_table
+    const unsigned char* zeros[R];  // block_bytes
+    bool wide;
 };
 
 // R weight rows' dot products with M rows of X into acc. The full chunks run without a branch, U
@@ -188,28 +179,25 @@ MOE_BF16DOT inline void dot_row(const std::uint16_t* X, std::size_t chunks, std:
                 const std::size_t c = c0 + u;
                 const unsigned char* row = rows.codes[r];
                 __m512i w, zv = _mm512_setzero_si512();
-                unsigned pair = 0;
                 if constexpr (kTail) {
                     w = _mm512_maskz_loadu_epi16(static_cast<__mmask32>((1ull << (tail_k / 4)) - 1u), row + 64 * c);
-                    if constexpr (Z == ChunkZeros::stored_pairs)
-                        pair = rows.zpairs[r][2 * c] | (tail_k > 64 ? rows.zpairs[r][2 * c + 1] << 8 : 0u);
                 } else {
-                    _mm_prefetch(reinterpret_cast<const char*>(row + 64 * c + kDotPrefetch), _MM_HINT_T0);
+                    _mm_prefetch(reinterpret_cast<const char*>(row + 64 * c + kDotPrefetchL2), _MM_HINT_T2);
+                    _mm_prefetch(reinterpret_cast<const char*>(row + 64 * c + kDotPrefetchL1), _MM_HINT_T0);
                     w = _mm512_loadu_si512(row + 64 * c);
-                    if constexpr (Z == ChunkZeros::stored_pairs) {
-                        std::uint16_t two;
-                        std::memcpy(&two, rows.zpairs[r] + 2 * c, 2);  // low byte first, as stored
-                        pair = two;
-                    }
                 }
-                if constexpr (Z != ChunkZeros::none)
-                    zv = chunk_zeros<T, Z>(pair, Z == ChunkZeros::block_table ? rows.zblocks[r] + 4 * c : nullptr, k);
+                // The partial chunk's blocks past K meet zero codes against zero activations.
+                if constexpr (Z != ChunkZeros::none) zv = chunk_zeros(rows.zeros[r] + 4 * c, k);
                 chunk_values<T, Z>(w, zv, k, v[r][u]);
-                // The partial chunk's blocks past K have no scale (and meet zero codes): zero.
-                const __m128 s4 = kTail ? _mm_maskz_loadu_ps(static_cast<__mmask8>((1u << (tail_k / 32)) - 1u),
-                                                             rows.scales[r] + 4 * c)
-                                        : _mm_loadu_ps(rows.scales[r] + 4 * c);
-                sv[r][u] = _mm512_permutexvar_ps(k.lane_block, _mm512_castps128_ps512(s4));
+                if (!kTail && rows.wide) {
+                    sv[r][u] = _mm512_set1_ps(rows.scales[r][4 * c]);  // a load, no permute
+                } else {
+                    // The partial chunk's blocks past K have no scale (and meet zero codes): zero.
+                    const __m128 s4 = kTail ? _mm_maskz_loadu_ps(static_cast<__mmask8>((1u << (tail_k / 32)) - 1u),
+                                                                 rows.scales[r] + 4 * c)
+                                            : _mm_loadu_ps(rows.scales[r] + 4 * c);
+                    sv[r][u] = _mm512_permutexvar_ps(k.lane_block, _mm512_castps128_ps512(s4));
+                }
             }
 #pragma GCC unroll 8
         for (int m = 0; m < M; ++m) {
@@ -237,6 +225,66 @@ MOE_BF16DOT inline void dot_row(const std::uint16_t* X, std::size_t chunks, std:
     if (full < chunks) step(full, std::integral_constant<int, 1>{}, std::true_type{});
 }
 
+// count bytes of nibble pairs (low nibble first) as 2 * count bytes, each nibble plus bias (mod 16:
+// i4's two's complement codes become z + 8).
+MOE_BF16DOT void expand_nibbles(const unsigned char* src, std::size_t count, unsigned char bias, unsigned char* out) {
+    const __m512i low = _mm512_set1_epi16(0x000f), high = _mm512_set1_epi16(0x0f00),
+                  flip = _mm512_set1_epi8(static_cast<char>(bias));
+    for (std::size_t i = 0; i < count; i += 32) {
+        const __mmask32 m = count - i >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((1ull << (count - i)) - 1u);
+        const __m512i b = _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(m, src + i));  // a byte a word
+        const __m512i words = _mm512_or_si512(_mm512_and_si512(b, low), _mm512_and_si512(_mm512_slli_epi16(b, 4), high));
+        _mm512_mask_storeu_epi16(out + 2 * i, m, _mm512_xor_si512(words, flip));
+    }
+}
+
+// Each of count values repeated p times, out[i] = in[i / p] (p blocks of 32 per group): a permute
+// per 16 outputs where p divides 16 (in is read 16 values at a time: padded by 16), a broadcast
+// where 16 divides p, else one at a time.
+MOE_BF16DOT void repeat_floats(const float* in, std::size_t count, std::size_t p, float* out) {
+    const std::size_t total = count * p;
+    if (16 % p == 0) {
+        alignas(64) std::int32_t lanes[16];
+        for (int i = 0; i < 16; ++i) lanes[i] = static_cast<std::int32_t>(static_cast<std::size_t>(i) / p);
+        const __m512i idx = _mm512_load_si512(lanes);
+        for (std::size_t o = 0; o < total; o += 16) {
+            const __mmask16 m = total - o >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (total - o)) - 1u);
+            _mm512_mask_storeu_ps(out + o, m, _mm512_permutexvar_ps(idx, _mm512_loadu_ps(in + o / p)));
+        }
+    } else if (p % 16 == 0) {
+        for (std::size_t g = 0; g < count; ++g)
+            for (std::size_t o = 0; o < p; o += 16) _mm512_storeu_ps(out + g * p + o, _mm512_set1_ps(in[g]));
+    } else {
+        for (std::size_t i = 0; i < total; ++i) out[i] = in[i / p];
+    }
+}
+
+// The same for bytes: a vpermb per 64 outputs where p divides 64 (in padded by 64).
+MOE_BF16DOT void repeat_bytes(const unsigned char* in, std::size_t count, std::size_t p, unsigned char* out) {
+    const std::size_t total = count * p;
+    if (64 % p == 0) {
+        alignas(64) unsigned char lanes[64];
+        for (unsigned i = 0; i < 64; ++i) lanes[i] = static_cast<unsigned char>(i / p);
+        const __m512i idx = _mm512_load_si512(lanes);
+        for (std::size_t o = 0; o < total; o += 64) {
+            const __mmask64 m = total - o >= 64 ? ~__mmask64{0} : (__mmask64{1} << (total - o)) - 1u;
+            _mm512_mask_storeu_epi8(out + o, m, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(in + o / p)));
+        }
+    } else {
+        for (std::size_t i = 0; i < total; ++i) out[i] = in[i / p];
+    }
+}
+
+// count zero points (integers in the weight type's range, as floats) as bytes plus bias.
+MOE_BF16DOT void bytes_from_floats(const float* in, std::size_t count, unsigned char bias, unsigned char* out) {
+    const __m512i b = _mm512_set1_epi32(bias);
+    for (std::size_t i = 0; i < count; i += 16) {
+        const __mmask16 m = count - i >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (count - i)) - 1u);
+        const __m512i v = _mm512_add_epi32(_mm512_cvttps_epi32(_mm512_maskz_loadu_ps(m, in + i)), b);
+        _mm_mask_storeu_epi8(out + i, m, _mm512_cvtepi32_epi8(v));
+    }
+}
+
 template <DType T, int M, bool ZP>
 MOE_BF16DOT void dot_rows_of(const std::uint16_t* X, const WeightView& W, float* C, std::size_t ldc, std::size_t n0,
                              std::size_t n1) {
@@ -254,37 +302,34 @@ MOE_BF16DOT void dot_rows_of(const std::uint16_t* X, const WeightView& W, float*
         prefetch_params(*W.scale);
         if constexpr (ZP) prefetch_params(*W.zero);
     }
-    // Per 32-element block of each row: its group's scale (and zero point), K / 32 a row.
-    static thread_local std::vector<float> s, z, sb;
-    static thread_local std::vector<std::int16_t> zb;
-    s.resize(G);
-    z.resize(G);
-    // Every row's block scales (and zero points) first: read back right after they are stored,
-    // the loads would wait on the stores (a vector load does not forward from narrower stores).
-    const std::size_t stride = W.K / 32;
-    const bool pairs = ZP && W.zero->dtype() == T && gs == 32 && G % 2 == 0;
-    sb.resize((n1 - n0) * stride);
-    // The table's last row is read 8 bytes at a time: padded (the values past K meet zero codes
-    // against zero activations).
-    zb.resize(ZP && !pairs ? (n1 - n0) * stride + 4 : 0);
-    if (gs == 32 && W.scale_rows != 1) {
-        params_avx512(*W.scale, W.param(n0, 0), (n1 - n0) * G, sb.data());  // the rows' groups are adjacent
-    } else {
-        for (std::size_t n = n0; n < n1; ++n) {
-            params_avx512(*W.scale, W.param(n, 0), G, s.data());
-            float* sr = sb.data() + (n - n0) * stride;
-            for (std::size_t g = 0, b = 0; g < G; ++g)
-                for (std::size_t r = 0; r < per_group; ++r) sr[b++] = s[g];
+    // Per 32-element block of each row: its group's scale (and zero point), K / 32 a row, for
+    // every row of the item at once (one row when every row shares it). Built before the rows
+    // are read: read back right after they are stored, the loads would wait on the stores (a
+    // vector load does not forward from narrower stores).
+    static thread_local std::vector<float> s, sb;
+    static thread_local std::vector<unsigned char> zg, zb;
+    const std::size_t stride = W.K / 32, param_rows = W.scale_rows == 1 ? 1 : n1 - n0,
+                      params = param_rows * G;
+    const auto row_offset = [&](std::size_t n) { return W.scale_rows == 1 ? 0 : (n - n0) * stride; };
+    s.resize(params + 16);
+    sb.resize(params * per_group);
+    params_avx512(*W.scale, W.param(n0, 0), params, s.data());  // the rows' groups are adjacent
+    repeat_floats(s.data(), params, per_group, sb.data());
+    if constexpr (ZP) {
+        // One byte per group (i4: z + 8, as the codes are biased), then per block. The table is
+        // read 8 bytes at a time from a chunk's first block: padded (the values past K meet zero
+        // codes against zero activations).
+        constexpr unsigned char kBias = T == DType::i4 ? 8 : 0;
+        zg.resize(params + 64);
+        zb.assign(params * per_group + 8, 0);
+        const std::size_t first = W.param(n0, 0);
+        if (W.zero->dtype() == T && first % 2 == 0 && params % 2 == 0) {
+            expand_nibbles(W.zero->data() + first / 2, params / 2, kBias, zg.data());
+        } else {
+            params_avx512(*W.zero, first, params, s.data());  // the scales are in sb by now
+            bytes_from_floats(s.data(), params, kBias, zg.data());
         }
-    }
-    if (ZP && !pairs) {
-        for (std::size_t n = n0; n < n1; ++n) {
-            params_avx512(*W.zero, W.param(n, 0), G, z.data());
-            std::int16_t* zr = zb.data() + (n - n0) * stride;
-            for (std::size_t g = 0, b = 0; g < G; ++g)
-                for (std::size_t r = 0; r < per_group; ++r)
-                    zr[b++] = static_cast<std::int16_t>(static_cast<int>(z[g]) + (T == DType::i4 ? 8 : 0));
-        }
+        repeat_bytes(zg.data(), params, per_group, zb.data());
     }
     const DotConstants k = dot_constants(dot_table<T, ZP>());
     const std::size_t tail_k = W.K % kDotChunk;
@@ -292,21 +337,17 @@ MOE_BF16DOT void dot_rows_of(const std::uint16_t* X, const WeightView& W, float*
     const auto rows_from = [&](std::size_t n, auto count) MOE_BF16DOT {
         constexpr int R = decltype(count)::value;
         DotRows<R> rows{};
+        rows.wide = gs % kDotChunk == 0;
         for (int r = 0; r < R; ++r) {
             rows.codes[r] = W.data + (n + r) * W.row_bytes();
-            rows.scales[r] = sb.data() + (n + r - n0) * stride;
-            if constexpr (ZP) {
-                if (pairs) rows.zpairs[r] = W.zero->data() + W.param(n + r, 0) / 2;
-                else rows.zblocks[r] = zb.data() + (n + r - n0) * stride;
-            }
+            rows.scales[r] = sb.data() + row_offset(n + r);
+            if constexpr (ZP) rows.zeros[r] = zb.data() + row_offset(n + r);
         }
         __m512 acc[R][M][2];
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r)
             for (int m = 0; m < M; ++m) acc[r][m][0] = acc[r][m][1] = _mm512_setzero_ps();
-        if constexpr (!ZP) dot_row<T, M, ChunkZeros::none, R>(X, chunks, full, tail_k, rows, k, acc);
-        else if (pairs) dot_row<T, M, ChunkZeros::stored_pairs, R>(X, chunks, full, tail_k, rows, k, acc);
-        else dot_row<T, M, ChunkZeros::block_table, R>(X, chunks, full, tail_k, rows, k, acc);
+        dot_row<T, M, ZP ? ChunkZeros::block_bytes : ChunkZeros::none, R>(X, chunks, full, tail_k, rows, k, acc);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r)
             for (int m = 0; m < M; ++m)
