@@ -44,12 +44,12 @@ namespace moe::backends::cpu {
 #define MOE_BF16DOT __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512bf16,f16c,fma")))
 
 // Each chunk's load is preceded by two software prefetches (into the next rows past a row's end):
-// the line 12 KB ahead into L2 and the line 4 KB ahead into L1. One thread's stream from DRAM, left
-// to the hardware prefetchers, runs at about 15 GB/s; a single L1 prefetch 8 KB ahead holds as
-// many lines in flight as L1 has miss buffers, and two threads then moved 19 GB/s of codes on a
-// Zen 4 host whose read probe gave 34 GB/s; the far L2 prefetch and the near L1 one, 25 GB/s
-// (docs/compressed.md).
-constexpr std::size_t kDotPrefetchL2 = 12288, kDotPrefetchL1 = 4096;
+// the line 8 KB ahead into L2 and the line 2 KB ahead into L1. One thread's stream from DRAM, left
+// to the hardware prefetchers, runs at about 15 GB/s; a single L1 prefetch 8 KB ahead holds no
+// more lines in flight than L1 has miss buffers, and two threads then moved 19 GB/s of codes on
+// a Zen 4 host whose read probe gave 34 GB/s; the far L2 prefetch and the near L1 one, 25 GB/s.
+// 12 KB and 4 KB did as well in a standalone loop and worse in moe-bench (docs/compressed.md).
+constexpr std::size_t kDotPrefetchL2 = 8192, kDotPrefetchL1 = 2048;
 
 inline std::uint32_t f32_bits(float v) {
     std::uint32_t b;
