@@ -13,6 +13,7 @@
 #include "compressed_kernels.hpp"
 #include "compressed_values.hpp"
 #include "cpu_features.hpp"
+#include "lane_masks.hpp"
 
 namespace moe::backends::cpu {
 
@@ -231,7 +232,7 @@ MOE_BF16DOT void expand_nibbles(const unsigned char* src, std::size_t count, uns
     const __m512i low = _mm512_set1_epi16(0x000f), high = _mm512_set1_epi16(0x0f00),
                   flip = _mm512_set1_epi8(static_cast<char>(bias));
     for (std::size_t i = 0; i < count; i += 32) {
-        const __mmask32 m = count - i >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((1ull << (count - i)) - 1u);
+        const __mmask32 m = first_lanes<__mmask32>(count - i);
         const __m512i b = _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(m, src + i));  // a byte a word
         const __m512i words = _mm512_or_si512(_mm512_and_si512(b, low), _mm512_and_si512(_mm512_slli_epi16(b, 4), high));
         _mm512_mask_storeu_epi16(out + 2 * i, m, _mm512_xor_si512(words, flip));
@@ -248,7 +249,7 @@ MOE_BF16DOT void repeat_floats(const float* in, std::size_t count, std::size_t p
         for (int i = 0; i < 16; ++i) lanes[i] = static_cast<std::int32_t>(static_cast<std::size_t>(i) / p);
         const __m512i idx = _mm512_load_si512(lanes);
         for (std::size_t o = 0; o < total; o += 16) {
-            const __mmask16 m = total - o >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (total - o)) - 1u);
+            const __mmask16 m = first_lanes<__mmask16>(total - o);
             _mm512_mask_storeu_ps(out + o, m, _mm512_permutexvar_ps(idx, _mm512_loadu_ps(in + o / p)));
         }
     } else if (p % 16 == 0) {
@@ -267,7 +268,7 @@ MOE_BF16DOT void repeat_bytes(const unsigned char* in, std::size_t count, std::s
         for (unsigned i = 0; i < 64; ++i) lanes[i] = static_cast<unsigned char>(i / p);
         const __m512i idx = _mm512_load_si512(lanes);
         for (std::size_t o = 0; o < total; o += 64) {
-            const __mmask64 m = total - o >= 64 ? ~__mmask64{0} : (__mmask64{1} << (total - o)) - 1u;
+            const __mmask64 m = first_lanes<__mmask64>(total - o);
             _mm512_mask_storeu_epi8(out + o, m, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(in + o / p)));
         }
     } else {
@@ -279,7 +280,7 @@ MOE_BF16DOT void repeat_bytes(const unsigned char* in, std::size_t count, std::s
 MOE_BF16DOT void bytes_from_floats(const float* in, std::size_t count, unsigned char bias, unsigned char* out) {
     const __m512i b = _mm512_set1_epi32(bias);
     for (std::size_t i = 0; i < count; i += 16) {
-        const __mmask16 m = count - i >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (count - i)) - 1u);
+        const __mmask16 m = first_lanes<__mmask16>(count - i);
         const __m512i v = _mm512_add_epi32(_mm512_cvttps_epi32(_mm512_maskz_loadu_ps(m, in + i)), b);
         _mm_mask_storeu_epi8(out + i, m, _mm512_cvtepi32_epi8(v));
     }

@@ -14,6 +14,7 @@
 #include "compressed_dot_kernels.hpp"
 #include "compressed_values.hpp"
 #include "cpu_features.hpp"
+#include "lane_masks.hpp"
 
 namespace moe::backends::cpu {
 
@@ -293,7 +294,7 @@ MOE_AVX512 void params_avx512(const Tensor& t, std::size_t base, std::size_t cou
         return;
     }
     for (std::size_t g = 0; g < count; g += 16) {
-        const __mmask16 m = count - g >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (count - g)) - 1u);
+        const __mmask16 m = first_lanes<__mmask16>(count - g);
         __m512 v;
         if (type == DType::f16 || type == DType::bf16) {
             const __m256i h = _mm256_maskz_loadu_epi16(m, d + 2 * (base + g));

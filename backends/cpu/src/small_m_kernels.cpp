@@ -1,6 +1,7 @@
 #include "small_m_kernels.hpp"
 
 #include "cpu_features.hpp"
+#include "lane_masks.hpp"
 
 #include <immintrin.h>
 
@@ -60,10 +61,6 @@ MOE_AVX512 inline __m512 load16(const unsigned char* base, std::size_t i, __mmas
     }
 }
 
-MOE_AVX512 inline __mmask16 tail_mask(std::size_t remaining) {
-    return remaining >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << remaining) - 1u);
-}
-
 // NK: weight rows contiguous along K. One weight row at a time, in memory order, so each thread
 // reads one sequential stream that the hardware prefetcher follows at full speed (interleaving 8
 // rows measured 10-25 % slower, 16-bit weights worst, even with software prefetch). U independent
@@ -94,7 +91,7 @@ MOE_AVX512 void nk_kernel(const float* A, std::size_t lda, const WeightView& W, 
             }
         }
         for (; k < K; k += 16) {  // the last K % kStep elements, 16 (or fewer) at a time
-            const __mmask16 mask = tail_mask(K - k);
+            const __mmask16 mask = first_lanes<__mmask16>(K - k);
             const __m512 w = load16<T>(W.data, row + k, mask);
 #pragma GCC unroll 8
             for (int m = 0; m < M; ++m)
@@ -116,7 +113,8 @@ MOE_AVX512 void kn_kernel(const float* A, std::size_t lda, const WeightView& W, 
                           std::size_t n0, std::size_t n1) {
     const std::size_t N = W.N, K = W.K;
     for (std::size_t nb = n0; nb < n1; nb += 32) {
-        const __mmask16 m0 = tail_mask(n1 - nb), m1 = n1 - nb > 16 ? tail_mask(n1 - nb - 16) : 0;
+        const __mmask16 m0 = first_lanes<__mmask16>(n1 - nb),
+                        m1 = n1 - nb > 16 ? first_lanes<__mmask16>(n1 - nb - 16) : 0;
         __m512 acc[M][2];
 #pragma GCC unroll 8
         for (int m = 0; m < M; ++m) acc[m][0] = acc[m][1] = _mm512_setzero_ps();
@@ -163,7 +161,7 @@ void avx512_dispatch_m(const float* A, std::size_t M, std::size_t lda, const Wei
 MOE_AVX512 void f16_to_f32_avx512(const unsigned char* bits, std::size_t count, float* out) {
     std::size_t i = 0;
     for (; i < count; i += 16) {
-        const __mmask16 mask = tail_mask(count - i);
+        const __mmask16 mask = first_lanes<__mmask16>(count - i);
         _mm512_mask_storeu_ps(out + i, mask, load16<DType::f16>(bits, i, mask));
     }
 }
