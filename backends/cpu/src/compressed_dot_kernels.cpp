@@ -312,10 +312,12 @@ MOE_BF16DOT void dot_rows_of(const std::uint16_t* X, const WeightView& W, float*
     const std::size_t stride = W.K / 32, param_rows = W.scale_rows == 1 ? 1 : n1 - n0,
                       params = param_rows * G;
     const auto row_offset = [&](std::size_t n) { return W.scale_rows == 1 ? 0 : (n - n0) * stride; };
+    // Groups of 32 (one block a group): converted straight into the block tables.
+    const bool per_block = per_group == 1;
     s.resize(params + 16);
     sb.resize(params * per_group);
-    params_avx512(*W.scale, W.param(n0, 0), params, s.data());  // the rows' groups are adjacent
-    repeat_floats(s.data(), params, per_group, sb.data());
+    params_avx512(*W.scale, W.param(n0, 0), params, per_block ? sb.data() : s.data());  // rows' groups adjacent
+    if (!per_block) repeat_floats(s.data(), params, per_group, sb.data());
     if constexpr (ZP) {
         // One byte per group (i4: z + 8, as the codes are biased), then per block. The table is
         // read 8 bytes at a time from a chunk's first block: padded (the values past K meet zero
@@ -323,14 +325,15 @@ MOE_BF16DOT void dot_rows_of(const std::uint16_t* X, const WeightView& W, float*
         constexpr unsigned char kBias = T == DType::i4 ? 8 : 0;
         zg.resize(params + 64);
         zb.assign(params * per_group + 8, 0);
+        unsigned char* group_bytes = per_block ? zb.data() : zg.data();
         const std::size_t first = W.param(n0, 0);
         if (W.zero->dtype() == T && first % 2 == 0 && params % 2 == 0) {
-            expand_nibbles(W.zero->data() + first / 2, params / 2, kBias, zg.data());
+            expand_nibbles(W.zero->data() + first / 2, params / 2, kBias, group_bytes);
         } else {
             params_avx512(*W.zero, first, params, s.data());  // the scales are in sb by now
-            bytes_from_floats(s.data(), params, kBias, zg.data());
+            bytes_from_floats(s.data(), params, kBias, group_bytes);
         }
-        repeat_bytes(zg.data(), params, per_group, zb.data());
+        if (!per_block) repeat_bytes(zg.data(), params, per_group, zb.data());
     }
     const DotConstants k = dot_constants(dot_table<T, ZP>());
     const std::size_t tail_k = W.K % kDotChunk;
