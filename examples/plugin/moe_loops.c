@@ -1,11 +1,13 @@
-/* A complete moe-conform backend plugin in plain C99: the MOE operation as f32 loops, token by
- * token and slot by slot, the K slots summed in slot order. It computes exactly what the built-in
- * backend `loop_f32` computes (same operations in the same order), so the two get the same
- * verdicts and metrics; use it as the template for a shim around your own kernel: replace
- * run_moe() with a call into your library, keep the table.
+/* A complete moe-conform backend plugin in plain C99 (backend ABI version 2): the MOE operation as
+ * f32 loops, token by token and slot by slot, the K slots summed in slot order, compressed weights
+ * (u8, i8, u4, i4 with scales and zero points, MXFP4, FP8) dequantised once to f32. It computes
+ * exactly what the built-in backend `loop_f32` computes (same operations in the same order), so
+ * the two get the same verdicts and metrics; use it as the template for a shim around your own
+ * kernel: replace run_moe() with a call into your library, keep the table.
  *
- * Built with -DMOE_EXAMPLE_BUG, it drops bias_1 (the down projection's bias): the deliberately
- * broken variant that the suite must catch, with the first diverging stage ("down") named. */
+ * Two builds are deliberately broken, for the suite to catch: -DMOE_EXAMPLE_BUG drops bias_1 (the
+ * down projection's bias; the report names "down" as the first diverging stage), and
+ * -DMOE_EXAMPLE_NIBBLE_BUG reads the high nibble of a 4-bit code's byte first. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +15,10 @@
 
 #include "moe_conform/backend_abi.h"
 
-#ifdef MOE_EXAMPLE_BUG
+#if defined(MOE_EXAMPLE_BUG)
 #define PLUGIN_NAME "example_loops_broken"
+#elif defined(MOE_EXAMPLE_NIBBLE_BUG)
+#define PLUGIN_NAME "example_loops_nibbles_swapped"
 #else
 #define PLUGIN_NAME "example_loops"
 #endif
@@ -93,6 +97,86 @@ static const moe_tensor_view_v1* find_input(const moe_problem_v1* p, const char*
     for (int i = 0; i < p->num_inputs; ++i)
         if (strcmp(p->inputs[i].name, name) == 0) return &p->inputs[i];
     return NULL;
+}
+
+/* ---- compressed weights (spec/compressed.md; backend_abi.h, "Version 2") ---- */
+
+/* The stored code of element i: a byte, or for the 4-bit types a nibble (element 2j in the low
+ * nibble of byte j, element 2j + 1 in the high one). */
+static unsigned code_at(const moe_tensor_view_v1* t, size_t i) {
+    const unsigned char* bytes = (const unsigned char*)t->data;
+    if (t->dtype != MOE_U4 && t->dtype != MOE_I4 && t->dtype != MOE_F4E2M1) return bytes[i];
+#ifdef MOE_EXAMPLE_NIBBLE_BUG
+    const int high = i % 2 == 0;
+#else
+    const int high = i % 2 == 1;
+#endif
+    return (high ? bytes[i / 2] >> 4 : bytes[i / 2]) & 15u;
+}
+
+/* The value a code of a compressed type stands for (the value tables of spec/compressed.md). */
+static double code_value(int32_t type, unsigned c) {
+    static const double e2m1[8] = {0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0};
+    const double sign = (c & 0x80u) ? -1.0 : 1.0;
+    switch (type) {
+        case MOE_U8:
+        case MOE_U4: return (double)c;
+        case MOE_I8: return c >= 128 ? (double)c - 256.0 : (double)c;
+        case MOE_I4: return c >= 8 ? (double)c - 16.0 : (double)c;
+        case MOE_F4E2M1: return (c & 8u) ? -e2m1[c & 7u] : e2m1[c & 7u];
+        case MOE_F8E4M3: { /* bias 7, no infinities, S.1111.111 is NaN */
+            const unsigned e = (c >> 3) & 15u, m = c & 7u;
+            if (e == 15 && m == 7) return NAN;
+            return sign * (e == 0 ? ldexp(m / 8.0, -6) : ldexp(1.0 + m / 8.0, (int)e - 7));
+        }
+        case MOE_F8E5M2: { /* bias 15, IEEE infinities and NaNs */
+            const unsigned e = (c >> 2) & 31u, m = c & 3u;
+            if (e == 31) return m ? NAN : sign * INFINITY;
+            return sign * (e == 0 ? ldexp(m / 4.0, -14) : ldexp(1.0 + m / 4.0, (int)e - 15));
+        }
+        case MOE_F8E8M0: return ldexp(1.0, (int)c - 127); /* 255 (NaN) never reaches a plugin */
+        default: return NAN;
+    }
+}
+
+/* Element i of a scale or zero point: a float type, or a code. */
+static double param_value(const moe_tensor_view_v1* t, size_t i) {
+    switch (t->dtype) {
+        case MOE_F32: return ((const float*)t->data)[i];
+        case MOE_F16: return f16_to_f32(((const uint16_t*)t->data)[i]);
+        case MOE_BF16: return bf16_to_f32(((const uint16_t*)t->data)[i]);
+        default: return code_value(t->dtype, code_at(t, i));
+    }
+}
+
+/* W_f = (W - Z) * S for every element of the [E, N, K] weight: exact in f64, then rounded once to
+ * f32 (the `dequant` type precision() declares). NULL when out of memory (*oom set). */
+static float* dequantize(const moe_tensor_view_v1* w, const moe_compressed_weight_v2* c, int* oom) {
+    const size_t E = (size_t)w->shape[0], N = (size_t)w->shape[1], K = (size_t)w->shape[2];
+    const size_t G = (size_t)c->groups, group_size = (size_t)c->group_size, count = E * N * K;
+    float* out = (float*)malloc((count > 0 ? count : 1) * sizeof(float));
+    if (!out) {
+        *oom = 1;
+        return NULL;
+    }
+    for (size_t e = 0; e < E; ++e)
+        for (size_t n = 0; n < N; ++n)
+            for (size_t k = 0; k < K; ++k) {
+                const size_t param = (e * (c->scale_rows ? N : 1) + (c->scale_rows ? n : 0)) * G + k / group_size;
+                const size_t flat = (e * N + n) * K + k;
+                const double q = code_value(w->dtype, code_at(w, flat));
+                const double z = c->zero_point.data ? param_value(&c->zero_point, param) : 0.0;
+                out[flat] = (float)((q - z) * param_value(&c->scale, param));
+            }
+    return out;
+}
+
+/* A weight input as floats: dequantised when it is compressed, else widened. */
+static float* weight_values(const moe_problem_v2* p, const char* name, int* oom) {
+    const moe_tensor_view_v1* w = find_input(&p->base, name);
+    for (int i = 0; w && i < p->num_compressed; ++i)
+        if (&p->base.inputs[p->compressed[i].input] == w) return dequantize(w, &p->compressed[i], oom);
+    return widen(w, oom);
 }
 
 static int64_t index_at(const moe_tensor_view_v1* t, size_t i) {
@@ -203,16 +287,18 @@ static int run_moe(const setup_t* s, moe_outputs_v1* o) {
 
 /* ---- the table ---- */
 
-static int precision(void* state, int32_t data_type, moe_precision_v1* out) {
+static int precision(void* state, int32_t data_type, moe_precision_v2* out) {
     (void)state;
     (void)data_type;
     out->compute = MOE_F32; /* f32 arithmetic for every data type */
     out->storage = MOE_F32; /* intermediates kept in f32 */
     out->output = -1;       /* the output in the data type, as the op defines it */
+    out->dequant = MOE_F32; /* compressed weights: W_f rounded once to f32 */
     return MOE_OK;
 }
 
-static int run(void* state, const moe_problem_v1* p, moe_outputs_v1* o, char* err, size_t err_size) {
+static int run(void* state, const moe_problem_v2* problem, moe_outputs_v1* o, char* err, size_t err_size) {
+    const moe_problem_v1* p = &problem->base;
     (void)state;
     setup_t s;
     memset(&s, 0, sizeof s);
@@ -226,9 +312,9 @@ static int run(void* state, const moe_problem_v1* p, moe_outputs_v1* o, char* er
     int oom = 0;
     s.x = widen(find_input(p, "hidden_states"), &oom);
     s.routing = widen(find_input(p, "routing_weights"), &oom);
-    s.w0 = widen(find_input(p, "weight_0"), &oom);
-    s.w1 = widen(find_input(p, "weight_1"), &oom);
-    s.w2 = widen(find_input(p, "weight_2"), &oom);
+    s.w0 = weight_values(problem, "weight_0", &oom);
+    s.w1 = weight_values(problem, "weight_1", &oom);
+    s.w2 = weight_values(problem, "weight_2", &oom);
     s.b0 = widen(find_input(p, "bias_0"), &oom);
     s.b1 = widen(find_input(p, "bias_1"), &oom);
     const int rc = oom ? 1 : run_moe(&s, o);
@@ -243,9 +329,9 @@ static int run(void* state, const moe_problem_v1* p, moe_outputs_v1* o, char* er
     return rc;
 }
 
-static const moe_conform_backend_v1_t table = {
-    MOE_CONFORM_ABI_VERSION,
-    sizeof(moe_conform_backend_v1_t),
+static const moe_conform_backend_v2_t table = {
+    MOE_CONFORM_ABI_VERSION_2,
+    sizeof(moe_conform_backend_v2_t),
     PLUGIN_NAME,
     "plain C f32 loops, K slots summed in slot order (examples/plugin/moe_loops.c)",
     NULL, /* state */
@@ -258,4 +344,4 @@ static const moe_conform_backend_v1_t table = {
     NULL, /* release: no state */
 };
 
-const moe_conform_backend_v1_t* moe_conform_backend_v1(void) { return &table; }
+const moe_conform_backend_v2_t* moe_conform_backend_v2(void) { return &table; }

@@ -49,8 +49,8 @@ int main(int argc, char** argv) {
                   "the plugins")
         ->delimiter(',');
     r->add_option("--backend-lib", rc.backend_libs,
-                  "Load a backend plugin: a shared library exporting moe_conform_backend_v1 "
-                  "(include/moe_conform/backend_abi.h); repeatable")
+                  "Load a backend plugin: a shared library exporting moe_conform_backend_v2 (compressed weights "
+                  "included) or moe_conform_backend_v1 (include/moe_conform/backend_abi.h); repeatable")
         ->check(CLI::ExistingFile);
     auto* suite = r->add_option("--suite", rc.suite, "Folder of golden files (*.h5)")->check(CLI::ExistingDirectory);
     auto* cases = r->add_option("--case", rc.cases, "Golden file(s) to run")->check(CLI::ExistingFile);

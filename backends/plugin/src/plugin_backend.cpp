@@ -49,67 +49,63 @@ struct PluginPrecision {
 class PluginBackend : public Backend {
 public:
     explicit PluginBackend(const std::string& path) : lib_(std::make_shared<plugin::PluginLibrary>(path)) {
-        const auto& t = lib_->table();
         // Every floating data type's precision, checked once here: a bad declaration refuses the
         // plugin up front rather than surfacing in the middle of a run.
         for (DType data : {DType::f64, DType::f32, DType::f16, DType::bf16}) {
-            moe_precision_v1 p{MOE_F32, MOE_F32, -1};
+            moe_precision_v2 p{MOE_F32, MOE_F32, -1, -1};
             const std::string where = "backend library " + path + ": precision(" + std::string(dtype_name(data)) + ")";
-            if (t.precision(t.state, plugin::abi_dtype(data), &p) != MOE_OK) throw InputError(where + " failed");
+            if (lib_->precision(plugin::abi_dtype(data), &p) != MOE_OK) throw InputError(where + " failed");
             PluginPrecision pp;
             pp.precision.compute = plugin::dtype_from_abi(p.compute);
             pp.precision.storage = plugin::dtype_from_abi(p.storage);
+            if (p.dequant >= 0) pp.precision.dequant = plugin::dtype_from_abi(p.dequant);
             pp.output = p.output < 0 ? data : plugin::dtype_from_abi(p.output);
-            for (DType d : {pp.precision.compute, pp.precision.storage, pp.output})
+            for (DType d : {pp.precision.compute, pp.precision.storage, pp.precision.dequant_type(), pp.output})
                 if (!is_floating(d)) throw InputError(where + " declares " + std::string(dtype_name(d)) + ", not a floating type");
             precisions_[data] = pp;
         }
     }
 
-    std::string name() const override { return lib_->table().name; }
+    std::string name() const override { return lib_->name(); }
     std::string description() const override {
-        const char* d = lib_->table().description;
+        const char* d = lib_->description();
         return std::string(d ? d : "") + " (plugin " + lib_->path() + ")";
     }
     // Asked on first use, not at load: a load may happen in a parent process that then forks
     // workers, and finding a device usually opens a context that must not cross a fork.
     Availability availability() const override {
         if (!availability_) {
-            const auto& t = lib_->table();
             char reason[kMessageSize] = {};
             availability_ = Availability{};
-            if (t.availability && t.availability(t.state, reason, sizeof reason) != MOE_OK)
+            if (lib_->availability(reason, sizeof reason) != MOE_OK)
                 availability_ = Availability{false, message(reason)};
         }
         return *availability_;
     }
     Support supports(const Problem& p) const override {
-        for (const auto& [name, tensor] : p.inputs)
-            if (plugin::abi_dtype(tensor.dtype()) < 0)
-                return {false, name + " is " + std::string(dtype_name(tensor.dtype())) +
-                                   ": compressed weights are not in backend ABI version 1"};
-        const auto& t = lib_->table();
-        if (!t.supports) return {};
+        if (lib_->abi_version() < 2)
+            for (const char* weight : {kWeight0, kWeight1, kWeight2})
+                if (p.has(weight) && weight_compression(p, weight))
+                    return {false, std::string(weight) + " is " + std::string(dtype_name(p.input(weight).dtype())) +
+                                       ": compressed weights are not in backend ABI version 1 (export "
+                                       "moe_conform_backend_v2)"};
         const plugin::ProblemView view(p);
         char reason[kMessageSize] = {};
-        if (t.supports(t.state, view.get(), reason, sizeof reason)) return {};
+        if (lib_->supports(view.get(), reason, sizeof reason)) return {};
         return {false, message(reason)};
     }
     Precision precision(DType data_type) const override { return precisions_.at(data_type).precision; }
-    bool provides_stages() const override { return lib_->table().provides_stages != 0; }
+    bool provides_stages() const override { return lib_->provides_stages(); }
 
     void prepare(const Problem& p) override {
-        if (has_compressed_weights(p)) return;  // not in ABI v1 (supports() says so)
-        const auto& t = lib_->table();
-        if (!t.prepare) return;
+        if (lib_->abi_version() < 2 && has_compressed_weights(p)) return;  // supports() says why
         const plugin::ProblemView view(p);
         char err[kMessageSize] = {};
-        if (t.prepare(t.state, view.get(), err, sizeof err) != MOE_OK)
+        if (lib_->prepare(view.get(), err, sizeof err) != MOE_OK)
             throw std::runtime_error(name() + ": prepare failed: " + message(err));
     }
 
     Output run(const Problem& p, bool want_stages) override {
-        const auto& t = lib_->table();
         const plugin::ProblemView view(p);
         const Dims& d = view.dims();
         const Tensor& hidden = p.input(kHiddenStates);
@@ -135,7 +131,7 @@ public:
         outputs.stages = stage_buffers.empty() ? nullptr : stage_buffers.data();
 
         char err[kMessageSize] = {};
-        if (t.run(t.state, view.get(), &outputs, err, sizeof err) != MOE_OK)
+        if (lib_->run(view.get(), &outputs, err, sizeof err) != MOE_OK)
             throw std::runtime_error(name() + ": run failed: " + message(err));
         if (outputs.stages_written)
             for (auto& [stage, tensor] : stages) result.stages.emplace(stage, std::move(tensor));

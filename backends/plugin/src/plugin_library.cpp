@@ -19,6 +19,24 @@ bool plain_name(const char* name) {
     return true;
 }
 
+std::string symbol_of(int version) { return "moe_conform_backend_v" + std::to_string(version); }
+
+// What both versions' tables must hold; `fail` throws.
+template <class Table, class Fail>
+void check_table(const Table* t, int version, Fail fail) {
+    const std::string symbol = symbol_of(version);
+    if (!t) fail(symbol + "() returned no table");
+    if (t->abi_version != static_cast<uint32_t>(version))
+        fail("its " + symbol + " table says ABI version " + std::to_string(t->abi_version) + ", not " +
+             std::to_string(version));
+    if (t->struct_size < sizeof(Table))
+        fail("its table is " + std::to_string(t->struct_size) + " bytes, version " + std::to_string(version) + " has " +
+             std::to_string(sizeof(Table)) + ": built against another backend_abi.h");
+    if (!plain_name(t->name)) fail("its name is empty or has characters other than letters, digits, '_', '-', '.'");
+    if (!t->precision) fail("its table has no precision function");
+    if (!t->run) fail("its table has no run function");
+}
+
 }  // namespace
 
 PluginLibrary::PluginLibrary(const std::string& path) : path_(path) {
@@ -35,31 +53,60 @@ PluginLibrary::PluginLibrary(const std::string& path) : path_(path) {
         handle_ = nullptr;
         throw InputError(where + ": " + what);
     };
-    void* symbol = dlsym(handle_, MOE_CONFORM_BACKEND_V1_SYMBOL);
-    if (!symbol) {
-        for (int v = 2; v <= 9; ++v)
-            if (dlsym(handle_, ("moe_conform_backend_v" + std::to_string(v)).c_str()))
-                fail("built for moe-conform backend ABI version " + std::to_string(v) +
-                     " (moe_conform_backend_v" + std::to_string(v) + "); this moe-conform speaks version " +
-                     std::to_string(MOE_CONFORM_ABI_VERSION));
-        fail("exports no moe_conform_backend_v1 function: not a moe-conform backend plugin");
+    // The newest version the library exports (version 2 adds compressed weights to version 1).
+    if (void* v2 = dlsym(handle_, MOE_CONFORM_BACKEND_V2_SYMBOL)) {
+        v2_ = reinterpret_cast<moe_conform_backend_v2_fn>(v2)();
+        check_table(v2_, 2, fail);
+        return;
     }
-    table_ = reinterpret_cast<moe_conform_backend_v1_fn>(symbol)();
-    if (!table_) fail("moe_conform_backend_v1() returned no table");
-    if (table_->abi_version != MOE_CONFORM_ABI_VERSION)
-        fail("its table says ABI version " + std::to_string(table_->abi_version) + "; this moe-conform speaks version " +
-             std::to_string(MOE_CONFORM_ABI_VERSION));
-    if (table_->struct_size < sizeof(moe_conform_backend_v1_t))
-        fail("its table is " + std::to_string(table_->struct_size) + " bytes, version 1 has " +
-             std::to_string(sizeof(moe_conform_backend_v1_t)) + ": built against another backend_abi.h");
-    if (!plain_name(table_->name)) fail("its name is empty or has characters other than letters, digits, '_', '-', '.'");
-    if (!table_->precision) fail("its table has no precision function");
-    if (!table_->run) fail("its table has no run function");
+    if (void* v1 = dlsym(handle_, MOE_CONFORM_BACKEND_V1_SYMBOL)) {
+        v1_ = reinterpret_cast<moe_conform_backend_v1_fn>(v1)();
+        check_table(v1_, 1, fail);
+        return;
+    }
+    for (int v = 3; v <= 9; ++v)
+        if (dlsym(handle_, symbol_of(v).c_str()))
+            fail("built for moe-conform backend ABI version " + std::to_string(v) + " (" + symbol_of(v) +
+                 "); this moe-conform speaks versions 1 and 2");
+    fail("exports no moe_conform_backend_v2 or moe_conform_backend_v1 function: not a moe-conform backend plugin");
 }
 
 PluginLibrary::~PluginLibrary() {
-    if (table_ && table_->release) table_->release(table_->state);
+    if (v2_ && v2_->release) v2_->release(v2_->state);
+    if (v1_ && v1_->release) v1_->release(v1_->state);
     if (handle_) dlclose(handle_);
+}
+
+const char* PluginLibrary::name() const { return v2_ ? v2_->name : v1_->name; }
+const char* PluginLibrary::description() const { return v2_ ? v2_->description : v1_->description; }
+bool PluginLibrary::provides_stages() const { return (v2_ ? v2_->provides_stages : v1_->provides_stages) != 0; }
+
+int PluginLibrary::availability(char* reason, std::size_t size) const {
+    if (v2_) return v2_->availability ? v2_->availability(v2_->state, reason, size) : MOE_OK;
+    return v1_->availability ? v1_->availability(v1_->state, reason, size) : MOE_OK;
+}
+
+int PluginLibrary::supports(const moe_problem_v2* p, char* reason, std::size_t size) const {
+    if (v2_) return v2_->supports ? v2_->supports(v2_->state, p, reason, size) : 1;
+    return v1_->supports ? v1_->supports(v1_->state, &p->base, reason, size) : 1;
+}
+
+int PluginLibrary::precision(int32_t data_type, moe_precision_v2* out) const {
+    if (v2_) return v2_->precision(v2_->state, data_type, out);
+    moe_precision_v1 p{out->compute, out->storage, out->output};
+    const int rc = v1_->precision(v1_->state, data_type, &p);
+    *out = moe_precision_v2{p.compute, p.storage, p.output, -1};
+    return rc;
+}
+
+int PluginLibrary::prepare(const moe_problem_v2* p, char* err, std::size_t size) const {
+    if (v2_) return v2_->prepare ? v2_->prepare(v2_->state, p, err, size) : MOE_OK;
+    return v1_->prepare ? v1_->prepare(v1_->state, &p->base, err, size) : MOE_OK;
+}
+
+int PluginLibrary::run(const moe_problem_v2* p, moe_outputs_v1* outputs, char* err, std::size_t size) const {
+    if (v2_) return v2_->run(v2_->state, p, outputs, err, size);
+    return v1_->run(v1_->state, &p->base, outputs, err, size);
 }
 
 }  // namespace moe::backends::plugin

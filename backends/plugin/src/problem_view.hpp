@@ -1,6 +1,7 @@
 #pragma once
-// A validated Problem as the C ABI sees it: views of its tensors (no copies) and its attributes,
-// given and resolved. The view borrows from the problem, which must outlive it.
+// A validated Problem as the C ABI sees it (version 2; a version-1 plugin gets its prefix): views
+// of its tensors (no copies), its attributes, given and resolved, and its compressed weights. The
+// view borrows from the problem, which must outlive it.
 #include <vector>
 
 #include "moe/spec/problem.hpp"
@@ -8,19 +9,20 @@
 
 namespace moe::backends::plugin {
 
-int32_t abi_dtype(DType t);
+int32_t abi_dtype(DType t);       // every DType has a code (the compressed ones: version 2 only)
 DType dtype_from_abi(int32_t t);  // throws InputError for an unknown value
 
 class ProblemView {
 public:
     explicit ProblemView(const Problem& p);  // validates p (throws InputError)
-    const moe_problem_v1* get() const { return &view_; }
+    const moe_problem_v2* get() const { return &view_; }
     const Dims& dims() const { return dims_; }
 
 private:
     Dims dims_;
     std::vector<moe_tensor_view_v1> inputs_;
-    moe_problem_v1 view_{};
+    std::vector<moe_compressed_weight_v2> compressed_;
+    moe_problem_v2 view_{};
 };
 
 }  // namespace moe::backends::plugin

@@ -1,13 +1,17 @@
-/* moe-conform backend ABI, version 1: how a MoE implementation built outside this project (a
- * CUDA or OpenCL kernel behind a C shim, a vendor library, an NPU runtime) is judged by
+/* moe-conform backend ABI, versions 1 and 2: how a MoE implementation built outside this project
+ * (a CUDA or OpenCL kernel behind a C shim, a vendor library, an NPU runtime) is judged by
  * `moe-conform run --backend-lib PATH.so`.
  *
  * The plugin is a shared library exporting one C function,
  *
- *     const moe_conform_backend_v1_t* moe_conform_backend_v1(void);
+ *     const moe_conform_backend_v2_t* moe_conform_backend_v2(void);   (version 2), or
+ *     const moe_conform_backend_v1_t* moe_conform_backend_v1(void);   (version 1)
  *
- * that returns a table of function pointers valid until release() is called. Only C types cross
- * the boundary. The host validates every problem against the spec before the plugin sees it, so
+ * that returns a table of function pointers valid until release() is called. Version 2 is
+ * version 1 plus compressed weights (u8, i8, u4, i4 with group scales and zero points, MXFP4, FP8:
+ * spec/compressed.md), at the end of this header; a version-1 plugin is still loaded, and the
+ * cases with compressed weights are skipped for it with the reason. A library exporting both
+ * symbols is taken as version 2. Only C types cross the boundary. The host validates every problem against the spec before the plugin sees it, so
  * shapes, indices and attributes are always consistent (spec/README.md, "Rejected inputs").
  *
  * Conventions:
@@ -25,8 +29,8 @@
  *    given AND their resolved meaning (swish beta, clamp limit, gate lane, layouts), so a plugin
  *    need not implement the two conventions' mapping itself (spec/errata.md explains them).
  *
- * Versioning: a host accepts exactly the versions it knows. A future version 2 exports
- * moe_conform_backend_v2 and keeps this header's symbols untouched; a host that finds only
+ * Versioning: a host accepts exactly the versions it knows (1 and 2). A later version exports
+ * moe_conform_backend_vN and keeps this header's symbols untouched; a host that finds only
  * another version's symbol refuses the plugin and says which version it found. */
 #ifndef MOE_CONFORM_BACKEND_ABI_H
 #define MOE_CONFORM_BACKEND_ABI_H
@@ -38,7 +42,7 @@
 extern "C" {
 #endif
 
-#define MOE_CONFORM_ABI_VERSION 1
+#define MOE_CONFORM_ABI_VERSION 1 /* a version-1 table's abi_version (version 2's: below) */
 #define MOE_OK 0
 #define MOE_MAX_RANK 4
 
@@ -138,6 +142,88 @@ typedef struct moe_conform_backend_v1_t {
 /* The one symbol a version-1 plugin exports. */
 typedef const moe_conform_backend_v1_t* (*moe_conform_backend_v1_fn)(void);
 #define MOE_CONFORM_BACKEND_V1_SYMBOL "moe_conform_backend_v1"
+
+/* ---- Version 2: compressed weights ----------------------------------------------------------
+ *
+ * Everything above holds, with these additions. A weight input (weight_0, weight_1, weight_2) may
+ * be stored compressed: its view in `inputs` has one of the element types below and the shape
+ * [E, N, K] (always the NK layout: weight_layout is MOE_LAYOUT_NK), and the problem lists it in
+ * `compressed` with its scale S and optional zero point Z. The weight's value is
+ *
+ *     W_f(e, n, k) = (W(e, n, k) - Z(e, n', g)) * S(e, n', g),   g = k / group_size,
+ *
+ * with n' = n, or 0 when the scale has one row for all outputs (scale_rows = 0); the codes, zero
+ * points and scales are read as spec/compressed.md's value tables say (i4 two's complement; E2M1,
+ * E4M3 and E5M2 per the OCP formats; E8M0 a power of two 2^(c - 127)). The product is exact in
+ * f64; a plugin that rounds W_f to a narrower type before its GEMM declares that type as
+ * `dequant` in moe_precision_v2 (the tolerance's dequantisation term, spec/tolerance.md).
+ *
+ * Storage: 8-bit codes one per byte. 4-bit codes (u4, i4, f4e2m1) packed two per byte, element
+ * 2i in the low nibble of byte i and element 2i + 1 in the high nibble, flat row-major order over
+ * the whole tensor: the layout OpenVINO's kernels take (and a 4-bit zero point likewise). The host
+ * has validated the codes, the parameter shapes and values (no E8M0 NaN scale, K divisible by the
+ * group size) before the plugin sees them. */
+
+#define MOE_CONFORM_ABI_VERSION_2 2
+
+/* Element types a version-2 problem may carry besides enum moe_dtype's (never in a version-1 one). */
+enum moe_compressed_dtype {
+    MOE_U8 = 6,
+    MOE_I8 = 7,
+    MOE_U4 = 8,      /* packed two per byte, low nibble first */
+    MOE_I4 = 9,      /* packed two per byte, low nibble first; two's complement */
+    MOE_F4E2M1 = 10, /* MXFP4 codes: packed two per byte, low nibble first */
+    MOE_F8E4M3 = 11,
+    MOE_F8E5M2 = 12,
+    MOE_F8E8M0 = 13  /* MXFP4 block scales: 2^(c - 127) */
+};
+
+/* One compressed weight. */
+typedef struct {
+    int32_t input;                  /* its index in moe_problem_v1.inputs (the codes) */
+    moe_tensor_view_v1 scale;       /* "<weight>_scale": [E, N, G] (or [E, N, G, 1]; [E, 1, G] when
+                                       scale_rows is 0); f32, f16 or bf16, f8e8m0 for f4e2m1 */
+    moe_tensor_view_v1 zero_point;  /* "<weight>_zero_point", the scale's shape, the weight's type or
+                                       f16; absent (Z = 0): name and data NULL, rank 0 */
+    int64_t group_size;             /* GS consecutive k share a scale; GS = K: per channel */
+    int64_t groups;                 /* G = K / GS */
+    int32_t scale_rows;             /* 1: one scale row per output n; 0: one row shared by all */
+} moe_compressed_weight_v2;
+
+typedef struct {
+    moe_problem_v1 base;  /* as in version 1; a compressed weight's view has its stored type */
+    int32_t num_compressed;
+    const moe_compressed_weight_v2* compressed;  /* in input order; NULL when num_compressed is 0 */
+} moe_problem_v2;
+
+/* moe_precision_v1 plus the type W_f is rounded to before the GEMM uses it (-1: compute). */
+typedef struct {
+    int32_t compute;
+    int32_t storage;
+    int32_t output;
+    int32_t dequant;
+} moe_precision_v2;
+
+/* Version 1's table, its functions taking version-2 problems and precisions. */
+typedef struct moe_conform_backend_v2_t {
+    uint32_t abi_version;  /* MOE_CONFORM_ABI_VERSION_2 */
+    uint32_t struct_size;  /* sizeof(moe_conform_backend_v2_t), checked by the host */
+    const char* name;
+    const char* description;
+    void* state;
+    int32_t provides_stages;
+
+    int (*availability)(void* state, char* reason, size_t reason_size);
+    int (*supports)(void* state, const moe_problem_v2* problem, char* reason, size_t reason_size);
+    int (*precision)(void* state, int32_t data_type, moe_precision_v2* out);
+    int (*prepare)(void* state, const moe_problem_v2* problem, char* err, size_t err_size);
+    int (*run)(void* state, const moe_problem_v2* problem, moe_outputs_v1* outputs, char* err, size_t err_size);
+    void (*release)(void* state);
+} moe_conform_backend_v2_t;
+
+/* The one symbol a version-2 plugin exports. */
+typedef const moe_conform_backend_v2_t* (*moe_conform_backend_v2_fn)(void);
+#define MOE_CONFORM_BACKEND_V2_SYMBOL "moe_conform_backend_v2"
 
 #ifdef __cplusplus
 }

@@ -43,7 +43,10 @@ static moe_conform_backend_v1_t table = {
 
 #if defined(NO_SYMBOL)
 const void* not_a_backend_table(void) { return &table; }
-#elif defined(V2_ONLY)
+#elif defined(V3_ONLY)
+const moe_conform_backend_v1_t* moe_conform_backend_v3(void) { return &table; }
+#elif defined(V2_WITH_V1_TABLE)
+/* A version-2 symbol returning a version-1 table: its abi_version says 1. */
 const moe_conform_backend_v1_t* moe_conform_backend_v2(void) { return &table; }
 #else
 const moe_conform_backend_v1_t* moe_conform_backend_v1(void) {

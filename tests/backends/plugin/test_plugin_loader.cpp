@@ -28,9 +28,10 @@ TEST_CASE("plugins that cannot be used are refused with exit 2 and the fault nam
         const char* variant;
         const char* message;
     } cases[] = {
-        {"bad_version", "its table says ABI version 3; this moe-conform speaks version 1"},
-        {"v2_only", "built for moe-conform backend ABI version 2"},
-        {"no_symbol", "exports no moe_conform_backend_v1 function"},
+        {"bad_version", "its moe_conform_backend_v1 table says ABI version 3, not 1"},
+        {"v3_only", "built for moe-conform backend ABI version 3 (moe_conform_backend_v3); this moe-conform speaks versions 1 and 2"},
+        {"v2_with_v1_table", "its moe_conform_backend_v2 table says ABI version 1, not 2"},
+        {"no_symbol", "exports no moe_conform_backend_v2 or moe_conform_backend_v1 function"},
         {"small_struct", "built against another backend_abi.h"},
         {"no_run", "has no run function"},
         {"bad_name", "its name is empty or has characters other than"},
@@ -44,6 +45,16 @@ TEST_CASE("plugins that cannot be used are refused with exit 2 and the fault nam
         CHECK(has(r.output, plugin(c.variant)));
         CHECK(has(r.output, c.message));
     }
+}
+
+TEST_CASE("a version-1 plugin is SKIP on a case with compressed weights, with the reason") {
+    // run_fails would report ERROR if the host called it: SKIP shows the host never did.
+    const auto r = run_command(moe_conform() + " run --backend-lib " + plugin("run_fails") + " --case " +
+                               std::string(MOE_SOURCE_DIR) + "/data/golden/exact_compressed_zp_u4_gemm2.h5");
+    CHECK(r.exit_code == 77);
+    CHECK(has(r.output, "SKIP"));
+    CHECK(has(r.output, "compressed weights are not in backend ABI version 1 (export moe_conform_backend_v2)"));
+    CHECK_FALSE(has(r.output, "device lost"));
 }
 
 TEST_CASE("a file that is not a shared library is refused with the loader's reason") {

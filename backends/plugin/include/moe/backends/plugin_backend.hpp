@@ -10,7 +10,7 @@ namespace moe::backends {
 
 // dlopen()s `path`, checks the ABI version and the table, and returns the backend under the
 // plugin's own name. Throws InputError naming the file and the fault (not a shared library, no
-// moe_conform_backend_v1 symbol, another ABI version, a missing function, a bad precision).
+// moe_conform_backend_v2 or _v1 symbol, another ABI version, a missing function, a bad precision).
 // The library stays loaded while the backend lives.
 std::unique_ptr<Backend> load_plugin_backend(const std::string& path);
 
