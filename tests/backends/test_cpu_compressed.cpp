@@ -82,6 +82,27 @@ TEST_CASE("cpu, compressed weights: prefill on weights dequantised by prepare() 
         }
 }
 
+TEST_CASE("cpu prepare() packs compressed weights only when an expert can get more rows than decode takes") {
+    // T <= 8: every GEMM on them is a decode, which reads the stored bytes; an f32 copy would
+    // never be read. T = 9: a prefill GEMM may come, and its f32 weights are made once here.
+    for (std::size_t T : {std::size_t{1}, std::size_t{8}, std::size_t{9}}) {
+        const Problem p = compressed_problem(ExpertType::gemm3_swiglu, DType::u4, 32, true, T);
+        CAPTURE(T);
+        CpuBackend cpu(CpuOptions{2});
+        cpu.prepare(p);
+        const std::size_t f32_copy = 3 * 4 * 64 * 64 * sizeof(float);  // three weights, E = 4, 64 x 64
+        if (T <= 8) CHECK(cpu.prepared_bytes() == 0);
+        else CHECK(cpu.prepared_bytes() >= f32_copy);
+        CHECK(test::verdict(test::golden_case(p), cpu.run(p, false).output, cpu.precision_for(p)) == "PASS");
+    }
+    // Weights stored in the data type are still packed for any T (the library's blocked layout).
+    const auto plain = generator::synthesize(test::small_spec(ExpertType::gemm3_swiglu, Convention::openvino, 1, 64, 64, 4, 2,
+                                                              DType::f32));
+    CpuBackend cpu(CpuOptions{2});
+    cpu.prepare(plain);
+    CHECK(cpu.prepared_bytes() >= 3 * 4 * 64 * 64 * sizeof(float));
+}
+
 TEST_CASE("cpu declares f32 dequantisation for compressed weights") {
     const CpuBackend cpu;
     CHECK(cpu.precision(DType::f32).dequant_type() == DType::f32);

@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "compressed_kernels.hpp"
 #include "expert_gemm.hpp"
 #include "moe/backends/mutation_table.hpp"
 #include "moe/spec/compression.hpp"
@@ -78,12 +79,16 @@ void CpuBackend::prepare(const Problem& p) {
     prepared_.reset();  // the previous problem's copy goes before the next is made
     if (p.input(kHiddenStates).dtype() == DType::f64) return;
     const WeightLayout layout = resolve(p.attributes).weight_layout;
+    // No expert gets more rows than there are tokens: with at most kCompressedRows of them every
+    // GEMM on a compressed weight is a decode, which reads the stored bytes, and an f32 copy
+    // would never be read (GPT-OSS-20B's: 3.2 GB).
+    const bool decode_only = validate_structure(p).T <= cpu::kCompressedRows;
     auto prepared = std::make_shared<Prepared>();
     for (const char* name : {kWeight0, kWeight1, kWeight2})
         if (p.has(name)) {
-            // Compressed weights are dequantised to f32 here, once, for the GEMMs of many rows;
-            // decode keeps reading the stored bytes.
+            // Compressed weights are dequantised to f32 here, once, for the GEMMs of many rows.
             const std::string scale = scale_input(name), zero = zero_point_input(name);
+            if (decode_only && p.has(scale)) continue;
             prepared->packed.emplace(name, cpu::PackedWeights(p.input(name), layout, threads_,
                                                               p.has(scale) ? &p.input(scale) : nullptr,
                                                               p.has(zero) ? &p.input(zero) : nullptr));
@@ -91,6 +96,13 @@ void CpuBackend::prepare(const Problem& p) {
     prepared_ = std::move(prepared);
     prepared_for_ = &p;
     prepared_sources_ = weight_sources(p);
+}
+
+std::size_t CpuBackend::prepared_bytes() const {
+    std::size_t bytes = 0;
+    if (prepared_)
+        for (const auto& [name, packed] : prepared_->packed) bytes += packed.bytes();
+    return bytes;
 }
 
 Output CpuBackend::run(const Problem& p, bool want_stages) {

@@ -39,8 +39,11 @@ public:
     bool provides_stages() const override { return true; }
     // The weights reordered once into the GEMM library's blocked layout, as at model load (f16
     // weights widened to f32 there: the library has no f16 matmul on CPUs without AVX512-FP16).
-    // Decode keeps reading the op's own weight tensors.
+    // Decode keeps reading the op's own weight tensors; compressed weights are dequantised and
+    // packed only when an expert can get more rows than the decode kernels take (T > 8).
     void prepare(const Problem& p) override;
+    // Bytes of the copies prepare() made for the current problem.
+    std::size_t prepared_bytes() const;
     Output run(const Problem& p, bool want_stages) override;
     int threads() const { return threads_; }
 
