@@ -233,3 +233,47 @@ TEST_CASE("cpu, compressed weights: the bf16 dot kernels against the f64 product
             }
         }
 }
+
+TEST_CASE("cpu, compressed weights: the f32 decode kernels on long groups (per channel) against the f64 product") {
+    // Groups of 512 and more are summed in several chains with one or two rows of A: chunk counts
+    // that the chains divide (20) and do not (19, 90), 1 to 3 rows, every 8-bit type and u4.
+    using namespace moe::backends::cpu;
+    std::mt19937 rng(20261124);
+    std::normal_distribution<double> nd;
+    for (DType t : {DType::u8, DType::i8, DType::u4, DType::f8e4m3, DType::f8e5m2})
+        for (std::size_t K : {std::size_t{608}, std::size_t{640}, std::size_t{2880}})
+            for (std::size_t gs : {K, std::size_t{960}}) {
+                if (K % gs) continue;
+                const bool zp = is_integer_weight(t);
+                const std::size_t N = 40, G = K / gs;
+                Weights w;
+                w.w = Tensor(t, {1, N, K});
+                for (std::size_t i = 0; i < w.w.nbytes(); ++i) {
+                    unsigned char b = static_cast<unsigned char>(rng());
+                    if (t == DType::f8e4m3 && (b & 0x7f) == 0x7f) b ^= 1;     // not NaN
+                    if (t == DType::f8e5m2 && (b & 0x7c) == 0x7c) b ^= 0x40;  // not infinite or NaN
+                    w.w.data()[i] = b;
+                }
+                w.scale = Tensor(DType::f32, {1, N, G});
+                w.zero = Tensor(t, {1, N, G});
+                for (std::size_t i = 0; i < N * G; ++i) {
+                    w.scale.set(i, std::ldexp(1.0 + (rng() % 1000) / 1000.0, static_cast<int>(rng() % 9) - 8));
+                    const int z = static_cast<int>(rng() % 16);
+                    if (zp) w.zero.set(i, t == DType::i8 ? z - 8 : z);
+                }
+                const WeightView W = w.view(0, zp);
+                for (std::size_t M : {std::size_t{1}, std::size_t{2}, std::size_t{3}}) {
+                    CAPTURE(dtype_name(t));
+                    CAPTURE(K);
+                    CAPTURE(gs);
+                    CAPTURE(M);
+                    std::vector<float> A(M * K), C1(M * N), C2(M * N);
+                    for (float& a : A) a = static_cast<float>(nd(rng) * (1.0 + std::ldexp(1.0, -20)));  // not bf16
+                    CHECK_FALSE(compressed_uses_bf16_dot(A.data(), M, K, W));
+                    compressed_gemm(A.data(), M, K, W, N, C1.data(), N, 1);
+                    check_against_f64(A, M, W, C1);
+                    compressed_gemm(A.data(), M, K, W, N, C2.data(), N, 2);
+                    CHECK(C1 == C2);  // threads
+                }
+            }
+}
