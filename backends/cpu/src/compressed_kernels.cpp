@@ -81,14 +81,18 @@ MOE_AVX512 inline __m512 nibble_table(DType t) {
 }
 
 // E4M3 codes (16 bytes) to floats: the 7 magnitude bits placed in an IEEE half (exponent bits
-// 10-13, mantissa 7-9) is the value times 2^-8, subnormals included; S.1111.111 is the NaN.
+// 10-13, mantissa 7-9) is the value times 2^-8, subnormals included; S.1111.111 is the NaN. The
+// half is the code shifted to the top of a word and arithmetically back by one (the sign lands in
+// bits 15 and 14, the magnitude in 7-13), bit 14 cleared: three operations where masking the
+// sign and the magnitude apart took five.
 MOE_AVX512 __attribute__((always_inline)) inline __m512 e4m3_16(const unsigned char* p) {
     const __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    const __m256i mag = _mm256_and_si256(w, _mm256_set1_epi16(0x7f));
-    const __m256i sign = _mm256_slli_epi16(_mm256_and_si256(w, _mm256_set1_epi16(0x80)), 8);
-    const __m256i half = _mm256_or_si256(_mm256_slli_epi16(mag, 7), sign);
+    const __m256i half = _mm256_and_si256(_mm256_srai_epi16(_mm256_slli_epi16(w, 8), 1),
+                                          _mm256_set1_epi16(static_cast<short>(0xbfff)));
     const __m512 v = _mm512_mul_ps(_mm512_cvtph_ps(half), _mm512_set1_ps(256.0f));
-    const __mmask16 nan = _mm256_cmpeq_epi16_mask(mag, _mm256_set1_epi16(0x7f));
+    // NaN: the magnitude bits all set, bits 7-13 of the half
+    const __mmask16 nan = _mm256_cmpeq_epi16_mask(_mm256_and_si256(half, _mm256_set1_epi16(0x3f80)),
+                                                   _mm256_set1_epi16(0x3f80));
     return _mm512_mask_blend_ps(nan, v, _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN()));
 }
 
