@@ -41,7 +41,31 @@ static moe_conform_backend_v1_t table = {
     MOE_CONFORM_ABI_VERSION, sizeof(moe_conform_backend_v1_t), "bad_plugin", "a plugin wrong in one way",
     NULL, 0, availability, NULL, precision, NULL, run, NULL};
 
-#if defined(NO_SYMBOL)
+#if defined(V2_BAD_DEQUANT)
+/* Version 2 (beside version 1): a precision whose dequantisation type is not a floating type. */
+static int precision_v2(void* state, int32_t data_type, moe_precision_v2* out) {
+    (void)state;
+    (void)data_type;
+    out->compute = MOE_F32;
+    out->storage = MOE_F32;
+    out->output = -1;
+    out->dequant = MOE_U8;
+    return MOE_OK;
+}
+
+static int run_v2(void* state, const moe_problem_v2* p, moe_outputs_v1* o, char* err, size_t size) {
+    return run(state, &p->base, o, err, size);
+}
+
+static moe_conform_backend_v2_t table_v2 = {
+    MOE_CONFORM_ABI_VERSION_2, sizeof(moe_conform_backend_v2_t), "bad_plugin", "a plugin wrong in one way",
+    NULL, 0, availability, NULL, precision_v2, NULL, run_v2, NULL};
+
+const moe_conform_backend_v2_t* moe_conform_backend_v2(void) { return &table_v2; }
+/* Both symbols: the host must take version 2 (and then refuse its precision); the version-1
+ * table alone would load. */
+const moe_conform_backend_v1_t* moe_conform_backend_v1(void) { return &table; }
+#elif defined(NO_SYMBOL)
 const void* not_a_backend_table(void) { return &table; }
 #elif defined(V3_ONLY)
 const moe_conform_backend_v1_t* moe_conform_backend_v3(void) { return &table; }

@@ -31,6 +31,7 @@ TEST_CASE("plugins that cannot be used are refused with exit 2 and the fault nam
         {"bad_version", "its moe_conform_backend_v1 table says ABI version 3, not 1"},
         {"v3_only", "built for moe-conform backend ABI version 3 (moe_conform_backend_v3); this moe-conform speaks versions 1 and 2"},
         {"v2_with_v1_table", "its moe_conform_backend_v2 table says ABI version 1, not 2"},
+        {"v2_bad_dequant", "precision(f64) declares u8, not a floating type"},
         {"no_symbol", "exports no moe_conform_backend_v2 or moe_conform_backend_v1 function"},
         {"small_struct", "built against another backend_abi.h"},
         {"no_run", "has no run function"},
