@@ -130,13 +130,14 @@ MOE_AVX512 __attribute__((always_inline)) inline void decode32(const unsigned ch
 // of latency per 32 weights, a bound at T = 1: u8 per channel from L2 on one Zen 5 thread 20 ->
 // 34 GB/s of codes). Short groups need no more chains: the next group's is independent.
 constexpr int kLongGroup = -1;
-constexpr std::size_t kLongGroupSize = 512;
+constexpr std::size_t kLongGroupSize = 512;  // 16 chunks: every chain gets one at least
 
 template <DType T, int M, bool ZP, int CH>
 MOE_AVX512 inline void decode_group(const float* A, std::size_t lda, const unsigned char* row, std::size_t k0,
                                     std::size_t chunks, __m512 table, float s, float z, __m512 (&acc)[M]) {
     constexpr std::size_t chunk_bytes = is_nibble(T) ? 16 : 32;
     constexpr int P = CH == kLongGroup && M <= 2 ? 4 / M : 1;
+    static_assert(kLongGroupSize / 32 >= 4, "a long group starts every chain");
     const std::size_t count = CH > 0 ? static_cast<std::size_t>(CH) : chunks;
     __m512 part[M][P];
     const __m512 zv = _mm512_set1_ps(z);
@@ -168,14 +169,12 @@ MOE_AVX512 inline void decode_group(const float* A, std::size_t lda, const unsig
             part[m][j] = _mm512_fmadd_ps(hi, _mm512_loadu_ps(a + 16), even);
         }
     };
-    const std::size_t started = std::min<std::size_t>(count, P);  // chains with a chunk
     if constexpr (P == 1) {
 #pragma GCC unroll 4
         for (std::size_t c = 0; c < count; ++c) chunk(c, 0, c == 0);
     } else {
 #pragma GCC unroll 4
-        for (int j = 0; j < P; ++j)
-            if (static_cast<std::size_t>(j) < count) chunk(j, j, true);
+        for (int j = 0; j < P; ++j) chunk(j, j, true);
         std::size_t c = P;
         for (; c + P <= count; c += P)
 #pragma GCC unroll 4
@@ -189,8 +188,7 @@ MOE_AVX512 inline void decode_group(const float* A, std::size_t lda, const unsig
     for (int m = 0; m < M; ++m) {
         __m512 sum = part[m][0];
 #pragma GCC unroll 4
-        for (int j = 1; j < P; ++j)
-            if (static_cast<std::size_t>(j) < started) sum = _mm512_add_ps(sum, part[m][j]);
+        for (int j = 1; j < P; ++j) sum = _mm512_add_ps(sum, part[m][j]);
         acc[m] = _mm512_fmadd_ps(sv, sum, acc[m]);
     }
 }
