@@ -259,7 +259,7 @@ TEST_CASE("opencl prepare(): weights uploaded once and reused for the same probl
 
 TEST_CASE("opencl, compressed weights: decode tiles in moe_gemm_compressed_rows, 1 to 8 rows") {
     // H = I = 64: K and the group sizes 16, 32 are multiples of 16, so the few-row tiles run in
-    // moe_gemm_compressed_rows* (lane groups on the GPU bodies, a work-item per column on a CPU);
+    // moe_gemm_compressed_rows* (lane groups on the GPU bodies, 4 columns a work-item on a CPU);
     // groups of 8 do not, and run in moe_gemm_compressed. Per channel with I = 40: the first
     // GEMM (K = 64) runs in moe_gemm_compressed_rows* with N = 40 or 80 columns, not a multiple of
     // a work-group's 16 (one scale row shared by all N in one of them), the down GEMM (K = 40) in
@@ -300,5 +300,103 @@ TEST_CASE("opencl, compressed weights: decode tiles in moe_gemm_compressed_rows,
                 CHECK(test::verdict(test::golden_case(p), b.run(p, false).output, b.precision_for(p)) == "PASS");
                 const auto times = b.last_kernel_times();
                 CHECK(times.count("moe_gemm_compressed_rows") == (w.gs % 16 == 0 ? 1u : 0u));
+            }
+}
+
+TEST_CASE("opencl, compressed weights: rows of 16 groups and more (the parameters read 16 at a time)") {
+    // The few-row kernels' CPU body reads a row's scales and zero points 16 groups at a time with
+    // vector conversions, and the last (groups % 16) one at a time; the other cases' rows have
+    // fewer than 16 groups. H = 544 in groups of 16: 34 groups a row of the first GEMM (two
+    // vector reads and two single ones); in groups of 32: 17; H = 512 in groups of 32: 16 (one
+    // vector read). Every
+    // scale type and zero-point type the conversions take; the f16 scales of the first GEMM
+    // scaled by 2^-12, most of them subnormal (their own branch of the f16 conversion), so a
+    // wrong exponent there fails the case.
+    backends::OpenclBackend b;
+    REQUIRE_MESSAGE(b.availability().available, b.availability().reason);
+    using ZP = generator::CompressionSpec::ZeroPoint;
+    struct W {
+        DType type;
+        std::size_t H, gs;
+        DType scale;
+        ZP zp;
+    };
+    const W weights[] = {{DType::u4, 544, 16, DType::f16, ZP::weight_type}, {DType::i4, 544, 16, DType::bf16, ZP::f16},
+                         {DType::i4, 512, 32, DType::f32, ZP::weight_type}, {DType::u8, 544, 16, DType::f32, ZP::weight_type},
+                         {DType::i8, 512, 32, DType::f16, ZP::weight_type}, {DType::u4, 512, 32, DType::bf16, ZP::none},
+                         {DType::f4e2m1, 544, 32, DType::f8e8m0, ZP::none}, {DType::f4e2m1, 512, 32, DType::f8e8m0, ZP::none}};
+    for (const W& w : weights)
+        for (std::size_t T : {1, 3}) {
+            auto spec = test::small_spec(ExpertType::gemm3_swiglu, Convention::openvino, T, w.H, 64, 4, 2, DType::f32);
+            generator::CompressionSpec cs;
+            cs.type = w.type;
+            cs.group_size = w.gs;
+            cs.scale_dtype = w.scale;
+            cs.zero_point = w.zp;
+            spec.compression = cs;
+            Problem p = generator::synthesize(spec);
+            if (w.scale == DType::f16) {
+                Tensor& s = p.inputs.at(scale_input(kWeight0));
+                std::size_t subnormal = 0;
+                for (std::size_t i = 0; i < s.size(); ++i) {
+                    s.set(i, s.get(i) * 0x1p-12);
+                    subnormal += s.get(i) != 0 && std::fabs(s.get(i)) < 0x1p-14;
+                }
+                REQUIRE(subnormal > s.size() / 2);
+            }
+            CAPTURE(dtype_name(w.type));
+            CAPTURE(w.H);
+            CAPTURE(cs.group_size);
+            CAPTURE(dtype_name(w.scale));
+            CAPTURE(static_cast<int>(w.zp));
+            CAPTURE(T);
+            CHECK(test::verdict(test::golden_case(p), b.run(p, false).output, b.precision_for(p)) == "PASS");
+            CHECK(b.last_kernel_times().count("moe_gemm_compressed_rows") == 1u);
+        }
+}
+
+TEST_CASE("opencl, compressed weights: experts of more than 8 rows (prefill)") {
+    // On the CPU bodies every expert's rows run in moe_gemm_compressed_rows*, in pieces of at most
+    // 8 rows (8, 8, ..., then the rest in the 1, 2, 4 or 8-row kernel), each piece reading the
+    // expert's weights again; moe_gemm_compressed takes only what the few-row kernels cannot
+    // (groups of 8). The GPU bodies (MOE_OPENCL_GEMM=wide) keep blocks of rows in
+    // moe_gemm_compressed. Expert 0 takes every token, so it has T rows: 45 = 5 pieces of 8 and
+    // one of 5, 20 = 8 + 8 + 4; the other experts share the second choice.
+    backends::OpenclBackend b;
+    REQUIRE_MESSAGE(b.availability().available, b.availability().reason);
+    struct W {
+        DType type;
+        std::size_t gs;
+        bool zp;
+    };
+    const W weights[] = {{DType::u4, 32, true}, {DType::f4e2m1, 32, false}, {DType::i8, 0, false},
+                         {DType::f8e5m2, 16, false}, {DType::u4, 8, true}};
+    for (const W& w : weights)
+        for (std::size_t T : {20, 45})
+            for (ExpertType et : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
+                auto spec = test::small_spec(et, Convention::openvino, T, 64, 96, 4, 2, DType::f32);
+                spec.attributes = attributes_for(et, Convention::openvino, 1.702, 7.0);
+                generator::CompressionSpec cs;
+                cs.type = w.type;
+                cs.group_size = w.gs;
+                cs.scale_dtype = w.type == DType::f4e2m1 ? DType::f8e8m0 : DType::f16;
+                if (w.zp) cs.zero_point = generator::CompressionSpec::ZeroPoint::weight_type;
+                spec.compression = cs;
+                Problem p = generator::synthesize(spec);
+                // Expert 0 first in every token (the openvino convention routes by the indices as given).
+                Tensor& idx = p.inputs.at(kTopkIndices);
+                for (std::size_t t = 0; t < T; ++t)
+                    if (idx.get(t * 2 + 1) == 0) idx.set(t * 2 + 1, idx.get(t * 2));
+                for (std::size_t t = 0; t < T; ++t) idx.set(t * 2, 0);
+                CAPTURE(dtype_name(w.type));
+                CAPTURE(w.gs);
+                CAPTURE(T);
+                CAPTURE(static_cast<int>(et));
+                CHECK(test::verdict(test::golden_case(p), b.run(p, false).output, b.precision_for(p)) == "PASS");
+                const bool wide = b.description().find("GPU bodies") != std::string::npos;
+                const bool rows_ok = w.gs % 16 == 0;  // K = 64 and I = 96 are multiples of 16
+                const auto times = b.last_kernel_times();
+                CHECK(times.count("moe_gemm_compressed_rows") == (rows_ok ? 1u : 0u));
+                CHECK(times.count("moe_gemm_compressed") == (rows_ok && !wide ? 0u : 1u));
             }
 }

@@ -44,9 +44,14 @@ std::vector<std::size_t> expert_counts(const Tensor& indices, std::size_t expert
     return counts;
 }
 
+// The _nk1, _nk2, _nk4 or _nk (8 rows) kernel for a tile of n rows.
+int rows_variant(u32 n) { return n <= 1 ? 0 : n <= 2 ? 1 : n <= 4 ? 2 : 3; }
+
+bool wants_pieces(const Runtime& rt, const Weights& w) { return w.compressed && !rt.gemm().wide; }
+
 GemmPlan plan_gemm(const GemmConfig& c, const ExpertRows& er, bool rows_kn, bool f64, bool wrong_offset,
-                   std::vector<u32>& table) {
-    std::vector<u32> tiled, small, rows, f64_tiles, nk[4];
+                   std::vector<u32>& table, bool pieces) {
+    std::vector<u32> tiled, small, rows, f64_tiles, nk[4], piece[4];
     const u32 tm = c.tiled_tm(), ts = c.small_tm(), rtm = c.rows_tm(rows_kn);
     const u32 big_min = c.big_min(), small_min = c.small_min();
     for (std::size_t u = 0; u < er.used.size(); ++u) {
@@ -57,6 +62,11 @@ GemmPlan plan_gemm(const GemmConfig& c, const ExpertRows& er, bool rows_kn, bool
         const auto add = [&](std::vector<u32>& list, u32 r, u32 n) {
             list.insert(list.end(), {u32(e), a_row0 + r, row0 + r, n});
         };
+        if (pieces && !f64)
+            for (u32 r = 0; r < count; r += c.rows_mr) {
+                const u32 n = std::min(c.rows_mr, count - r);
+                add(piece[rows_variant(n)], r, n);
+            }
         u32 r = 0;
         if (f64) {
             for (; r < count; r += 16) add(f64_tiles, r, std::min<u32>(16, count - r));
@@ -77,7 +87,7 @@ GemmPlan plan_gemm(const GemmConfig& c, const ExpertRows& er, bool rows_kn, bool
         }
         for (; r < count; r += rtm) {
             const u32 n = std::min(rtm, count - r);
-            add(rows_kn ? rows : nk[n <= 1 ? 0 : n <= 2 ? 1 : n <= 4 ? 2 : 3], r, n);
+            add(rows_kn ? rows : nk[rows_variant(n)], r, n);
         }
     }
     GemmPlan plan;
@@ -86,6 +96,8 @@ GemmPlan plan_gemm(const GemmConfig& c, const ExpertRows& er, bool rows_kn, bool
     plan.rows_kn = append(table, rows);
     for (int v = 0; v < 4; ++v) plan.rows_nk[v] = append(table, nk[v]);
     plan.f64 = append(table, f64_tiles);
+    plan.has_pieces = pieces && !f64;
+    for (int v = 0; v < 4; ++v) plan.pieces[v] = append(table, piece[v]);
     return plan;
 }
 
@@ -103,27 +115,32 @@ void enqueue_gemm(const Runtime& rt, const Buffer& A, const Buffer& tiles, const
     if (w.compressed) {
         // The few-row tiles go to moe_gemm_compressed_rows* when each lane's 16 weights lie in one
         // group (K and the group size multiples of 16); every other tile (and every tile otherwise:
-        // the f32 ranges lie one after the other in the table) to moe_gemm_compressed.
+        // the f32 ranges lie one after the other in the table) to moe_gemm_compressed. With
+        // pieces (CPU bodies), every row goes to moe_gemm_compressed_rows* when it can.
         const bool rows_ok = K % 16 == 0 && w.groups && (K / w.groups) % 16 == 0;
+        const bool all_rows = rows_ok && plan.has_pieces && wants_pieces(rt, w);
         u32 count = plan.tiled.count + plan.small.count + plan.rows_kn.count;
         if (!rows_ok)
             for (const TileRange& r : plan.rows_nk) count += r.count;
-        if (count) {
+        if (count && !all_rows) {
             rt.args("moe_gemm_compressed", A, tiles, plan.tiled.first, N, K, w.nk, w.type, w.scale, w.scale_type,
                     w.zero, w.zero_type, i32(w.has_zero), w.groups, w.scale_rows, b, b_type, has_bias, C);
             const std::size_t global[2] = {(N + 63) / 64 * 64, count};
             rt.launch("moe_gemm_compressed", 2, global, nullptr, "moe_gemm_compressed");
         }
         if (!rows_ok) return;
-        // Work-group size and columns per work-group: MOE_CR_WG, MOE_CR_WG / MOE_CR_LG * MOE_CR_CPW.
-        const std::size_t wg = rt.gemm().wide ? 128 : 16, cols = 16;
+        // Work-group size and columns per work-group: MOE_CR_WG, MOE_CR_WG / MOE_CR_LG * MOE_CR_CPW
+        // (MOE_CR_CPW8 in the 8-row kernel on the CPU bodies).
+        const bool wide = rt.gemm().wide;
+        const std::size_t wg = wide ? 128 : 4;
         const char* name[4] = {"moe_gemm_compressed_rows1", "moe_gemm_compressed_rows2", "moe_gemm_compressed_rows4",
                                "moe_gemm_compressed_rows8"};
         for (int v = 0; v < 4; ++v) {
-            const TileRange& r = plan.rows_nk[v];
+            const TileRange& r = all_rows ? plan.pieces[v] : plan.rows_nk[v];
             if (r.count == 0) continue;
             rt.args(name[v], A, tiles, r.first, N, K, w.nk, w.type, w.scale, w.scale_type, w.zero, w.zero_type,
                     i32(w.has_zero), w.groups, w.scale_rows, b, b_type, has_bias, C);
+            const std::size_t cols = wide ? 16 : v == 3 ? 8 : 16;
             const std::size_t global[2] = {(N + cols - 1) / cols * wg, r.count}, local[2] = {wg, 1};
             rt.launch(name[v], 2, global, local, "moe_gemm_compressed_rows");
         }

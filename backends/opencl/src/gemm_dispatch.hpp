@@ -37,13 +37,24 @@ struct TileRange {
 // block goes to one partial small tile, which moe_gemm_small computes with the tiny body when it
 // has at most tiny_tm() rows; only experts of at most rows_mr rows in all go to the rows kernels.
 // f64: tiles of 16 rows for moe_gemm_f64.
+// pieces (only when asked for): every expert's rows again, in tiles of at most rows_mr rows sorted
+// like rows_nk, for compressed weights on the CPU bodies (enqueue_gemm).
 struct GemmPlan {
     TileRange tiled, small, rows_kn, rows_nk[4], f64;  // rows_nk: the _nk1, _nk2, _nk4, _nk kernels
+    TileRange pieces[4];
+    bool has_pieces = false;
 };
 // Appends the plan's tiles to `table`. rows_kn: moe_gemm_rows reads KN weights (no NK copy).
-// wrong_offset: the mutant whose second used expert reads A at the first's offset.
+// wrong_offset: the mutant whose second used expert reads A at the first's offset. pieces: also
+// lay out GemmPlan::pieces (not for f64).
 GemmPlan plan_gemm(const GemmConfig& c, const ExpertRows& r, bool rows_kn, bool f64, bool wrong_offset,
-                   std::vector<std::uint32_t>& table);
+                   std::vector<std::uint32_t>& table, bool pieces = false);
+
+// Whether enqueue_gemm wants GemmPlan::pieces for weights `w` on this runtime: compressed weights
+// on the CPU bodies, whose moe_gemm_compressed_rows* read each weight once per piece at 10-25
+// GB/s of codes where moe_gemm_compressed, one work-item per column, reads them at 0.03 GB/s
+// (gpt-oss-20b u4 at T = 512: 13.9 s against 0.53 s for f32 weights in the tiled kernels).
+bool wants_pieces(const Runtime& rt, const Weights& w);
 
 // C = A * W[e] (+ bias[e]) for every tile of the plan: A [rows, K] and C [rows, N] f32 (f64 when
 // the plan is f64's), A padded (pad_elems()); the table in `tiles`.

@@ -33,7 +33,8 @@ void ensure(const Runtime& rt, Buffer& b, std::size_t bytes, std::size_t pad = 0
 
 TileRange shifted(TileRange r, u32 by) { return {r.first + by, r.count}; }
 GemmPlan shifted(GemmPlan p, u32 by) {
-    for (TileRange* r : {&p.tiled, &p.small, &p.rows_kn, &p.rows_nk[0], &p.rows_nk[1], &p.rows_nk[2], &p.rows_nk[3], &p.f64})
+    for (TileRange* r : {&p.tiled, &p.small, &p.rows_kn, &p.rows_nk[0], &p.rows_nk[1], &p.rows_nk[2], &p.rows_nk[3], &p.f64,
+                         &p.pieces[0], &p.pieces[1], &p.pieces[2], &p.pieces[3]})
         *r = shifted(*r, by);
     return p;
 }
@@ -131,8 +132,10 @@ Output run_pipeline(const Runtime& rt, Workspace& ws, const Problem& p, bool wan
     const ExpertRows er = expert_rows(expert_counts(idx, d.E));
     const bool rows_kn = !dw.w0.has_nk;
     std::vector<u32> table;
-    const GemmPlan down_plan = plan_gemm(rt.gemm(), er, rows_kn, f64, false, table);
-    const GemmPlan first_plan = options.wrong_offset ? plan_gemm(rt.gemm(), er, rows_kn, f64, true, table) : down_plan;
+    const bool pieces = wants_pieces(rt, dw.w0) || wants_pieces(rt, dw.w1) || wants_pieces(rt, dw.w2);
+    const GemmPlan down_plan = plan_gemm(rt.gemm(), er, rows_kn, f64, false, table, pieces);
+    const GemmPlan first_plan =
+        options.wrong_offset ? plan_gemm(rt.gemm(), er, rows_kn, f64, true, table, pieces) : down_plan;
     clock.mark("plan");
 
     // 2. One upload: indices, routing weights, the tile table and (when small) the hidden states,

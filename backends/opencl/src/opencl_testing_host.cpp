@@ -42,9 +42,9 @@ std::vector<float> gemm_expert_rows(const Runtime& rt, const std::vector<float>&
     if (A.size() != M * K) throw std::invalid_argument("gemm_expert_rows: A is not (sum of counts) x K");
     Buffer d_a = rt.buffer(A.size() * sizeof(float), A.data(), rt.gemm().pad_elems() * sizeof(float));
     const Weights dw = device_weight(rt, w, kn);
-    const Weights db = bias ? device_tensor(rt, *bias) : Weights{rt.buffer(0), 0, {}, false};
+    const Weights db = bias ? device_tensor(rt, *bias) : Weights{};
     std::vector<u32> table;
-    const GemmPlan plan = plan_gemm(rt.gemm(), er, !dw.has_nk, false, false, table);
+    const GemmPlan plan = plan_gemm(rt.gemm(), er, !dw.has_nk, false, false, table, wants_pieces(rt, dw));
     Buffer d_table = rt.buffer(table.size() * sizeof(u32), table.data());
     Buffer out = rt.buffer(M * N * sizeof(float));
     enqueue_gemm(rt, d_a, d_table, plan, u32(N), u32(K), dw, bias ? &db : nullptr, out);

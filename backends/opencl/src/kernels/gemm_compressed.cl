@@ -88,29 +88,37 @@ __kernel void moe_gemm_compressed(__global const float* restrict A, __global con
 }
 
 // moe_gemm_compressed_rows{1,2,4,8}: the few-row tiles (decode: at most 1, 2, 4 or 8 rows of one
-// expert) when every lane's slice lies in one group (K and K / groups multiples of 16, checked on
-// the host). Lane groups of MOE_CR_LG work-items share an output column n (a work-group of
-// MOE_CR_WG work-items covers MOE_CR_WG / MOE_CR_LG columns): lane j reads stored elements
-// k = 16j .. 16j + 15 of the weight row, then 16 * MOE_CR_LG further on, ..., one 8-byte load of
-// 4-bit codes or one 16-byte load of 8-bit codes, so the lanes of a GPU warp read consecutive
-// bytes of the row (moe_gemm_compressed's work-items read addresses a row apart). Each weight is
-// decoded once, W_f = (q - z) s in f32 as in moe_gemm_compressed (the slice's scale and zero
-// point loaded once), and used by every row of the tile. The lanes' partial sums meet in local
-// memory, as in moe_gemm_rows_nk_wide. The weight type is a constant in each branch of the
-// kernel's switch, so every decode is specialised.
-#ifndef MOE_CR_LG
+// expert) when every 16-element slice of a row lies in one group (K and K / groups multiples of 16,
+// checked on the host). Each weight is decoded once, W_f = (q - z) s in f32 as in
+// moe_gemm_compressed (exact q - z, one rounding of the product; the slice's scale and zero point
+// loaded once), and used by every row of the tile. Two bodies, for the two kinds of device
+// (gemm_config.cpp); a work-group covers 16 output columns in both:
+// - GPUs (MOE_GEMM_WIDE): lane groups of MOE_CR_LG work-items share MOE_CR_CPW output columns
+//   (a work-group of MOE_CR_WG work-items covers MOE_CR_WG / MOE_CR_LG * MOE_CR_CPW): lane j reads
+//   stored elements k = 16j .. 16j + 15 of each weight row, then 16 * MOE_CR_LG further on, one
+//   8-byte load of 4-bit codes or one 16-byte load of 8-bit codes, so the lanes of a warp read
+//   consecutive bytes of a row. The lanes' partial sums meet in local memory, as in
+//   moe_gemm_rows_nk_wide.
+// - CPUs: a work-item takes MOE_CR_CPW columns (2 in the 8-row kernel, whose 8 x 4 float16
+//   accumulators would fill every vector register: gpt-oss-20b u4 at T = 512, 8-row pieces, 739
+//   ms against 868 with 4) and walks their rows in 16-element slices held in float16 vectors (decoded with vector operations: nibbles interleaved by one byte shuffle, E2M1
+//   by a 16-entry table shuffle, FP8 by assembling the f32 bits), 16 partial sums a row and column
+//   summed at the end. A work-item per column whose scalar decode PoCL spread across work-items
+//   (gathers of bytes a row apart) read 0.6 GB/s of codes.
+// The weight type is a constant in each branch of the kernel's switch, so every decode is
+// specialised.
 #if MOE_GEMM_WIDE
 #define MOE_CR_LG 32
 #define MOE_CR_WG 128
 #define MOE_CR_CPW 4
+#if MOE_CR_WG % MOE_CR_LG || MOE_CR_CPW > 4 || MOE_CR_LG < 2
+#error "moe_gemm_compressed_rows: whole lane groups per work-group"
+#endif
 #else
 #define MOE_CR_LG 1
-#define MOE_CR_WG 16
-#define MOE_CR_CPW 1
-#endif
-#endif
-#if MOE_CR_WG % MOE_CR_LG || MOE_CR_CPW > 4
-#error "moe_gemm_compressed_rows: whole lane groups per work-group"
+#define MOE_CR_WG 4
+#define MOE_CR_CPW 4
+#define MOE_CR_CPW8 2
 #endif
 
 // The value of a code of a constant type: exact, by assembling the f32 bits (no ldexp).
@@ -155,6 +163,7 @@ inline void moe_codes16(__global const uchar* restrict W, ulong i, const int typ
     }
 }
 
+#if MOE_GEMM_WIDE
 inline void moe_gemm_compressed_rows_body(__global const float* restrict A, __global const uint* restrict t, uint N,
                                           uint K, __global const uchar* restrict W, const int w_type,
                                           __global const uchar* restrict S, int s_type,
@@ -162,7 +171,7 @@ inline void moe_gemm_compressed_rows_body(__global const float* restrict A, __gl
                                           uint scale_rows, __global const uchar* restrict bias, int b_type,
                                           int has_bias, __global float* restrict C, const uint MR,
                                           __local float* red) {
-    const uint LG = MOE_CR_LG, G = MOE_CR_WG / MOE_CR_LG, GP = LG + (LG > 1);  // a group's slot in `red`, padded
+    const uint LG = MOE_CR_LG, G = MOE_CR_WG / MOE_CR_LG, GP = LG + 1;  // a group's slot in `red`, padded
     const uint CPW = MOE_CR_CPW, GC = G * CPW;  // columns per lane group and per work-group
     const uint l = get_local_id(0), lane = l % LG, g = l / LG;
     const uint expert = t[0], a_row0 = t[1], c_row0 = t[2], rows = t[3];
@@ -207,18 +216,6 @@ inline void moe_gemm_compressed_rows_body(__global const float* restrict A, __gl
             }
         }
     }
-    if (LG == 1) {
-#pragma unroll
-        for (uint c = 0; c < CPW; ++c) {
-            const uint n = n0 + c;
-            if (n >= N) continue;
-            const float bv = has_bias ? moe_load(bias, (ulong)expert * N + n, b_type) : 0.0f;
-#pragma unroll
-            for (uint i = 0; i < MR; ++i)
-                if (i < rows) C[(ulong)(c_row0 + i) * N + n] = acc[i][c] + bv;
-        }
-        return;
-    }
 #pragma unroll
     for (uint i = 0; i < MR; ++i)
 #pragma unroll
@@ -233,6 +230,166 @@ inline void moe_gemm_compressed_rows_body(__global const float* restrict A, __gl
         C[(ulong)(c_row0 + i) * N + n] = sum + (has_bias ? moe_load(bias, (ulong)expert * N + n, b_type) : 0.0f);
     }
 }
+
+#else  // CPU body
+
+// Elements k .. k + 15 of a weight row (k a multiple of 16) as W_f = (q - z) s, in element order.
+// Inlined by force: PoCL otherwise keeps it a call, whose type switch then runs per slice.
+__attribute__((always_inline)) inline float16 moe_values16(__global const uchar* restrict W, ulong i, const int type, float z, float s) {
+    float16 v;
+    if (type == MOE_U4 || type == MOE_I4 || type == MOE_F4E2M1) {
+        // 8 bytes, element 2b in the low nibble of byte b: the low and the high nibbles interleaved
+        // (a swizzle, not shuffle2: PoCL's shuffle is a library call)
+        const uchar8 b = vload8(0, W + (i >> 1)), lo = b & (uchar8)15, hi = b >> (uchar8)4;
+        const uchar16 q = (uchar16)(lo.s0, hi.s0, lo.s1, hi.s1, lo.s2, hi.s2, lo.s3, hi.s3, lo.s4, hi.s4, lo.s5,
+                                    hi.s5, lo.s6, hi.s6, lo.s7, hi.s7);
+        if (type == MOE_U4) {
+            v = convert_float16(q);
+        } else if (type == MOE_I4) {
+            v = convert_float16(as_char16(q << (uchar16)4) >> (char16)4);
+        } else {  // E2M1: twice the magnitude (0, 1, 2, 3, 4, 6, 8, 12) from a nibble table in one
+                  // word, halved (exact), the sign or-ed in
+            const uint16 c = convert_uint16(q), twice = ((uint16)(0xC8643210u) >> ((c & 7u) << 2)) & 15u;
+            v = as_float16(as_uint16(convert_float16(twice) * 0.5f) | ((c & 8u) << 28));
+        }
+    } else {
+        const uchar16 q = vload16(0, W + i);
+        if (type == MOE_U8) {
+            v = convert_float16(q);
+        } else if (type == MOE_I8) {
+            v = convert_float16(as_char16(q));
+        } else {
+            // FP8: the f32 bits assembled (normal values), subnormals as m * 2^-9 or 2^-16, the
+            // specials selected, the sign or-ed in last.
+            const uint16 c = convert_uint16(q);
+            const uint16 sign = (c & 0x80u) << 24;
+            if (type == MOE_F8E4M3) {
+                const uint16 e = (c >> 3) & 15u, m = c & 7u;
+                const float16 normal = as_float16(((e + 120u) << 23) | (m << 20));
+                v = select(normal, convert_float16(m) * 0x1p-9f, as_int16(e == 0u));
+                v = select(v, (float16)(NAN), as_int16((e == 15u) & (m == 7u)));
+            } else {  // E5M2
+                const uint16 e = (c >> 2) & 31u, m = c & 3u;
+                const float16 normal = as_float16(((e + 112u) << 23) | (m << 21));
+                v = select(normal, convert_float16(m) * 0x1p-16f, as_int16(e == 0u));
+                v = select(v, select((float16)(INFINITY), (float16)(NAN), as_int16(m != 0u)), as_int16(e == 31u));
+            }
+            v = as_float16(as_uint16(v) | sign);
+        }
+    }
+    return (v - z) * s;
+}
+
+// count (at most 16) scales or zero points from index i into out, as moe_param reads them. Sixteen
+// at a time with vector operations for the types scales and zero points come in (f32, f16, bf16,
+// E8M0; the integer weight types), else one at a time: the scalar reads, with their type switch,
+// took four fifths of the kernel's time on gpt-oss-20b's groups of 32.
+__attribute__((always_inline)) inline void moe_params16(__global const uchar* restrict p, ulong i, uint count,
+                                                        int type, float* out) {
+    const bool nibbles = type == MOE_U4 || type == MOE_I4;
+    if (count == 16 && (!nibbles || i % 2 == 0)) {
+        float16 v;
+        if (type == MOE_F32) {
+            v = vload16(0, (__global const float*)p + i);
+        } else if (type == MOE_F16) {  // the f32 bits assembled: exact
+            const uint16 h = convert_uint16(vload16(0, (__global const ushort*)p + i));
+            const uint16 e = (h >> 10) & 31u, m = h & 0x3ffu, sign = (h & 0x8000u) << 16;
+            v = as_float16(((e + 112u) << 23) | (m << 13));
+            v = select(v, convert_float16(m) * 0x1p-24f, as_int16(e == 0u));
+            v = select(v, as_float16((uint16)(0x7f800000u) | (m << 13)), as_int16(e == 31u));
+            v = as_float16(as_uint16(v) | sign);
+        } else if (type == MOE_BF16) {
+            v = as_float16(convert_uint16(vload16(0, (__global const ushort*)p + i)) << 16);
+        } else if (type == MOE_F8E8M0) {  // 2^(c - 127); c = 0 is 2^-127 (subnormal), 255 NaN
+            const uint16 c = convert_uint16(vload16(0, p + i));
+            v = select(as_float16(c << 23), (float16)(0x1p-127f), as_int16(c == 0u));
+            v = select(v, (float16)(NAN), as_int16(c == 255u));
+        } else if (type == MOE_U8) {
+            v = convert_float16(vload16(0, p + i));
+        } else if (type == MOE_I8) {
+            v = convert_float16(as_char16(vload16(0, p + i)));
+        } else if (nibbles) {
+            const uchar8 b = vload8(0, p + i / 2), lo = b & (uchar8)15, hi = b >> (uchar8)4;
+            const uchar16 q = (uchar16)(lo.s0, hi.s0, lo.s1, hi.s1, lo.s2, hi.s2, lo.s3, hi.s3, lo.s4, hi.s4, lo.s5,
+                                        hi.s5, lo.s6, hi.s6, lo.s7, hi.s7);
+            v = type == MOE_U4 ? convert_float16(q) : convert_float16(as_char16(q << (uchar16)4) >> (char16)4);
+        } else {
+            for (uint j = 0; j < 16; ++j) out[j] = moe_param(p, i + j, type);
+            return;
+        }
+        vstore16(v, 0, out);
+        return;
+    }
+    for (uint j = 0; j < count; ++j) out[j] = moe_param(p, i + j, type);
+}
+
+inline void moe_gemm_compressed_rows_body(__global const float* restrict A, __global const uint* restrict t, uint N,
+                                          uint K, __global const uchar* restrict W, const int w_type,
+                                          __global const uchar* restrict S, int s_type,
+                                          __global const uchar* restrict Z, int z_type, int has_zero, uint groups,
+                                          uint scale_rows, __global const uchar* restrict bias, int b_type,
+                                          int has_bias, __global float* restrict C, const uint MR,
+                                          __local float* red) {
+    const uint CPW = MR == 8 ? MOE_CR_CPW8 : MOE_CR_CPW;
+    const uint expert = t[0], a_row0 = t[1], c_row0 = t[2], rows = t[3];
+    const uint n0 = get_global_id(0) * CPW;  // this work-item's columns n0 .. n0 + CPW - 1
+    const uint gs = K / groups;
+    ulong w_row[4], p_row[4];
+#pragma unroll
+    for (uint c = 0; c < CPW; ++c) {
+        const uint nc = min(n0 + c, N - 1);
+        w_row[c] = ((ulong)expert * N + nc) * K;
+        p_row[c] = ((ulong)expert * scale_rows + (scale_rows == 1 ? 0 : nc)) * groups;
+    }
+    __global const float* a_rows[8];
+#pragma unroll
+    for (uint i = 0; i < MR; ++i) a_rows[i] = A + (ulong)(a_row0 + min(i, rows - 1)) * K;
+    float16 acc[8][4];
+#pragma unroll
+    for (uint i = 0; i < MR; ++i)
+#pragma unroll
+        for (uint c = 0; c < CPW; ++c) acc[i][c] = (float16)(0.0f);
+    for (uint g0 = 0; g0 < groups; g0 += 16) {
+        // The next 16 groups' scales and zero points of the CPW columns
+        const uint ng = min(16u, groups - g0);
+        float sg[4][16], zg[4][16];
+#pragma unroll
+        for (uint c = 0; c < CPW; ++c) {
+            moe_params16(S, p_row[c] + g0, ng, s_type, sg[c]);
+            if (has_zero) moe_params16(Z, p_row[c] + g0, ng, z_type, zg[c]);
+        }
+        for (uint g = g0; g < g0 + ng; ++g) {
+            float16 w[4];
+            for (uint k = g * gs; k < (g + 1) * gs; k += 16) {
+#pragma unroll
+                for (uint c = 0; c < CPW; ++c)
+                    w[c] = moe_values16(W, w_row[c] + k, w_type, has_zero ? zg[c][g - g0] : 0.0f, sg[c][g - g0]);
+#pragma unroll
+                for (uint i = 0; i < MR; ++i) {
+                    const float16 a = vload16(0, a_rows[i] + k);
+#pragma unroll
+                    for (uint c = 0; c < CPW; ++c) acc[i][c] = fma(a, w[c], acc[i][c]);
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (uint c = 0; c < CPW; ++c) {
+        const uint n = n0 + c;
+        if (n >= N) continue;
+        const float bv = has_bias ? moe_load(bias, (ulong)expert * N + n, b_type) : 0.0f;
+#pragma unroll
+        for (uint i = 0; i < MR; ++i) {
+            if (i >= rows) continue;
+            const float16 v = acc[i][c];
+            const float8 h8 = v.lo + v.hi;
+            const float4 h4 = h8.lo + h8.hi;
+            const float2 h2 = h4.lo + h4.hi;
+            C[(ulong)(c_row0 + i) * N + n] = h2.lo + h2.hi + bv;
+        }
+    }
+}
+#endif
 
 #define MOE_CR_CASE(T)                                                                                          \
     case T:                                                                                                     \
