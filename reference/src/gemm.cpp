@@ -94,7 +94,8 @@ void gemm_abt(const PaddedMatrix& a, const PaddedMatrix& b, double* c, std::size
     const std::size_t m_items = (a.rows + kTileRows - 1) / kTileRows;
     const std::size_t n_items = (b.rows + n_block - 1) / n_block;
     const long long items = static_cast<long long>(m_items * n_items);
-#pragma omp parallel for schedule(dynamic, 4) num_threads(threads) if (threads > 1 && items > 1)
+    const bool parallel = threads > 1 && items > 1 && a.rows * b.rows * a.cols >= kParallelMacs;
+#pragma omp parallel for schedule(dynamic, 4) num_threads(threads) if (parallel)
     for (long long it = 0; it < items; ++it) {
         // n-block outer so that consecutive items reuse the same B block.
         const std::size_t nb = static_cast<std::size_t>(it) / m_items;

@@ -6,6 +6,7 @@
 
 #include "moe/backends/cpu_backend.hpp"
 #include "conformance_check.hpp"
+#include "parallel_work.hpp"
 #include "small_cases.hpp"
 
 using namespace moe;
@@ -34,18 +35,22 @@ TEST_CASE("cpu passes the conformance comparison: both expert types, conventions
 }
 
 TEST_CASE("cpu: 1 and 2 threads give bit-identical outputs and stages, weights in place or prepared") {
+    // Experts side by side (150, 8, 3); all threads on each expert's GEMM: few experts with many
+    // rows (600, 2, 1) and decode (1, 8, 2). Every size is above the work under which a loop
+    // stays on the calling thread (parallel_work.hpp), decode's one-row GEMMs included.
     struct Size {
-        std::size_t T, E, K;  // experts side by side (150, 8, 3); all threads on each expert's GEMM:
-    };                        // few experts with many rows (600, 2, 1) and decode (1, 8, 2)
+        std::size_t T, E, K, H = 96, I = 40;
+    };
     for (auto type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
         for (auto dtype : {DType::f32, DType::bf16, DType::f16}) {
-            for (Size z : {Size{150, 8, 3}, Size{600, 2, 1}, Size{1, 8, 2}}) {
+            for (Size z : {Size{150, 8, 3}, Size{600, 2, 1}, Size{1, 8, 2, 1024, 384}}) {
+                REQUIRE(z.T * z.K * z.H * z.I >= backends::cpu::kMinParallelWork);
                 for (bool prepared : {false, true}) {
                     CAPTURE(expert_type_name(type));
                     CAPTURE(dtype_name(dtype));
                     CAPTURE(z.T);
                     CAPTURE(prepared);
-                    const Problem p = test::small_problem(type, Convention::openvino, z.T, 96, 40, z.E, z.K, dtype);
+                    const Problem p = test::small_problem(type, Convention::openvino, z.T, z.H, z.I, z.E, z.K, dtype);
                     CpuBackend one(CpuOptions{1}), two(CpuOptions{2});
                     if (prepared) {
                         one.prepare(p);

@@ -14,6 +14,7 @@
 #include "conformance_check.hpp"
 #include "cpu_features.hpp"
 #include "element_convert.hpp"
+#include "parallel_work.hpp"
 #include "moe/backends/cpu_backend.hpp"
 #include "moe/generator/synthesize.hpp"
 #include "moe/spec/compression.hpp"
@@ -25,8 +26,9 @@ using moe::backends::CpuOptions;
 
 namespace {
 
-Problem compressed_problem(ExpertType type, DType wtype, std::size_t gs, bool zp, std::size_t T, DType data = DType::f32) {
-    auto spec = test::small_spec(type, Convention::openvino, T, 64, 64, 4, 2, data);
+Problem compressed_problem(ExpertType type, DType wtype, std::size_t gs, bool zp, std::size_t T, DType data = DType::f32,
+                           std::size_t H = 64, std::size_t I = 64) {
+    auto spec = test::small_spec(type, Convention::openvino, T, H, I, 4, 2, data);
     spec.attributes = attributes_for(type, Convention::openvino, 1.702, 7.0);
     generator::CompressionSpec cs;
     cs.type = wtype;
@@ -66,6 +68,28 @@ TEST_CASE("cpu, compressed weights: every type, decode kernels and the portable 
                         CHECK(one == two);  // threads, and prepare() (decode keeps the stored bytes)
                     }
                 }
+            }
+}
+
+TEST_CASE("cpu, compressed weights: 1 and 2 threads bit-identical on experts above the parallel bound") {
+    // The cases above are small enough that every loop stays on the calling thread
+    // (parallel_work.hpp); these are not: H = I = 512, so even a one-row GEMM (512 x 1024 or 1024
+    // x 512 weights) splits its rows between the threads. Decode (1, 3 rows) and prefill sizes,
+    // f32 and bf16 data (the f32 decode kernels and the bf16 dot kernels).
+    const std::size_t H = 512, I = 512;
+    REQUIRE(H * I >= backends::cpu::kMinParallelWork);
+    for (DType t : {DType::u8, DType::i8, DType::u4, DType::i4, DType::f4e2m1, DType::f8e4m3, DType::f8e5m2})
+        for (DType data : {DType::f32, DType::bf16})
+            for (std::size_t T : {std::size_t{1}, std::size_t{3}, std::size_t{40}}) {
+                const bool zp = is_integer_weight(t);
+                const Problem p = compressed_problem(ExpertType::gemm3_swiglu, t, 32, zp, T, data, H, I);
+                CAPTURE(dtype_name(t));
+                CAPTURE(dtype_name(data));
+                CAPTURE(T);
+                Tensor one, two;
+                CHECK(cpu_verdict(p, 1, false, &one) == "PASS");
+                CHECK(cpu_verdict(p, 2, false, &two) == "PASS");
+                CHECK(one == two);
             }
 }
 

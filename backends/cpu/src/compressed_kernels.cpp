@@ -15,6 +15,7 @@
 #include "compressed_values.hpp"
 #include "cpu_features.hpp"
 #include "lane_masks.hpp"
+#include "parallel_work.hpp"
 
 namespace moe::backends::cpu {
 
@@ -384,7 +385,8 @@ template void dequantize_rows<double>(const WeightView&, std::size_t, std::size_
 void dequantize_expert_f32(const WeightView& W, float* out, int threads) {
     constexpr std::size_t kRows = 64;
     const long long blocks = static_cast<long long>((W.N + kRows - 1) / kRows);
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && blocks > 1)
+    const bool parallel = threads > 1 && blocks > 1 && W.N * W.K >= kMinParallelWork;
+#pragma omp parallel for schedule(static) num_threads(threads) if (parallel)
     for (long long b = 0; b < blocks; ++b) {
         const std::size_t n0 = static_cast<std::size_t>(b) * kRows;
         dequantize_rows(W, n0, std::min(kRows, W.N - n0), out + n0 * W.K);
@@ -425,7 +427,8 @@ void compressed_gemm(const float* A, std::size_t M, std::size_t lda, const Weigh
     // dealt out one at a time they ran into the other thread's, and every item started cold).
     constexpr std::size_t kRowsPerItem = 32;
     const long long items = static_cast<long long>((N + kRowsPerItem - 1) / kRowsPerItem);
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && items > 1)
+    const bool parallel = threads > 1 && items > 1 && M * N * W.K >= kMinParallelWork;
+#pragma omp parallel for schedule(static) num_threads(threads) if (parallel)
     for (long long it = 0; it < items; ++it) {
         const std::size_t n0 = static_cast<std::size_t>(it) * kRowsPerItem, n1 = std::min(N, n0 + kRowsPerItem);
         if (dot) dot_rows(x, M, W, C, ldc, n0, n1);

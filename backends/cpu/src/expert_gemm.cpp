@@ -8,6 +8,7 @@
 #include "element_convert.hpp"
 #include "f64_gemm.hpp"
 #include "onednn_matmul.hpp"
+#include "parallel_work.hpp"
 #include "small_m_kernels.hpp"
 #include "weight_view.hpp"
 
@@ -36,7 +37,8 @@ void small_m_path(const float* A, std::size_t M, std::size_t lda, const WeightVi
     const std::size_t row_blocks = (M + kSmallM - 1) / kSmallM;
     const std::size_t col_blocks = (N + kCols - 1) / kCols;
     const long long items = static_cast<long long>(row_blocks * col_blocks);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (threads > 1 && items > 1)
+    const bool parallel = threads > 1 && items > 1 && M * N * W.K >= kMinParallelWork;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (parallel)
     for (long long it = 0; it < items; ++it) {
         const std::size_t cb = static_cast<std::size_t>(it) / row_blocks, rb = static_cast<std::size_t>(it) % row_blocks;
         const std::size_t m0 = rb * kSmallM, n0 = cb * kCols;

@@ -9,6 +9,7 @@
 
 #include "activation_kernels.hpp"
 #include "element_convert.hpp"
+#include "parallel_work.hpp"
 #include "moe/spec/compression.hpp"
 
 namespace moe::backends::cpu {
@@ -194,7 +195,9 @@ Output Pipeline<S>::run(bool want_stages) {
     // expert), and every expert when there are too few to share out, gets all threads.
     constexpr std::size_t kSharedRows = 256;
     std::vector<std::size_t> side_by_side;
-    const bool split = threads_ > 1 && plan_.used.size() >= 2 * static_cast<std::size_t>(threads_);
+    const std::size_t pairs = plan_.token.size();
+    const bool split = threads_ > 1 && plan_.used.size() >= 2 * static_cast<std::size_t>(threads_) &&
+                       pairs * d_.H * (n0_ + d_.I) >= kMinParallelWork;
     for (std::size_t i = 0; i < plan_.used.size(); ++i) {
         const std::size_t e = plan_.used[i];
         if (split && plan_.counts[e] < kSharedRows) side_by_side.push_back(i);

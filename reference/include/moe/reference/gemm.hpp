@@ -23,8 +23,15 @@ struct PaddedMatrix {
     const double* row(std::size_t r) const { return data.data() + r * stride; }
 };
 
+// Multiply-adds under which gemm_abt runs on the calling thread whatever `threads` says: about
+// 0.1 ms of work. A parallel region costs more than a smaller product, and far more when other
+// processes hold the cores: libgomp's threads spin at the region's barrier while a descheduled
+// team member finishes its share (two selftests side by side on 2 cores took 11 minutes each).
+inline constexpr std::size_t kParallelMacs = std::size_t(1) << 18;
+
 // C (M x N, leading dimension ldc) = A (M x K) times B^T (B is N x K); A.cols == B.cols.
-// Parallel over output tiles when `threads` > 1; the result does not depend on it.
+// Parallel over output tiles when `threads` > 1 and M N K >= kParallelMacs; the result does not
+// depend on it.
 void gemm_abt(const PaddedMatrix& a, const PaddedMatrix& b, double* c, std::size_t ldc, int threads);
 
 // The fixed-order dot product of two padded rows of length `stride` (a multiple of kLanes).
