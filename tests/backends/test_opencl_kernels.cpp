@@ -171,6 +171,31 @@ void check_kernels(const Problem& p) {
     }
 }
 
+// Compressed weights for the compressed kernels' tests: the code type, group size (0: per
+// channel), zero point of the weight's type or none, I, the scales' layout; scales in f16 (E8M0
+// for MXFP4, f32 for E4M3, as those formats come).
+struct CompressedWeights {
+    DType type;
+    std::size_t gs;
+    bool zp;
+    std::size_t I = 64;
+    generator::CompressionSpec::ScaleLayout layout = generator::CompressionSpec::ScaleLayout::ENG;
+};
+
+// A problem with H = 64, E = 4, K = 2 and the weights of `w`.
+Problem compressed_problem(const CompressedWeights& w, ExpertType et, std::size_t T, DType data) {
+    auto spec = test::small_spec(et, Convention::openvino, T, 64, w.I, 4, 2, data);
+    spec.attributes = attributes_for(et, Convention::openvino, 1.702, 7.0);
+    generator::CompressionSpec cs;
+    cs.type = w.type;
+    cs.group_size = w.gs;
+    cs.scale_dtype = w.type == DType::f4e2m1 ? DType::f8e8m0 : w.type == DType::f8e4m3 ? DType::f32 : DType::f16;
+    if (w.zp) cs.zero_point = generator::CompressionSpec::ZeroPoint::weight_type;
+    cs.scale_layout = w.layout;
+    spec.compression = cs;
+    return generator::synthesize(spec);
+}
+
 }  // namespace
 
 TEST_CASE("opencl kernels one by one against the reference's stages") {
@@ -266,13 +291,7 @@ TEST_CASE("opencl, compressed weights: decode tiles in moe_gemm_compressed_rows,
     // moe_gemm_compressed.
     backends::OpenclBackend b;
     REQUIRE_MESSAGE(b.availability().available, b.availability().reason);
-    struct W {
-        DType type;
-        std::size_t gs;
-        bool zp;
-        std::size_t I = 64;
-        generator::CompressionSpec::ScaleLayout layout = generator::CompressionSpec::ScaleLayout::ENG;
-    };
+    using W = CompressedWeights;
     const W weights[] = {{DType::u4, 32, true}, {DType::u4, 16, false}, {DType::i4, 32, false}, {DType::i4, 16, true},
                          {DType::f4e2m1, 32, false}, {DType::u8, 32, true}, {DType::i8, 16, false},
                          {DType::f8e4m3, 32, false}, {DType::f8e5m2, 16, false}, {DType::u4, 8, true},
@@ -282,16 +301,7 @@ TEST_CASE("opencl, compressed weights: decode tiles in moe_gemm_compressed_rows,
         for (std::size_t T = 1; T <= 8; ++T)
             for (ExpertType et : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
                 if (T % 2 == 0 && et == ExpertType::gemm3_swiglu) continue;
-                auto spec = test::small_spec(et, Convention::openvino, T, 64, w.I, 4, 2, DType::bf16);
-                spec.attributes = attributes_for(et, Convention::openvino, 1.702, 7.0);
-                generator::CompressionSpec cs;
-                cs.type = w.type;
-                cs.group_size = w.gs;
-                cs.scale_dtype = w.type == DType::f4e2m1 ? DType::f8e8m0 : w.type == DType::f8e4m3 ? DType::f32 : DType::f16;
-                if (w.zp) cs.zero_point = generator::CompressionSpec::ZeroPoint::weight_type;
-                cs.scale_layout = w.layout;
-                spec.compression = cs;
-                const Problem p = generator::synthesize(spec);
+                const Problem p = compressed_problem(w, et, T, DType::bf16);
                 CAPTURE(dtype_name(w.type));
                 CAPTURE(w.I);
                 CAPTURE(w.gs);
@@ -364,25 +374,13 @@ TEST_CASE("opencl, compressed weights: experts of more than 8 rows (prefill)") {
     // one of 5, 20 = 8 + 8 + 4; the other experts share the second choice.
     backends::OpenclBackend b;
     REQUIRE_MESSAGE(b.availability().available, b.availability().reason);
-    struct W {
-        DType type;
-        std::size_t gs;
-        bool zp;
-    };
-    const W weights[] = {{DType::u4, 32, true}, {DType::f4e2m1, 32, false}, {DType::i8, 0, false},
-                         {DType::f8e5m2, 16, false}, {DType::u4, 8, true}};
-    for (const W& w : weights)
+    const CompressedWeights weights[] = {{DType::u4, 32, true, 96}, {DType::f4e2m1, 32, false, 96},
+                                         {DType::i8, 0, false, 96}, {DType::f8e5m2, 16, false, 96},
+                                         {DType::u4, 8, true, 96}};
+    for (const CompressedWeights& w : weights)
         for (std::size_t T : {20, 45})
             for (ExpertType et : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
-                auto spec = test::small_spec(et, Convention::openvino, T, 64, 96, 4, 2, DType::f32);
-                spec.attributes = attributes_for(et, Convention::openvino, 1.702, 7.0);
-                generator::CompressionSpec cs;
-                cs.type = w.type;
-                cs.group_size = w.gs;
-                cs.scale_dtype = w.type == DType::f4e2m1 ? DType::f8e8m0 : DType::f16;
-                if (w.zp) cs.zero_point = generator::CompressionSpec::ZeroPoint::weight_type;
-                spec.compression = cs;
-                Problem p = generator::synthesize(spec);
+                Problem p = compressed_problem(w, et, T, DType::f32);
                 // Expert 0 first in every token (the openvino convention routes by the indices as given).
                 Tensor& idx = p.inputs.at(kTopkIndices);
                 for (std::size_t t = 0; t < T; ++t)

@@ -99,9 +99,9 @@ __kernel void moe_gemm_compressed(__global const float* restrict A, __global con
 //   8-byte load of 4-bit codes or one 16-byte load of 8-bit codes, so the lanes of a warp read
 //   consecutive bytes of a row. The lanes' partial sums meet in local memory, as in
 //   moe_gemm_rows_nk_wide.
-// - CPUs: a work-item takes MOE_CR_CPW columns (2 in the 8-row kernel, whose 8 x 4 float16
-//   accumulators would fill every vector register: gpt-oss-20b u4 at T = 512, 8-row pieces, 739
-//   ms against 868 with 4) and walks their rows in 16-element slices held in float16 vectors (decoded with vector operations: nibbles interleaved by one byte shuffle, E2M1
+// - CPUs: a work-item takes MOE_CR_CPW columns (MOE_CR_CPW8 = 2 in the 8-row kernel, whose 8 x 4
+//   float16 accumulators would fill every vector register: gpt-oss-20b u4 at T = 512, 8-row
+//   pieces, 573 ms against 803 with 4) and walks their rows in 16-element slices held in float16 vectors (decoded with vector operations: nibbles interleaved by one byte shuffle, E2M1
 //   by a 16-entry table shuffle, FP8 by assembling the f32 bits), 16 partial sums a row and column
 //   summed at the end. A work-item per column whose scalar decode PoCL spread across work-items
 //   (gathers of bytes a row apart) read 0.6 GB/s of codes.
@@ -163,6 +163,24 @@ inline void moe_codes16(__global const uchar* restrict W, ulong i, const int typ
     }
 }
 
+// Where a tile's columns n0 .. n0 + cpw - 1 start in W and in the scales and zero points (a column
+// past N reads the last one; its result is not stored), and its mr rows of A (a row past `rows`
+// reads the last one).
+__attribute__((always_inline)) inline void moe_cr_tile_rows(__global const float* restrict A, uint expert,
+                                                            uint a_row0, uint rows, uint N, uint K, uint groups,
+                                                            uint scale_rows, uint n0, uint cpw, uint mr,
+                                                            ulong* w_row, ulong* p_row,
+                                                            __global const float** a_rows) {
+#pragma unroll
+    for (uint c = 0; c < cpw; ++c) {
+        const uint nc = min(n0 + c, N - 1);
+        w_row[c] = ((ulong)expert * N + nc) * K;
+        p_row[c] = ((ulong)expert * scale_rows + (scale_rows == 1 ? 0 : nc)) * groups;
+    }
+#pragma unroll
+    for (uint i = 0; i < mr; ++i) a_rows[i] = A + (ulong)(a_row0 + min(i, rows - 1)) * K;
+}
+
 #if MOE_GEMM_WIDE
 inline void moe_gemm_compressed_rows_body(__global const float* restrict A, __global const uint* restrict t, uint N,
                                           uint K, __global const uchar* restrict W, const int w_type,
@@ -178,15 +196,8 @@ inline void moe_gemm_compressed_rows_body(__global const float* restrict A, __gl
     const uint n0 = get_group_id(0) * GC + g * CPW;  // this lane group's columns n0 .. n0 + CPW - 1
     const uint gs = K / groups;
     ulong w_row[4], p_row[4];
-#pragma unroll
-    for (uint c = 0; c < CPW; ++c) {
-        const uint nc = min(n0 + c, N - 1);
-        w_row[c] = ((ulong)expert * N + nc) * K;
-        p_row[c] = ((ulong)expert * scale_rows + (scale_rows == 1 ? 0 : nc)) * groups;
-    }
     __global const float* a_rows[8];
-#pragma unroll
-    for (uint i = 0; i < MR; ++i) a_rows[i] = A + (ulong)(a_row0 + min(i, rows - 1)) * K;
+    moe_cr_tile_rows(A, expert, a_row0, rows, N, K, groups, scale_rows, n0, CPW, MR, w_row, p_row, a_rows);
     float acc[8][4];
 #pragma unroll
     for (uint i = 0; i < MR; ++i)
@@ -323,7 +334,9 @@ __attribute__((always_inline)) inline void moe_params16(__global const uchar* re
     for (uint j = 0; j < count; ++j) out[j] = moe_param(p, i + j, type);
 }
 
-inline void moe_gemm_compressed_rows_body(__global const float* restrict A, __global const uint* restrict t, uint N,
+// Inlined by force, so MR and CPW are constants in every kernel and weight type: as a call, PoCL
+// kept the accumulators in memory (gpt-oss-20b u4 at T = 1: 8-10 ms against 4.7-5.7).
+__attribute__((always_inline)) inline void moe_gemm_compressed_rows_body(__global const float* restrict A, __global const uint* restrict t, uint N,
                                           uint K, __global const uchar* restrict W, const int w_type,
                                           __global const uchar* restrict S, int s_type,
                                           __global const uchar* restrict Z, int z_type, int has_zero, uint groups,
@@ -335,15 +348,8 @@ inline void moe_gemm_compressed_rows_body(__global const float* restrict A, __gl
     const uint n0 = get_global_id(0) * CPW;  // this work-item's columns n0 .. n0 + CPW - 1
     const uint gs = K / groups;
     ulong w_row[4], p_row[4];
-#pragma unroll
-    for (uint c = 0; c < CPW; ++c) {
-        const uint nc = min(n0 + c, N - 1);
-        w_row[c] = ((ulong)expert * N + nc) * K;
-        p_row[c] = ((ulong)expert * scale_rows + (scale_rows == 1 ? 0 : nc)) * groups;
-    }
     __global const float* a_rows[8];
-#pragma unroll
-    for (uint i = 0; i < MR; ++i) a_rows[i] = A + (ulong)(a_row0 + min(i, rows - 1)) * K;
+    moe_cr_tile_rows(A, expert, a_row0, rows, N, K, groups, scale_rows, n0, CPW, MR, w_row, p_row, a_rows);
     float16 acc[8][4];
 #pragma unroll
     for (uint i = 0; i < MR; ++i)
