@@ -285,10 +285,10 @@ TEST_CASE("opencl prepare(): weights uploaded once and reused for the same probl
 TEST_CASE("opencl, compressed weights: decode tiles in moe_gemm_compressed_rows, 1 to 8 rows") {
     // H = I = 64: K and the group sizes 16, 32 are multiples of 16, so the few-row tiles run in
     // moe_gemm_compressed_rows* (lane groups on the GPU bodies, 4 columns a work-item on a CPU);
-    // groups of 8 do not, and run in moe_gemm_compressed. Per channel with I = 40: the first
-    // GEMM (K = 64) runs in moe_gemm_compressed_rows* with N = 40 or 80 columns, not a multiple of
-    // a work-group's 16 (one scale row shared by all N in one of them), the down GEMM (K = 40) in
-    // moe_gemm_compressed.
+    // groups of 8 do not, and run in moe_gemm_compressed (moe_gemm_compressed_tiled on the GPU
+    // bodies). Per channel with I = 40: the first GEMM (K = 64) runs in moe_gemm_compressed_rows*
+    // with N = 40 or 80 columns, not a multiple of a work-group's 16 (one scale row shared by all
+    // N in one of them), the down GEMM (K = 40) in the other kernel.
     backends::OpenclBackend b;
     REQUIRE_MESSAGE(b.availability().available, b.availability().reason);
     using W = CompressedWeights;
@@ -310,6 +310,10 @@ TEST_CASE("opencl, compressed weights: decode tiles in moe_gemm_compressed_rows,
                 CHECK(test::verdict(test::golden_case(p), b.run(p, false).output, b.precision_for(p)) == "PASS");
                 const auto times = b.last_kernel_times();
                 CHECK(times.count("moe_gemm_compressed_rows") == (w.gs % 16 == 0 ? 1u : 0u));
+                const bool wide = b.description().find("GPU bodies") != std::string::npos;
+                const bool all_rows = w.gs % 16 == 0 && w.I % 16 == 0;
+                CHECK(times.count(wide ? "moe_gemm_compressed_tiled" : "moe_gemm_compressed") == (all_rows ? 0u : 1u));
+                CHECK(times.count(wide ? "moe_gemm_compressed" : "moe_gemm_compressed_tiled") == 0u);
             }
 }
 
@@ -369,8 +373,8 @@ TEST_CASE("opencl, compressed weights: experts of more than 8 rows (prefill)") {
     // On the CPU bodies every expert's rows run in moe_gemm_compressed_rows*, in pieces of at most
     // 8 rows (8, 8, ..., then the rest in the 1, 2, 4 or 8-row kernel), each piece reading the
     // expert's weights again; moe_gemm_compressed takes only what the few-row kernels cannot
-    // (groups of 8). The GPU bodies (MOE_OPENCL_GEMM=wide) keep blocks of rows in
-    // moe_gemm_compressed. Expert 0 takes every token, so it has T rows: 45 = 5 pieces of 8 and
+    // (groups of 8). The GPU bodies (MOE_OPENCL_GEMM=wide) run blocks of rows, and with groups
+    // of 8 every tile, in moe_gemm_compressed_tiled. Expert 0 takes every token, so it has T rows: 45 = 5 pieces of 8 and
     // one of 5, 20 = 8 + 8 + 4; the other experts share the second choice.
     backends::OpenclBackend b;
     REQUIRE_MESSAGE(b.availability().available, b.availability().reason);
@@ -395,6 +399,7 @@ TEST_CASE("opencl, compressed weights: experts of more than 8 rows (prefill)") {
                 const bool rows_ok = w.gs % 16 == 0;  // K = 64 and I = 96 are multiples of 16
                 const auto times = b.last_kernel_times();
                 CHECK(times.count("moe_gemm_compressed_rows") == (rows_ok ? 1u : 0u));
-                CHECK(times.count("moe_gemm_compressed") == (rows_ok && !wide ? 0u : 1u));
+                CHECK(times.count("moe_gemm_compressed") == (rows_ok || wide ? 0u : 1u));
+                CHECK(times.count("moe_gemm_compressed_tiled") == (wide ? 1u : 0u));
             }
 }

@@ -11,9 +11,10 @@ namespace moe::backends::ocl {
 
 namespace {
 // The f32 program and the f64 one, in build order (common.cl first: shared helpers).
-const std::vector<std::string> kMainFiles = {"common.cl",       "mask_gen.cl",        "gather.cl", "gemm.cl",
-                                             "gemm_gpu.cl",     "gemm_kernels.cl",    "gemm_compressed.cl",
-                                             "swiglu.cl",       "scatter_reduce.cl"};
+const std::vector<std::string> kMainFiles = {"common.cl",   "compressed_values.cl", "mask_gen.cl",
+                                             "gather.cl",   "gemm.cl",              "gemm_gpu.cl",
+                                             "gemm_kernels.cl", "gemm_compressed.cl", "swiglu.cl",
+                                             "scatter_reduce.cl"};
 const std::vector<std::string> kF64Files = {"common.cl", "f64.cl"};
 
 std::size_t kernel_work_group(cl_kernel k, cl_device_id d) {

@@ -115,23 +115,32 @@ void enqueue_gemm(const Runtime& rt, const Buffer& A, const Buffer& tiles, const
     if (w.compressed) {
         // The few-row tiles go to moe_gemm_compressed_rows* when each lane's 16 weights lie in one
         // group (K and the group size multiples of 16); every other tile (and every tile otherwise:
-        // the f32 ranges lie one after the other in the table) to moe_gemm_compressed. With
-        // pieces (CPU bodies), every row goes to moe_gemm_compressed_rows* when it can.
+        // the f32 ranges lie one after the other in the table) to moe_gemm_compressed_tiled on the
+        // GPU bodies, moe_gemm_compressed on the CPU bodies. With pieces (CPU bodies), every row
+        // goes to moe_gemm_compressed_rows* when it can.
+        const bool wide = rt.gemm().wide;
         const bool rows_ok = K % 16 == 0 && w.groups && (K / w.groups) % 16 == 0;
         const bool all_rows = rows_ok && plan.has_pieces && wants_pieces(rt, w);
         u32 count = plan.tiled.count + plan.small.count + plan.rows_kn.count;
         if (!rows_ok)
             for (const TileRange& r : plan.rows_nk) count += r.count;
         if (count && !all_rows) {
-            rt.args("moe_gemm_compressed", A, tiles, plan.tiled.first, N, K, w.nk, w.type, w.scale, w.scale_type,
-                    w.zero, w.zero_type, i32(w.has_zero), w.groups, w.scale_rows, b, b_type, has_bias, C);
-            const std::size_t global[2] = {(N + 63) / 64 * 64, count};
-            rt.launch("moe_gemm_compressed", 2, global, nullptr, "moe_gemm_compressed");
+            const char* name = wide ? "moe_gemm_compressed_tiled" : "moe_gemm_compressed";
+            rt.args(name, A, tiles, plan.tiled.first, N, K, w.nk, w.type, w.scale, w.scale_type, w.zero, w.zero_type,
+                    i32(w.has_zero), w.groups, w.scale_rows, b, b_type, has_bias, C);
+            if (wide) {  // the tiled shape's work-group, one per tile and tiled_tn() columns
+                const GemmConfig& c = rt.gemm();
+                const std::size_t tn = c.tiled_tn(), global[2] = {(N + tn - 1) / tn * c.tiled.lx, count * c.tiled.ly},
+                                  local[2] = {c.tiled.lx, c.tiled.ly};
+                rt.launch(name, 2, global, local, name);
+            } else {
+                const std::size_t global[2] = {(N + 63) / 64 * 64, count};
+                rt.launch(name, 2, global, nullptr, name);
+            }
         }
         if (!rows_ok) return;
         // Work-group size and columns per work-group: MOE_CR_WG, MOE_CR_WG / MOE_CR_LG * MOE_CR_CPW
         // (MOE_CR_CPW8 in the 8-row kernel on the CPU bodies).
-        const bool wide = rt.gemm().wide;
         const std::size_t wg = wide ? 128 : 4;
         const char* name[4] = {"moe_gemm_compressed_rows1", "moe_gemm_compressed_rows2", "moe_gemm_compressed_rows4",
                                "moe_gemm_compressed_rows8"};

@@ -7,57 +7,6 @@
 // One work-item per output column n of a row tile (the same tile table as moe_gemm); it walks
 // the tile's rows eight at a time, so a weight is decoded once for eight rows. Weights are NK
 // ([E, N, K], the only compressed layout), scales and zero points [E, N or 1, G].
-#define MOE_U8 10
-#define MOE_I8 11
-#define MOE_U4 12
-#define MOE_I4 13
-#define MOE_F4E2M1 14
-#define MOE_F8E4M3 15
-#define MOE_F8E5M2 16
-#define MOE_F8E8M0 17
-
-// The stored code of element i: a byte, or a nibble (low first) of the 4-bit types.
-inline uint moe_code(__global const uchar* p, ulong i, int type) {
-    if (type == MOE_U4 || type == MOE_I4 || type == MOE_F4E2M1) {
-        const uint b = p[i >> 1];
-        return (i & 1) ? b >> 4 : b & 15u;
-    }
-    return p[i];
-}
-
-// The value of a code (spec/compressed.md, section 3).
-inline float moe_code_value(uint c, int type) {
-    if (type == MOE_U8 || type == MOE_U4) return (float)c;
-    if (type == MOE_I8) return (float)(char)c;
-    if (type == MOE_I4) return c >= 8u ? (float)c - 16.0f : (float)c;
-    float v;
-    if (type == MOE_F4E2M1) {
-        const int e = (c >> 1) & 3, m = c & 1;
-        v = e == 0 ? 0.5f * (float)m : ldexp(1.0f + 0.5f * (float)m, e - 1);
-        return (c & 8u) ? -v : v;
-    }
-    if (type == MOE_F8E4M3) {
-        const int e = (c >> 3) & 15, m = c & 7;
-        if (e == 15 && m == 7) return NAN;
-        v = e == 0 ? ldexp((float)m, -9) : ldexp(1.0f + (float)m / 8.0f, e - 7);
-    } else {  // E5M2
-        const int e = (c >> 2) & 31, m = c & 3;
-        if (e == 31) v = m ? NAN : INFINITY;
-        else v = e == 0 ? ldexp((float)m, -16) : ldexp(1.0f + (float)m / 4.0f, e - 15);
-    }
-    return (c & 0x80u) ? -v : v;
-}
-
-// A scale or zero point: f32, f16 or bf16 (common.cl's moe_load), E8M0, or the weight's own type.
-inline float moe_param(__global const uchar* p, ulong i, int type) {
-    if (type == MOE_F8E8M0) {
-        const int c = p[i];
-        return c == 255 ? NAN : ldexp(1.0f, c - 127);
-    }
-    if (type == MOE_F32 || type == MOE_F16 || type == MOE_BF16) return moe_load(p, i, type);
-    return moe_code_value(moe_code(p, i, type), type);
-}
-
 __kernel void moe_gemm_compressed(__global const float* restrict A, __global const uint* restrict tiles, uint first,
                                   uint N, uint K, __global const uchar* restrict W, int w_type,
                                   __global const uchar* restrict S, int s_type, __global const uchar* restrict Z,
@@ -86,6 +35,27 @@ __kernel void moe_gemm_compressed(__global const float* restrict A, __global con
         for (uint r = 0; r < nr; ++r) C[(ulong)(c_row0 + r0 + r) * N + n] = acc[r] + bv;
     }
 }
+
+// moe_gemm_compressed_tiled (GPU bodies only): blocks of rows, in gemm_gpu.cl's tiled body and
+// tile shape (MOE_GT: the work-group and tile of moe_gemm_*_kn), each weight dequantised as in
+// moe_gemm_compressed (moe_dequant) on its way into the local W tile. Any group size. A GPU
+// runs moe_gemm_compressed's one work-item per column with a warp's loads 32 rows apart, and
+// every tile's rows eight at a time; here each weight is decoded once per block of TM rows and
+// the FMAs are the tiled GEMM's. On the CPU bodies blocks go to moe_gemm_compressed_rows* in
+// pieces instead (enqueue_gemm).
+#if MOE_GEMM_WIDE
+__kernel __attribute__((reqd_work_group_size(MOE_GT_LX, MOE_GT_LY, 1))) void moe_gemm_compressed_tiled(
+    __global const float* restrict A, __global const uint* restrict tiles, uint first, uint N, uint K,
+    __global const uchar* restrict W, int w_type, __global const uchar* restrict S, int s_type,
+    __global const uchar* restrict Z, int z_type, int has_zero, uint groups, uint scale_rows,
+    __global const uchar* restrict bias, int b_type, int has_bias, __global float* restrict C) {
+    __local float4 a_tile[2 * MOE_GT_TK * (MOE_GT_LY * MOE_GT_MWI + 4) / 4];
+    __local VT w_tile[2 * MOE_GT_TK * MOE_GT_LX * MOE_GT_NV];
+    moe_gemm_tile_wide(A, tiles + 4 * first, N, K, W, bias, has_bias, C, a_tile, w_tile, w_type, b_type, MOE_GT_LX,
+                       MOE_GT_LY, MOE_GT_MWI, MOE_GT_NV, MOE_GT_TK, 1, S, s_type, Z, z_type, has_zero, groups,
+                       scale_rows);
+}
+#endif
 
 // moe_gemm_compressed_rows{1,2,4,8}: the few-row tiles (decode: at most 1, 2, 4 or 8 rows of one
 // expert) when every 16-element slice of a row lies in one group (K and K / groups multiples of 16,

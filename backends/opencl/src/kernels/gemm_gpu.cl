@@ -65,9 +65,14 @@ inline float8 moe_keep8(float8 v, uint k, uint K) {
 
 // Step k0's tiles from global memory into this work-item's registers (a_st: A vectors along k,
 // w_st: W vectors along n), zero past K. A_LOADS / W_LOADS are at most 8 (checked on the host).
+// Compressed weights (compressed != 0: moe_gemm_compressed_tiled): W is expert e's NK codes with
+// the scales and zero points S, Z, each element dequantised on its way into the tile.
 inline void moe_wide_fetch(__global const float* restrict A, __global const uchar* restrict W, uint N, uint K,
                            uint k0, uint a_row0, uint rows, uint n0, ulong w_base, const int w_type, VT* a_st,
-                           VT* w_st, const uint TM, const uint TK, const uint NVT, const uint WG, const uint l) {
+                           VT* w_st, const uint TM, const uint TK, const uint NVT, const uint WG, const uint l,
+                           const int compressed, __global const uchar* restrict S, int s_type,
+                           __global const uchar* restrict Z, int z_type, int has_zero, uint groups,
+                           uint scale_rows, uint e) {
     const uint KV = TK / 4;
 #pragma unroll
     for (uint p = 0; p < (TM * KV + WG - 1) / WG; ++p) {
@@ -80,7 +85,16 @@ inline void moe_wide_fetch(__global const float* restrict A, __global const ucha
 #pragma unroll
     for (uint p = 0; p < (TK * NVT + WG - 1) / WG; ++p) {
         const uint q = l + p * WG, kk = q / NVT;
-        if (q < TK * NVT) {
+        if (q < TK * NVT && compressed) {
+            // Columns past N read the last one (their results are not stored).
+            const uint n = n0 + (q % NVT) * 4, k = min(k0 + kk, K - 1);
+            VT w;
+            w.s0 = moe_dequant(W, w_type, S, s_type, Z, z_type, has_zero, groups, scale_rows, e, N, K, min(n, N - 1), k);
+            w.s1 = moe_dequant(W, w_type, S, s_type, Z, z_type, has_zero, groups, scale_rows, e, N, K, min(n + 1, N - 1), k);
+            w.s2 = moe_dequant(W, w_type, S, s_type, Z, z_type, has_zero, groups, scale_rows, e, N, K, min(n + 2, N - 1), k);
+            w.s3 = moe_dequant(W, w_type, S, s_type, Z, z_type, has_zero, groups, scale_rows, e, N, K, min(n + 3, N - 1), k);
+            w_st[p] = k0 + kk < K ? w : (VT)0.0f;
+        } else if (q < TK * NVT) {
             const VT w = moe_load_vec(W, w_base + (ulong)min(k0 + kk, K - 1) * N + n0 + (q % NVT) * 4, w_type);
             w_st[p] = k0 + kk < K ? w : (VT)0.0f;
         }
@@ -117,7 +131,9 @@ inline void moe_gemm_tile_wide(__global const float* restrict A, __global const 
                                uint K, __global const uchar* restrict W, __global const uchar* restrict bias,
                                int has_bias, __global float* restrict C, __local float4* a_buf,
                                __local VT* w_buf, const int w_type, const int b_type, const uint LX,
-                               const uint LY, const uint MWI, const uint NV, const uint TK) {
+                               const uint LY, const uint MWI, const uint NV, const uint TK, const int compressed,
+                               __global const uchar* restrict S, int s_type, __global const uchar* restrict Z,
+                               int z_type, int has_zero, uint groups, uint scale_rows) {
     const uint TM = LY * MWI, TN = LX * NV * 4, WG = LX * LY, NVT = TN / 4;
     const uint TMP = TM + 4;  // padded: the k-major stores of one row hit fewer banks at once
     const uint A_SIZE = TK * TMP / 4, W_SIZE = TK * NVT;  // in vectors
@@ -136,13 +152,16 @@ inline void moe_gemm_tile_wide(__global const float* restrict A, __global const 
         for (uint v = 0; v < NV; ++v) acc[i][v] = 0.0f;
 
     VT a_st[8], w_st[8];
-    moe_wide_fetch(A, W, N, K, 0, a_row0, rows, n0, w_base, w_type, a_st, w_st, TM, TK, NVT, WG, l);
+    moe_wide_fetch(A, W, N, K, 0, a_row0, rows, n0, w_base, w_type, a_st, w_st, TM, TK, NVT, WG, l, compressed, S,
+                   s_type, Z, z_type, has_zero, groups, scale_rows, expert);
     moe_wide_stage((__local float*)a_buf, w_buf, a_st, w_st, TM, TMP, TK, NVT, WG, l);
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint k0 = 0, s = 0; k0 < K; k0 += TK, ++s) {
         const uint cur = s & 1;
         const bool next = k0 + TK < K;
-        if (next) moe_wide_fetch(A, W, N, K, k0 + TK, a_row0, rows, n0, w_base, w_type, a_st, w_st, TM, TK, NVT, WG, l);
+        if (next)
+            moe_wide_fetch(A, W, N, K, k0 + TK, a_row0, rows, n0, w_base, w_type, a_st, w_st, TM, TK, NVT, WG, l,
+                           compressed, S, s_type, Z, z_type, has_zero, groups, scale_rows, expert);
         __local const float4* ap = a_buf + cur * A_SIZE + y * MWI / 4;
         __local const VT* bp = w_buf + cur * W_SIZE + x;
 #pragma unroll
