@@ -100,13 +100,14 @@ MOE_BF16DOT inline __m512i dot_table() {
     return r;
 }
 
-// Whether chunks have zero points: none, or one byte per 32-element block in a table built per work
-// item (block_bytes; i4: biased by 8), four bytes a chunk.
-enum class ChunkZeros { none, block_bytes };
+// Whether chunks have zero points: none, one byte per 32-element block in a table built per work
+// item (block_bytes; i4: biased by 8), four bytes a chunk, or (groups of 32) the stored nibbles
+// themselves, read in the kernel (packed_nibbles).
+enum class ChunkZeros { none, block_bytes, packed_nibbles };
 
 // The constants the chunk decoder uses, built once per call.
 struct DotConstants {
-    __m512i table, lane_block, low_nibbles, block_select;
+    __m512i table, lane_block, low_nibbles, block_select, nibble_select[2];
 };
 
 MOE_BF16DOT inline DotConstants dot_constants(__m512i table) {
@@ -118,6 +119,12 @@ MOE_BF16DOT inline DotConstants dot_constants(__m512i table) {
     // the chunk's block b) from bit 8b, byte b
     k.block_select = _mm512_set_epi64(0x1818181818181818ll, 0x1818181818181818ll, 0x1010101010101010ll,
                                       0x1010101010101010ll, 0x0808080808080808ll, 0x0808080808080808ll, 0, 0);
+    // The same from packed nibbles: block b's nibble from bit 4b (4b + 4 when the chunk's first
+    // nibble is a byte's high one), its neighbour's bits above it cleared afterwards
+    for (int odd = 0; odd < 2; ++odd) {
+        const auto sel = [&](int b) { return static_cast<long long>(0x0101010101010101ull * unsigned(4 * (b + odd))); };
+        k.nibble_select[odd] = _mm512_set_epi64(sel(3), sel(3), sel(2), sel(2), sel(1), sel(1), sel(0), sel(0));
+    }
     return k;
 }
 
@@ -150,13 +157,31 @@ MOE_BF16DOT inline __m512i chunk_zeros(const unsigned char* blocks, const DotCon
     return _mm512_multishift_epi64_epi8(k.block_select, _mm512_set1_epi64(z8));
 }
 
+// The same from the stored nibbles (groups of 32): `blocks` of them from nibble `odd` of `p` on
+// (u4 as stored; i4 biased by 8, as its codes are), reading only the bytes that hold them.
+template <DType T>
+MOE_BF16DOT inline __m512i chunk_zeros_packed(const unsigned char* p, unsigned odd, unsigned blocks,
+                                              const DotConstants& k) {
+    const __mmask16 bytes = static_cast<__mmask16>((1u << ((odd + blocks + 1) / 2)) - 1u);
+    const __m512i q = _mm512_broadcastq_epi64(_mm_maskz_loadu_epi8(bytes, p));
+    const __m512i z = _mm512_and_si512(_mm512_multishift_epi64_epi8(k.nibble_select[odd], q), k.low_nibbles);
+    if constexpr (T == DType::i4) return _mm512_xor_si512(z, _mm512_set1_epi8(8));
+    return z;
+}
+
 // Where R consecutive weight rows' bytes, block scales and zero points are; `wide`: groups span
-// whole chunks (a chunk's four block scales are one).
+// whole chunks (a chunk's four block scales are one). With groups of 32 and f16 scales the kernel
+// reads them as stored (`half_scales`), and nibble zero points too (`packed_zeros`, from nibble
+// `zero_odd` of the first byte): no per-item conversion pass, which cost about an eighth of a
+// decode streaming from memory.
 template <int R>
 struct DotRows {
     const unsigned char* codes[R];
     const float* scales[R];
     const unsigned char* zeros[R];  // block_bytes
+    const std::uint16_t* half_scales[R];
+    const unsigned char* packed_zeros[R];
+    unsigned zero_odd[R];
     bool wide;
 };
 
@@ -165,7 +190,7 @@ struct DotRows {
 // on vdpbf16ps's latency, and the R rows share each load of X; chunk u of a step goes to
 // accumulator u % 2); the partial last chunk, if any, is loaded under a mask (zero codes, against zero
 // activations).
-template <DType T, int M, ChunkZeros Z, int R>
+template <DType T, int M, ChunkZeros Z, int R, bool HalfScales>
 MOE_BF16DOT inline void dot_row(const std::uint16_t* X, std::size_t chunks, std::size_t full, std::size_t tail_k,
                                 const DotRows<R>& rows, const DotConstants& k, __m512 (&acc)[R][M][2]) {
     const auto step = [&](std::size_t c0, auto units, auto is_tail) MOE_BF16DOT {
@@ -188,9 +213,18 @@ MOE_BF16DOT inline void dot_row(const std::uint16_t* X, std::size_t chunks, std:
                     w = _mm512_loadu_si512(row + 64 * c);
                 }
                 // The partial chunk's blocks past K meet zero codes against zero activations.
-                if constexpr (Z != ChunkZeros::none) zv = chunk_zeros(rows.zeros[r] + 4 * c, k);
+                const unsigned blocks = kTail ? static_cast<unsigned>((tail_k + 31) / 32) : 4u;
+                if constexpr (Z == ChunkZeros::block_bytes) zv = chunk_zeros(rows.zeros[r] + 4 * c, k);
+                if constexpr (Z == ChunkZeros::packed_nibbles)
+                    zv = chunk_zeros_packed<T>(rows.packed_zeros[r] + (rows.zero_odd[r] + 4 * c) / 2, rows.zero_odd[r],
+                                               blocks, k);
                 chunk_values<T, Z>(w, zv, k, v[r][u]);
-                if (!kTail && rows.wide) {
+                if constexpr (HalfScales) {
+                    // The chunk's (at most) four f16 scales, converted exactly; none past K.
+                    const __m128i h = _mm_maskz_loadu_epi16(static_cast<__mmask8>((1u << blocks) - 1u),
+                                                            rows.half_scales[r] + 4 * c);
+                    sv[r][u] = _mm512_permutexvar_ps(k.lane_block, _mm512_castps128_ps512(_mm_cvtph_ps(h)));
+                } else if (!kTail && rows.wide) {
                     sv[r][u] = _mm512_set1_ps(rows.scales[r][4 * c]);  // a load, no permute
                 } else {
                     // The partial chunk's blocks past K have no scale (and meet zero codes): zero.
@@ -218,7 +252,7 @@ MOE_BF16DOT inline void dot_row(const std::uint16_t* X, std::size_t chunks, std:
             }
         }
     };
-    constexpr int kUnroll = R == 4 ? 1 : R == 2 ? 2 : M == 1 ? 4 : M <= 3 ? 2 : 1;
+    constexpr int kUnroll = R == 2 ? 2 : M == 1 ? 4 : M <= 3 ? 2 : 1;
     std::size_t c = 0;
     for (; c + kUnroll <= full; c += kUnroll)
         step(c, std::integral_constant<int, kUnroll>{}, std::false_type{});
@@ -291,6 +325,9 @@ MOE_BF16DOT void dot_rows_of(const std::uint16_t* X, const WeightView& W, float*
                              std::size_t n1) {
     const std::size_t G = W.groups, gs = W.group_size, per_group = gs / 32;
     const std::size_t chunks = (W.K + kDotChunk - 1) / kDotChunk, full = W.K / kDotChunk;
+    // Groups of 32 with f16 scales (and zero points, if any, as nibbles of the weight's type): the
+    // kernel reads them as stored.
+    const bool stored = per_group == 1 && W.scale->dtype() == DType::f16 && (!ZP || W.zero->dtype() == T);
     // The next rows' scales and zero points (the thread's next item: threads take contiguous
     // runs of items) requested now, so that converting them below does not wait on memory.
     const auto prefetch_params = [&](const Tensor& t) {
@@ -299,7 +336,7 @@ MOE_BF16DOT void dot_rows_of(const std::uint16_t* X, const WeightView& W, float*
         for (std::size_t b = first; b < last; b += 64)
             _mm_prefetch(reinterpret_cast<const char*>(t.data() + b), _MM_HINT_T0);
     };
-    if (n1 < W.N && W.scale_rows != 1) {
+    if (n1 < W.N && W.scale_rows != 1 && !stored) {
         prefetch_params(*W.scale);
         if constexpr (ZP) prefetch_params(*W.zero);
     }
@@ -314,11 +351,13 @@ MOE_BF16DOT void dot_rows_of(const std::uint16_t* X, const WeightView& W, float*
     const auto row_offset = [&](std::size_t n) { return W.scale_rows == 1 ? 0 : (n - n0) * stride; };
     // Groups of 32 (one block a group): converted straight into the block tables.
     const bool per_block = per_group == 1;
-    s.resize(params + 16);
-    sb.resize(params * per_group);
-    params_avx512(*W.scale, W.param(n0, 0), params, per_block ? sb.data() : s.data());  // rows' groups adjacent
-    if (!per_block) repeat_floats(s.data(), params, per_group, sb.data());
-    if constexpr (ZP) {
+    if (!stored) {
+        s.resize(params + 16);
+        sb.resize(params * per_group);
+        params_avx512(*W.scale, W.param(n0, 0), params, per_block ? sb.data() : s.data());  // rows' groups adjacent
+        if (!per_block) repeat_floats(s.data(), params, per_group, sb.data());
+    }
+    if constexpr (ZP) if (!stored) {
         // One byte per group (i4: z + 8, as the codes are biased), then per block. The table is
         // read 8 bytes at a time from a chunk's first block: padded (the values past K meet zero
         // codes against zero activations).
@@ -337,28 +376,57 @@ MOE_BF16DOT void dot_rows_of(const std::uint16_t* X, const WeightView& W, float*
     }
     const DotConstants k = dot_constants(dot_table<T, ZP>());
     const std::size_t tail_k = W.K % kDotChunk;
-    // R rows at a time where the accumulators and decoded chunks fit the 32 vector registers.
+    // Two weight rows at a time for two rows of A (they share each load of X), else one: with one
+    // row of A, four weight rows side by side (the earlier choice, faster with the codes in L2)
+    // are four interleaved streams that DRAM fed at 26-34 GB/s of codes on two threads, where one
+    // row at a time streams at 37-43 (a standalone loop, the same process; docs/compressed.md).
     const auto rows_from = [&](std::size_t n, auto count) MOE_BF16DOT {
         constexpr int R = decltype(count)::value;
         DotRows<R> rows{};
         rows.wide = gs % kDotChunk == 0;
+        if (stored) {
+            // The scales and zero points of the rows about as far ahead as the codes' L2 prefetch
+            // (kDotPrefetchL2 bytes): streams an eighth and a thirty-second as fast as the codes,
+            // which the hardware prefetchers leave alone (without these prefetches the kernel
+            // waited on each new line: u4 streamed at 24-33 GB/s of codes, slower than with the
+            // conversion passes).
+            const std::size_t ahead = std::min(W.N - 1, n + R + kDotPrefetchL2 / W.row_bytes()), p = W.param(ahead, 0);
+            const unsigned char* sp = W.scale->data() + 2 * p;
+            for (std::size_t b = 0; b < 2 * G * R + 64; b += 64)
+                _mm_prefetch(reinterpret_cast<const char*>(sp + b), _MM_HINT_T0);
+            if constexpr (ZP) _mm_prefetch(reinterpret_cast<const char*>(W.zero->data() + p / 2), _MM_HINT_T0);
+        }
         for (int r = 0; r < R; ++r) {
             rows.codes[r] = W.data + (n + r) * W.row_bytes();
-            rows.scales[r] = sb.data() + row_offset(n + r);
-            if constexpr (ZP) rows.zeros[r] = zb.data() + row_offset(n + r);
+            if (stored) {
+                const std::size_t p = W.param(n + r, 0);
+                rows.half_scales[r] = reinterpret_cast<const std::uint16_t*>(W.scale->data()) + p;
+                if constexpr (ZP) {
+                    rows.packed_zeros[r] = W.zero->data() + p / 2;
+                    rows.zero_odd[r] = static_cast<unsigned>(p % 2);
+                }
+            } else {
+                rows.scales[r] = sb.data() + row_offset(n + r);
+                if constexpr (ZP) rows.zeros[r] = zb.data() + row_offset(n + r);
+            }
         }
         __m512 acc[R][M][2];
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r)
             for (int m = 0; m < M; ++m) acc[r][m][0] = acc[r][m][1] = _mm512_setzero_ps();
-        dot_row<T, M, ZP ? ChunkZeros::block_bytes : ChunkZeros::none, R>(X, chunks, full, tail_k, rows, k, acc);
+        if (stored)
+            dot_row<T, M, ZP ? ChunkZeros::packed_nibbles : ChunkZeros::none, R, true>(X, chunks, full, tail_k, rows, k,
+                                                                                      acc);
+        else
+            dot_row<T, M, ZP ? ChunkZeros::block_bytes : ChunkZeros::none, R, false>(X, chunks, full, tail_k, rows, k,
+                                                                                    acc);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r)
             for (int m = 0; m < M; ++m)
                 C[static_cast<std::size_t>(m) * ldc + n + r] =
                     _mm512_reduce_add_ps(_mm512_add_ps(acc[r][m][0], acc[r][m][1]));
     };
-    constexpr int kRowsPerPass = M == 1 ? 4 : M == 2 ? 2 : 1;
+    constexpr int kRowsPerPass = M == 2 ? 2 : 1;
     std::size_t n = n0;
     for (; n + kRowsPerPass <= n1; n += kRowsPerPass) rows_from(n, std::integral_constant<int, kRowsPerPass>{});
     for (; n < n1; ++n) rows_from(n, std::integral_constant<int, 1>{});
