@@ -380,6 +380,7 @@ MOE_BF16DOT void dot_rows_of(const std::uint16_t* X, const WeightView& W, float*
     // row of A, four weight rows side by side (the earlier choice, faster with the codes in L2)
     // are four interleaved streams that DRAM fed at 26-34 GB/s of codes on two threads, where one
     // row at a time streams at 37-43 (a standalone loop, the same process; docs/compressed.md).
+    const std::size_t rows_ahead = kDotPrefetchL2 / W.row_bytes();  // rows the codes' L2 prefetch runs ahead
     const auto rows_from = [&](std::size_t n, auto count) MOE_BF16DOT {
         constexpr int R = decltype(count)::value;
         DotRows<R> rows{};
@@ -390,7 +391,7 @@ MOE_BF16DOT void dot_rows_of(const std::uint16_t* X, const WeightView& W, float*
             // which the hardware prefetchers leave alone (without these prefetches the kernel
             // waited on each new line: u4 streamed at 24-33 GB/s of codes, slower than with the
             // conversion passes).
-            const std::size_t ahead = std::min(W.N - 1, n + R + kDotPrefetchL2 / W.row_bytes()), p = W.param(ahead, 0);
+            const std::size_t ahead = std::min(W.N - 1, n + R + rows_ahead), p = W.param(ahead, 0);
             const unsigned char* sp = W.scale->data() + 2 * p;
             for (std::size_t b = 0; b < 2 * G * R + 64; b += 64)
                 _mm_prefetch(reinterpret_cast<const char*>(sp + b), _MM_HINT_T0);
