@@ -42,11 +42,15 @@ struct ShapeKey {
     std::size_t M, N, K, lda, ldc;
     DType a_type, w_type;
     WeightLayout layout;
-    bool packed;
+    // Which blocked layout packed weights are in (packed_layout_id), -1 for weights as stored. The
+    // library picks that layout for the thread count PackedWeights was built with (an AMX host
+    // blocks N by 48 for two threads and 64 for one), and a primitive reads only the layout it was
+    // created for: two layouts of one shape must not share a primitive.
+    int packed_layout;
     int threads;  // oneDNN plans its work split for the thread count at creation
     bool operator<(const ShapeKey& o) const {
-        return std::tie(M, N, K, lda, ldc, a_type, w_type, layout, packed, threads) <
-               std::tie(o.M, o.N, o.K, o.lda, o.ldc, o.a_type, o.w_type, o.layout, o.packed, o.threads);
+        return std::tie(M, N, K, lda, ldc, a_type, w_type, layout, packed_layout, threads) <
+               std::tie(o.M, o.N, o.K, o.lda, o.ldc, o.a_type, o.w_type, o.layout, o.packed_layout, o.threads);
     }
 };
 
@@ -57,12 +61,23 @@ struct Context {
         dnnl::memory::desc scratchpad;
     };
     std::map<ShapeKey, Entry> primitives;
+    std::vector<dnnl::memory::desc> packed_layouts;  // every distinct one seen; the index is its id
     std::mutex mutex;
 };
 
 Context& context() {
     static Context c;
     return c;
+}
+
+int packed_layout_id(const dnnl::memory::desc& desc) {
+    Context& ctx = context();
+    std::lock_guard<std::mutex> lock(ctx.mutex);
+    const auto& seen = ctx.packed_layouts;
+    const auto it = std::find(seen.begin(), seen.end(), desc);
+    if (it != seen.end()) return static_cast<int>(it - seen.begin());
+    ctx.packed_layouts.push_back(desc);
+    return static_cast<int>(seen.size()) - 1;
 }
 
 // The library takes its thread count from OpenMP's; restored when the call returns.
@@ -116,6 +131,7 @@ struct PackedWeights::Impl {
     DType dtype = DType::f32;
     std::size_t N = 0, K = 0, expert_bytes = 0, experts = 0;
     dnnl::memory::desc desc;
+    int layout_id = -1;  // packed_layout_id(desc)
     std::unique_ptr<unsigned char, decltype(&std::free)> data{nullptr, &std::free};
     const unsigned char* expert(std::size_t e) const { return data.get() + e * expert_bytes; }
 };
@@ -137,6 +153,7 @@ PackedWeights::PackedWeights(const Tensor& weights, WeightLayout layout, int thr
     const dnnl::memory::desc any_md(dims{k, n}, dnnl_type(impl->dtype), dnnl::memory::format_tag::any);
     const dnnl::memory::desc c_md(dims{64, n}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab);
     impl->desc = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a_md, any_md, c_md), ctx.engine).weights_desc();
+    impl->layout_id = packed_layout_id(impl->desc);
     impl->expert_bytes = (impl->desc.get_size() + 63) / 64 * 64;
     // 2 MiB pages where the kernel allows them (transparent huge pages in "madvise" mode): the
     // GEMMs stream these weights, and with 4 KiB pages every page is a TLB miss.
@@ -175,14 +192,14 @@ std::size_t PackedWeights::bytes() const { return impl_->expert_bytes * impl_->e
 
 void onednn_matmul(const void* A, DType a_type, std::size_t M, std::size_t lda, const WeightView& W, float* C,
                    std::size_t ldc, int threads) {
-    const ShapeKey key{M, W.N, W.K, lda, ldc, a_type, W.dtype, W.layout, false, threads};
+    const ShapeKey key{M, W.N, W.K, lda, ldc, a_type, W.dtype, W.layout, -1, threads};
     execute(key, A, plain_weights_md(W.N, W.K, W.dtype, W.layout), W.data, C);
 }
 
 void onednn_matmul(const void* A, DType a_type, std::size_t M, std::size_t lda, const PackedWeights& packed,
                    std::size_t expert, float* C, std::size_t ldc, int threads) {
     const PackedWeights::Impl& w = packed.impl();
-    const ShapeKey key{M, w.N, w.K, lda, ldc, a_type, w.dtype, WeightLayout::NK, true, threads};
+    const ShapeKey key{M, w.N, w.K, lda, ldc, a_type, w.dtype, WeightLayout::NK, w.layout_id, threads};
     execute(key, A, w.desc, w.expert(expert), C);
 }
 
