@@ -6,7 +6,11 @@
 // (and their fallback on activations they do not take).
 #include <doctest/doctest.h>
 
+#include <immintrin.h>
+
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -205,6 +209,54 @@ void check_against_f64(const std::vector<float>& A, std::size_t M, const WeightV
 
 }  // namespace
 
+namespace {
+
+float bf16_value(std::uint16_t bits) {
+    const std::uint32_t u = std::uint32_t{bits} << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+
+// One vdpbf16ps on 16 lanes (the caller checks that the CPU has it).
+__attribute__((target("avx512f,avx512bw,avx512bf16"))) void dpbf16(const float* acc, const std::uint16_t* a,
+                                                                  const std::uint16_t* b, float* out) {
+    const __m512 r = _mm512_dpbf16_ps(_mm512_loadu_ps(acc), (__m512bh)_mm512_loadu_si512(a),
+                                      (__m512bh)_mm512_loadu_si512(b));
+    _mm512_storeu_ps(out, r);
+}
+
+}  // namespace
+
+TEST_CASE("cpu, compressed weights: this CPU's vdpbf16ps is the f32 chain the dot kernels' bound assumes") {
+    // compressed_dot_kernels.cpp: each lane adds the odd pair's exact product, then the even one's,
+    // each addition rounded to nearest even. The bound the backend declares rests on it, so it is
+    // checked on the machine that runs the tests: products and sums in the normal range (the
+    // kernels' inputs never reach the subnormal range the instruction flushes).
+    if (!moe::backends::cpu::cpu_has_avx512_bf16()) return;
+    std::mt19937 rng(20261126);
+    const auto value = [&] {  // |v| in [2^-16, 2^9), either sign
+        return static_cast<std::uint16_t>((0x3780 + rng() % 0x1200) | ((rng() & 1u) << 15));
+    };
+    std::size_t lanes = 0, chain = 0;
+    for (int it = 0; it < 20000; ++it) {
+        std::uint16_t a[32], b[32];
+        float acc[16], got[16];
+        for (int i = 0; i < 32; ++i) {
+            a[i] = value();
+            b[i] = value();
+        }
+        for (float& c : acc) c = std::ldexp(static_cast<float>(static_cast<int>(rng() % 2000001) - 1000000), static_cast<int>(rng() % 24) - 30);
+        dpbf16(acc, a, b, got);
+        for (int i = 0; i < 16; ++i, ++lanes) {
+            volatile float odd = acc[i] + bf16_value(a[2 * i + 1]) * bf16_value(b[2 * i + 1]);  // exact product, one rounding
+            const float expected = odd + bf16_value(a[2 * i]) * bf16_value(b[2 * i]);
+            if (std::memcmp(&expected, &got[i], 4) == 0) ++chain;
+        }
+    }
+    CHECK(chain == lanes);
+}
+
 TEST_CASE("cpu, compressed weights: the bf16 dot kernels against the f64 product, and their fallback") {
     using namespace moe::backends::cpu;
     std::mt19937 rng(20240613);
@@ -224,7 +276,7 @@ TEST_CASE("cpu, compressed weights: the bf16 dot kernels against the f64 product
         {DType::i4, true, DType::i4, 64, true},
     };
     for (const Case& c : cases)
-        for (std::size_t K : {std::size_t{384}, std::size_t{480}, std::size_t{768}, std::size_t{2880}}) {
+        for (std::size_t K : {std::size_t{384}, std::size_t{480}, std::size_t{768}, std::size_t{1184}, std::size_t{2880}}) {
             if (K % c.gs) continue;
             const std::size_t N = 72;
             const Weights w = random_weights(c.t, 2, N, K, c.gs, c.zero_type, rng, c.shared);
