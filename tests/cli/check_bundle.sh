@@ -2,11 +2,11 @@
 # scripts/bundle's folder runs on its own: every library the tools load but the C and C++
 # runtimes (glibc's libraries, libstdc++, libgcc_s) resolves inside it, the tools run from an
 # unrelated folder with a bare environment, and a folder the script did not make is never
-# replaced.
+# replaced; OUT/measure lists its steps and runs them with their logs and summary.
 # Usage: check_bundle.sh SOURCE_DIR BUILD_DIR OUT
 set -euo pipefail
 root=$1 build=$2 out=$3
-rm -rf "$out" "$out.user"
+rm -rf "$out" "$out.user" "$out.logs"
 "$root/scripts/bundle" --from "$build" "$out"
 
 bare=(env -i PATH=/usr/bin:/bin)
@@ -20,6 +20,18 @@ fi
 
 cd "$(mktemp -d)"
 "${bare[@]}" "$out/run" moe-conform run --backend reference,cpu --suite "$out/data/golden" --filter '*u4*' --quiet
+
+# OUT/measure: the steps it lists, a step it does not know refused, and two steps run for real on
+# whatever OpenCL device is here (PoCL in CI), each with its line in the summary.
+steps=$("$out/measure" --dry-run | wc -l)
+[[ $steps -eq 8 ]] || { echo "FAIL: measure --dry-run lists $steps steps, not 8"; exit 1; }
+if "$out/measure" --only nope "$out.logs" 2> /dev/null; then echo "FAIL: measure ran an unknown step"; exit 1; fi
+rm -rf "$out.logs"
+"${bare[@]}" "$out/measure" --device "${MOE_BUNDLE_DEVICE:-Portable}" --only list,kernels --budget 120 "$out.logs" 2> /dev/null
+for s in list kernels; do
+  grep -q "^$s *rc 0 " "$out.logs/summary.txt" || { echo "FAIL: measure's $s step:"; cat "$out.logs/summary.txt"; exit 1; }
+done
+[[ -s "$out.logs/05-kernels.log" ]] || { echo "FAIL: measure kept no log of the kernels step"; exit 1; }
 
 mkdir -p "$out.user" && touch "$out.user/keep"
 if "$root/scripts/bundle" --from "$build" "$out.user" 2> /dev/null; then
