@@ -207,17 +207,6 @@ void check_against_f64(const std::vector<float>& A, std::size_t M, const WeightV
     CHECK(bad == 0);
 }
 
-}  // namespace
-
-namespace {
-
-float bf16_value(std::uint16_t bits) {
-    const std::uint32_t u = std::uint32_t{bits} << 16;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-}
-
 // One vdpbf16ps on 16 lanes (the caller checks that the CPU has it).
 __attribute__((target("avx512f,avx512bw,avx512bf16"))) void dpbf16(const float* acc, const std::uint16_t* a,
                                                                   const std::uint16_t* b, float* out) {
@@ -235,9 +224,10 @@ TEST_CASE("cpu, compressed weights: this CPU's vdpbf16ps is the f32 chain the do
     // kernels' inputs never reach the subnormal range the instruction flushes).
     if (!moe::backends::cpu::cpu_has_avx512_bf16()) return;
     std::mt19937 rng(20261126);
-    const auto value = [&] {  // |v| in [2^-16, 2^9), either sign
+    const auto value = [&] {  // |v| in [2^-16, 2^20), either sign
         return static_cast<std::uint16_t>((0x3780 + rng() % 0x1200) | ((rng() & 1u) << 15));
     };
+    const auto bf16_value = [](std::uint16_t bits) { return static_cast<float>(moe::bf16_bits_to_f64(bits)); };
     std::size_t lanes = 0, chain = 0;
     for (int it = 0; it < 20000; ++it) {
         std::uint16_t a[32], b[32];
@@ -246,7 +236,9 @@ TEST_CASE("cpu, compressed weights: this CPU's vdpbf16ps is the f32 chain the do
             a[i] = value();
             b[i] = value();
         }
-        for (float& c : acc) c = std::ldexp(static_cast<float>(static_cast<int>(rng() % 2000001) - 1000000), static_cast<int>(rng() % 24) - 30);
+        for (float& c : acc)
+            c = std::ldexp(static_cast<float>(static_cast<int>(rng() % 2000001) - 1000000),
+                           static_cast<int>(rng() % 24) - 30);
         dpbf16(acc, a, b, got);
         for (int i = 0; i < 16; ++i, ++lanes) {
             volatile float odd = acc[i] + bf16_value(a[2 * i + 1]) * bf16_value(b[2 * i + 1]);  // exact product, one rounding
