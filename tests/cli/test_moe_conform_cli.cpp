@@ -3,6 +3,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
 #include <unistd.h>
 
 #include "run_command.hpp"
@@ -159,4 +161,29 @@ TEST_CASE("usage errors exit 2 with a message") {
     r = run_command(moe_conform() + " list");
     CHECK(r.exit_code == 0);
     CHECK(has(r.output, "loop_lowp"));
+}
+
+TEST_CASE("flag values out of range exit 2 saying what is wanted, before anything runs") {
+    const std::string run = moe_conform() + " run --backend reference --suite " + kSuite;
+    const std::pair<std::string, std::string> refused[] = {
+        {run + " --threads 0", "--threads: 0: expected more than 0"},
+        {run + " --case-timeout -1", "--case-timeout: -1: expected 0 or more"},
+        {run + " --max-memory 0", "--max-memory: 0: expected more than 0"},
+        {run + " --threads two", "--threads: two is not a number"},
+        {moe_conform() + " selftest --threads 0", "--threads: 0: expected more than 0"},
+        {moe_conform() + " check --suite " + kSuite + " --results " + kSuite + " --case-timeout -2", "--case-timeout: -2"},
+        {run + " --no-such-flag", "--no-such-flag"},  // CLI11 exits 109 by itself; the tools say 2
+    };
+    for (const auto& [command, message] : refused) {
+        const auto r = run_command(command);
+        CAPTURE(command);
+        CAPTURE(r.output);
+        CHECK(r.exit_code == 2);
+        CHECK(has(r.output, message));
+        CHECK_FALSE(has(r.output, "passed"));
+    }
+    // 0 is a value of its own for --case-timeout (no limit), not refused.
+    const auto r = run_command(run + " --filter 'exact_*' --case-timeout 0");
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 0);
 }

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
 
 #include "moe/golden/golden_file.hpp"
 #include "run_command.hpp"
@@ -139,6 +141,26 @@ TEST_CASE("complete: every rejected-input rule exits 2 with its message") {
     r = run_command(moe_golden() + " complete " + in.string());
     CHECK(r.exit_code == 2);
     CHECK(r.output.find("expert_beta (swish beta) must be finite") != std::string::npos);
+}
+
+TEST_CASE("flag values out of range exit 2 saying what is wanted") {
+    TempDir dir;
+    const std::string catalog = std::string(MOE_SOURCE_DIR) + "/conformance/catalog/bundled.json";
+    const std::pair<std::string, std::string> refused[] = {
+        {" generate --catalog " + catalog + " --out " + dir.path().string() + " --threads 0",
+         "--threads: 0: expected more than 0"},
+        {" inspect " + catalog + " --max-memory 0", "--max-memory: 0: expected more than 0"},
+        {" complete " + catalog + " --max-memory -5M", "--max-memory"},
+        {" generate --catalog " + catalog + " --out " + dir.path().string() + " --bogus", "--bogus"},
+    };
+    for (const auto& [args, message] : refused) {
+        const auto r = run_command(moe_golden() + args);
+        CAPTURE(args);
+        CAPTURE(r.output);
+        CHECK(r.exit_code == 2);
+        CHECK(r.output.find(message) != std::string::npos);
+    }
+    CHECK(fs::is_empty(dir.path()));  // nothing generated
 }
 
 TEST_CASE("generate: a shape whose element count overflows exits 2") {

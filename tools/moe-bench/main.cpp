@@ -7,6 +7,7 @@
 #include <memory>
 #include <thread>
 
+#include "cli_checks.hpp"
 #include "cli_errors.hpp"
 #include "moe/backends/registry.hpp"
 #include "moe/bench/backend_timing.hpp"
@@ -107,6 +108,22 @@ int time_rows(const std::string& backend, const std::string& device, const std::
     return 0;
 }
 
+// A custom shape takes all four of its flags (a missing one would be a zero-sized layer) and a
+// top-k the experts can fill; refused before anything is timed or printed.
+void check_custom_shape(const CLI::App& app, std::size_t experts, std::size_t topk) {
+    bool any = false;
+    std::string missing;
+    for (const char* flag : {"--experts", "--topk", "--hidden", "--inter"}) {
+        if (app.count(flag)) any = true;
+        else missing += std::string(" ") + flag;
+    }
+    if (any && !missing.empty())
+        throw moe::InputError("a custom shape needs --experts, --topk, --hidden and --inter; missing:" + missing);
+    if (any && topk > experts)
+        throw moe::InputError("--topk " + std::to_string(topk) + " exceeds --experts " + std::to_string(experts) +
+                              ": each token picks top-k distinct experts");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -133,7 +150,9 @@ int main(int argc, char** argv) {
     std::string device;
     app.add_option("--device", device, "opencl: the device (\"P:D\" or a name substring; default the first GPU, else the first device)");
     app.add_option("--shape", shape_arg, "gpt-oss-20b | qwen3-30b-a3b | mixtral | all (ignored with --hidden)");
-    app.add_option("--tokens", tokens, "Token counts, comma-separated (default 512)")->delimiter(',');
+    app.add_option("--tokens", tokens, "Token counts, comma-separated, each at least 1 (default 512)")
+        ->delimiter(',')
+        ->check(moe::cli::kPositive);
     app.add_option("--dtype", dtypes, "Data types, comma-separated: f32, f16, bf16 (default f32)")->delimiter(',');
     app.add_option("--weights", weights,
                    "Also time compressed weights, comma-separated: u4, i4 (f16 scales per group of 128; u4 with zero\n"
@@ -143,13 +162,16 @@ int main(int argc, char** argv) {
         ->delimiter(',');
     app.add_option("--routing", routing, "uniform | skewed (Zipf 1.2) | hot (expert 0 in every token)")
         ->check(CLI::IsMember({"uniform", "skewed", "hot"}));
-    app.add_option("--experts", experts, "Custom shape: experts");
-    app.add_option("--topk", topk, "Custom shape: top-k");
-    app.add_option("--hidden", hidden, "Custom shape: hidden size");
-    app.add_option("--inter", inter, "Custom shape: intermediate size");
+    app.add_option("--experts", experts, "Custom shape (give all four: --experts, --topk, --hidden, --inter): experts")
+        ->check(moe::cli::kPositive);
+    app.add_option("--topk", topk, "Custom shape: top-k (at most --experts)")->check(moe::cli::kPositive);
+    app.add_option("--hidden", hidden, "Custom shape: hidden size")->check(moe::cli::kPositive);
+    app.add_option("--inter", inter, "Custom shape: intermediate size")->check(moe::cli::kPositive);
     app.add_option("--expert-type", type_arg, "Custom shape: gemm2 | gemm3")->check(CLI::IsMember({"gemm2", "gemm3"}));
-    app.add_option("--reps", timing.reps, "Timed repetitions (default: 20 for decode, 5 for prefill)");
-    app.add_option("--threads", threads, "Threads for the machine baselines (the backend uses all)");
+    app.add_option("--reps", timing.reps, "Timed repetitions, at least 1 (default: 20 for decode, 5 for prefill)")
+        ->check(moe::cli::kPositive);
+    app.add_option("--threads", threads, "Threads for the machine baselines (the backend uses all)")
+        ->check(moe::cli::kPositive);
     app.add_flag("--vs-reference", timing.vs_reference, "Also time the f64 reference (sparse) once and print the speedup");
     app.add_option("--json", json_file, "Also write the rows as JSON");
     app.add_flag("--strategy-stats", strategy,
@@ -166,13 +188,14 @@ int main(int argc, char** argv) {
     app.add_flag("--engine-study", study,
                  "Print no backend timings: one expert's first and down GEMM of each --shape for 1..64 rows, 1 thread,\n"
                  "cold weights, with the cpu engine on the weights in place and on weights packed for the library");
-    CLI11_PARSE(app, argc, argv);
+    if (const int code = moe::cli::parse_flags(app, argc, argv); code >= 0) return code;
 
     return moe::cli::run_with_exit_codes("moe-bench", [&] {
         if (worked_examples) {
             print_worked_examples(stdout);
             return 0;
         }
+        check_custom_shape(app, experts, topk);
         const std::vector<Shape> shapes =
             hidden ? std::vector<Shape>{{"custom", type_arg == "gemm2" ? moe::ExpertType::gemm2_bias_swiglu_clamp
                                                                        : moe::ExpertType::gemm3_swiglu,

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "cli_checks.hpp"
 #include "cli_errors.hpp"
 
 using namespace moe::conform_cli;
@@ -63,7 +64,7 @@ int main(int argc, char** argv) {
     r->add_option("--html", rc.html, "Also write a self-contained HTML report here (heatmaps of the failures)");
     r->add_option("--expect", rc.expect, "Expectation file: known failures (XFAIL) and skips, with reasons")
         ->check(CLI::ExistingFile);
-    r->add_option("--threads", rc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
+    r->add_option("--threads", rc.threads, "Threads for the reference computations")->check(moe::cli::kPositive);
     r->add_option("--device", rc.device,
                   "OpenCL device for the opencl backend: P:D (platform, device index) or a name substring "
                   "(default: the first GPU, else the first device; see moe-conform list)");
@@ -79,7 +80,7 @@ int main(int argc, char** argv) {
     r->add_option("--case-timeout", rc.case_timeout,
                   "Seconds one file may take to read and check, and each backend to run on it, before its worker "
                   "is killed and the case reported as ERROR (default 600; 0 = no limit)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(moe::cli::kNonNegative);
     r->add_flag("--trust-stored-results", rc.trust_stored_results,
                 "Do not check that each file's stored output and error bounds agree with the reference recomputed "
                 "from its inputs (on up to 256 tokens; by default a file where they disagree, or with a negative "
@@ -87,7 +88,7 @@ int main(int argc, char** argv) {
     r->add_option("--max-memory", rc.max_memory,
                   "Largest memory one golden file may need once read (e.g. 512M, 8G; default: the smaller of 8 GiB "
                   "and 3/4 of physical memory); a file needing more is refused before anything is read")
-        ->transform(CLI::AsSizeValue(false));
+        ->transform(CLI::AsSizeValue(false))->check(moe::cli::kPositive);
     r->add_option("--shard", rc.shard,
                   "Run share I of N (e.g. 2/4): the golden files sorted by name, every N-th from the I-th; spreads "
                   "a large suite over CI runners (moe_conform_add_suite(... SHARDS N))");
@@ -116,16 +117,17 @@ int main(int argc, char** argv) {
     k->add_option("--json", cc.json, "Also write the JSON report here");
     k->add_option("--junit", cc.junit, "Also write a JUnit XML report here");
     k->add_option("--html", cc.html, "Also write a self-contained HTML report here (heatmaps of the failures)");
-    k->add_option("--threads", cc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
+    k->add_option("--threads", cc.threads, "Threads for the reference computations")->check(moe::cli::kPositive);
     k->add_flag("--quiet", cc.quiet, "No progress lines on stderr");
     k->add_flag("--no-manifest", cc.no_manifest, "Do not check the suite folder's MANIFEST.sha256");
     k->add_flag("--trust-stored-results", cc.trust_stored_results,
                 "Do not recompute the golden files' stored outputs and bounds on a sample of tokens");
     k->add_flag("--no-isolation", cc.no_isolation, "Read and judge every file in this process (see run)");
-    k->add_option("--case-timeout", cc.case_timeout, "Seconds one file may take (see run)")->check(CLI::NonNegativeNumber);
+    k->add_option("--case-timeout", cc.case_timeout, "Seconds one file may take (see run)")
+        ->check(moe::cli::kNonNegative);
     k->add_option("--shard", cc.shard, "Check share I of N of the golden files (see run --shard)");
     k->add_option("--max-memory", cc.max_memory, "Largest memory one golden or result file may need once read")
-        ->transform(CLI::AsSizeValue(false));
+        ->transform(CLI::AsSizeValue(false))->check(moe::cli::kPositive);
 
     SelftestCommand sc;
     sc.threads = threads;
@@ -134,7 +136,7 @@ int main(int argc, char** argv) {
                                  "Run the suite against deliberately broken backends (mutants) and the correct ones: "
                                  "exit 0 only if every mutant is caught and every correct backend passes.");
     s->add_option("--suite", sc.suite, "Folder of golden files (default: the bundled suite)")->check(CLI::ExistingDirectory);
-    s->add_option("--threads", sc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
+    s->add_option("--threads", sc.threads, "Threads for the reference computations")->check(moe::cli::kPositive);
     s->add_flag("--no-manifest", sc.no_manifest, "Do not check the suite folder's MANIFEST.sha256");
     s->add_option("--shard", sc.shard,
                   "Run share I of N of the work: the correct backends and the mutants in order, every N-th from "
@@ -151,18 +153,13 @@ int main(int argc, char** argv) {
         ->required();
     sh->add_option("--case", kc.case_file, "The failing golden case")->required()->check(CLI::ExistingFile);
     sh->add_option("-o,--out", kc.out, "Where to write the shrunk case (default: <case name>_shrunk.h5 here)");
-    sh->add_option("--threads", kc.threads, "Threads for the reference computations")->check(CLI::PositiveNumber);
+    sh->add_option("--threads", kc.threads, "Threads for the reference computations")->check(moe::cli::kPositive);
     sh->add_option("--device", kc.device, "OpenCL device for the opencl backend, as for run");
     sh->add_option("--max-seconds", kc.max_seconds, "Stop shrinking after this long (default 120)")
-        ->check(CLI::PositiveNumber);
+        ->check(moe::cli::kPositive);
     sh->add_flag("--quiet", kc.quiet, "No progress lines on stderr");
 
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        const int code = app.exit(e);
-        return code == 0 ? 0 : 2;
-    }
+    if (const int code = moe::cli::parse_flags(app, argc, argv); code >= 0) return code;
     for (int i = 0; i < argc; ++i) rc.command_line += (i ? " " : "") + std::string(argv[i]);
     cc.command_line = rc.command_line;
     sc.command_line = rc.command_line;

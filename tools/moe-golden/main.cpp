@@ -3,8 +3,9 @@
 #include <iostream>
 #include <thread>
 
-#include "commands.hpp"
+#include "cli_checks.hpp"
 #include "cli_errors.hpp"
+#include "commands.hpp"
 
 using namespace moe::golden_cli;
 
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
     g->add_flag("--stages", gen.stages, "Also store the intermediate stages (/stages)");
     g->add_flag("--manifest", gen.manifest, "Rewrite MANIFEST.sha256 of the output folder afterwards");
     g->add_option("--threads", gen.threads, "Threads for the reference (results do not depend on it)")
-        ->check(CLI::PositiveNumber);
+        ->check(moe::cli::kPositive);
 
     VerifyOptions ver;
     ver.threads = default_threads;
@@ -56,7 +57,7 @@ int main(int argc, char** argv) {
     v->add_option("--catalog", ver.catalog, "Catalogue file")->required()->check(CLI::ExistingFile);
     v->add_option("--dir", ver.dir, "Golden folder")->required()->check(CLI::ExistingDirectory);
     v->add_option("--tier", ver.tier, "Largest tier to check (default ci)")->check(CLI::IsMember({"quick", "ci", "full"}));
-    v->add_option("--threads", ver.threads, "Threads for the reference")->check(CLI::PositiveNumber);
+    v->add_option("--threads", ver.threads, "Threads for the reference")->check(moe::cli::kPositive);
 
     CompleteOptions com;
     com.threads = default_threads;
@@ -66,8 +67,10 @@ int main(int argc, char** argv) {
     c->add_option("file", com.input, "Input HDF5 file")->required()->check(CLI::ExistingFile);
     c->add_option("-o,--output", com.output, "Write here instead of replacing the input file (atomically)");
     c->add_flag("--stages", com.stages, "Also store the intermediate stages");
-    c->add_option("--threads", com.threads, "Threads for the reference")->check(CLI::PositiveNumber);
-    c->add_option("--max-memory", com.max_memory, kMaxMemoryHelp)->transform(CLI::AsSizeValue(false));
+    c->add_option("--threads", com.threads, "Threads for the reference")->check(moe::cli::kPositive);
+    c->add_option("--max-memory", com.max_memory, kMaxMemoryHelp)
+        ->transform(CLI::AsSizeValue(false))
+        ->check(moe::cli::kPositive);
 
     InspectOptions ins;
     ins.threads = default_threads;
@@ -77,14 +80,11 @@ int main(int argc, char** argv) {
                                  "error bounds belong to its inputs. Exit 2 when the file is refused, damaged, or "
                                  "holds a problem the op rejects.");
     i->add_option("file", ins.file, "HDF5 file")->required()->check(CLI::ExistingFile);
-    i->add_option("--max-memory", ins.max_memory, kMaxMemoryHelp)->transform(CLI::AsSizeValue(false));
+    i->add_option("--max-memory", ins.max_memory, kMaxMemoryHelp)
+        ->transform(CLI::AsSizeValue(false))
+        ->check(moe::cli::kPositive);
 
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        const int code = app.exit(e);
-        return code == 0 ? 0 : 2;
-    }
+    if (const int code = moe::cli::parse_flags(app, argc, argv); code >= 0) return code;
     return moe::cli::run_with_exit_codes("moe-golden", [&] {
         if (*g) return generate(gen);
         if (*v) return verify(ver);

@@ -1,0 +1,52 @@
+// moe-bench's flags: a value that cannot describe a layer or a timing (zero tokens, zero
+// repetitions, half a custom shape, more top-k than experts) ends in exit 2 with a message naming
+// the flag, before anything is timed; never a crash (zero tokens and a custom shape without its
+// experts once died of SIGFPE).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "run_command.hpp"
+
+using moe::test::run_command;
+
+namespace {
+
+std::string moe_bench() { return std::string(MOE_BINARY_DIR) + "/bin/moe-bench"; }
+
+void expect_refused(const std::string& args, const std::string& message) {
+    const auto r = run_command(moe_bench() + " " + args);
+    CAPTURE(args);
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find(message) != std::string::npos);
+    // Refused before the table: no row, no header.
+    CHECK(r.output.find("median_ms") == std::string::npos);
+}
+
+const std::string kCustom = "--experts 4 --topk 2 --hidden 64 --inter 64";
+
+}  // namespace
+
+TEST_CASE("moe-bench: flags that describe no layer or no timing exit 2, named") {
+    expect_refused("--tokens 0 --reps 1 " + kCustom, "--tokens: 0: expected more than 0");
+    expect_refused("--tokens 1,0 --reps 1 " + kCustom, "--tokens: 0: expected more than 0");
+    expect_refused("--strategy-stats --shape mixtral --tokens 0", "--tokens: 0: expected more than 0");
+    expect_refused("--tokens 1 --reps 0 " + kCustom, "--reps");
+    expect_refused("--tokens 1 --reps -3 " + kCustom, "--reps");
+    expect_refused("--tokens 1 --reps 1 --threads 0 " + kCustom, "--threads");
+    expect_refused("--tokens 1 --reps 1 --experts 0 --topk 2 --hidden 64 --inter 64", "--experts");
+    expect_refused("--tokens 1 --reps 1 --hidden 64", "missing: --experts --topk --inter");
+    expect_refused("--tokens 1 --reps 1 --experts 4 --topk 2 --hidden 64", "missing: --inter");
+    expect_refused("--tokens 1 --reps 1 --experts 4 --topk 8 --hidden 64 --inter 64", "--topk 8 exceeds --experts 4");
+    expect_refused("--tokens 1 --reps 1 --shape nosuch", "unknown shape 'nosuch'");
+    expect_refused("--tokens 1 --reps 1 " + kCustom + " --weights u5", "unknown --weights 'u5'");
+    expect_refused("--tokens 1 --reps 1 " + kCustom + " --dtype f64", "--dtype f64");
+}
+
+TEST_CASE("moe-bench: a custom layer with top-k = experts runs (the checks above refuse no good input)") {
+    const auto r = run_command(moe_bench() + " --tokens 1 --reps 1 --experts 4 --topk 4 --hidden 64 --inter 64");
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(r.output.find("custom             1 f32") != std::string::npos);
+}
