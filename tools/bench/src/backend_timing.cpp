@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -25,6 +27,14 @@ std::vector<BenchRow> time_backends_together(const std::vector<RowRequest>& requ
                                              std::size_t tokens, const std::string& routing, Probe& gemm,
                                              Probe& bandwidth, const TimingOptions& o) {
     const std::size_t rows_n = requests.size();
+    const int n = o.reps > 0 ? o.reps : (tokens <= 8 ? 20 : 5);
+    // Progress on stderr (stdout holds the table): a model shape's problems take seconds to make
+    // and its rows are printed only once every data type of the shape and T has run.
+    std::string kinds;
+    for (const RowRequest& q : requests)
+        kinds += (kinds.empty() ? "" : ", ") + std::string(dtype_name(q.dtype)) + (q.weights.empty() ? "" : " " + q.weights);
+    std::fprintf(stderr, "moe-bench: %s, T = %zu: making the problems (%s), then %d timed rounds\n", s.name.c_str(),
+                 tokens, kinds.c_str(), n);
     std::vector<Problem> problems;
     std::vector<BenchRow> rows(rows_n);
     for (std::size_t j = 0; j < rows_n; ++j) {
@@ -38,7 +48,6 @@ std::vector<BenchRow> time_backends_together(const std::vector<RowRequest>& requ
         r.backend = q.backend->name();
         r.tokens = tokens;
     }
-    const int n = o.reps > 0 ? o.reps : (tokens <= 8 ? 20 : 5);
     for (std::size_t j = 0; j < rows_n; ++j) {
         Backend& b = *requests[j].backend;
         rows[j].prepare_seconds = seconds_of([&] { b.prepare(problems[j]); });  // once per problem, as at model load

@@ -14,6 +14,7 @@ void print_table_header(std::FILE* out, const std::string& backend, const std::s
                  backend.c_str(), threads);
     std::fprintf(out, "%-14s %5s %-5s %-7s %-8s %10s %9s %9s %6s %9s %8s %8s %6s %8s\n", "shape", "T", "dtype", "wtype",
                  "routing", "median_ms", "GFLOP/s", "gemm", "ratio", "weights", "GB/s", "read", "of_bw", "vs_ref");
+    std::fflush(out);  // before the first rows, which take seconds
 }
 
 void print_device_table_header(std::FILE* out, const std::string& backend, const std::string& description,
@@ -29,6 +30,7 @@ void print_device_table_header(std::FILE* out, const std::string& backend, const
     std::fprintf(out, "%-14s %5s %-5s %-7s %-8s %9s %9s %8s %9s %9s %6s %9s %8s %8s %6s %7s %-6s\n", "shape", "T", "dtype",
                  "wtype", "routing", "wall_ms", "dev_ms", "wall/dev", "GFLOP/s", "gemm", "ratio", "weights", "GB/s", "copy", "of_bw",
                  "vs_ref", "gemm_is");
+    std::fflush(out);
 }
 
 namespace {
