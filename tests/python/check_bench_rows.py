@@ -1,6 +1,7 @@
 """moe-bench's timed rows, read from its --json file without our code: a data type's plain row and
 its compressed rows are timed together (round by round), printed plain rows first, and each
-compressed row carries the plain bf16 and f32 times of the same shape and T it is compared with.
+compressed row carries the plain bf16 and f32 times of the same shape and T it is compared with; a
+progress line per data type goes to stderr.
 
 Usage: check_bench_rows.py MOE_BENCH OUT_DIR
 """
@@ -19,6 +20,14 @@ def main():
                           capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"moe-bench exited {done.returncode}: {done.stderr}")
+    # Progress on stderr, one line per data type before its problems are made (stdout keeps the table).
+    progress = [line for line in done.stderr.splitlines() if "making the problems" in line]
+    expected_progress = ["moe-bench: custom, T = 1: making the problems (bf16, bf16 u4, bf16 mxfp4), then 2 timed rounds",
+                         "moe-bench: custom, T = 1: making the problems (f32, f32 u4, f32 mxfp4), then 2 timed rounds"]
+    if progress != expected_progress:
+        sys.exit(f"progress lines {progress}, expected {expected_progress}")
+    if "making the problems" in done.stdout:
+        sys.exit("progress lines on stdout, which holds the table")
     rows = json.load(open(json_file))
     order = [(r["dtype"], r["weights"]) for r in rows]  # a plain row's weights: its data type
     expected = [("bf16", "bf16"), ("f32", "f32"), ("bf16", "u4/g128"), ("bf16", "mxfp4"), ("f32", "u4/g128"),
