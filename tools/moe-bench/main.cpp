@@ -12,6 +12,7 @@
 #include "moe/backends/registry.hpp"
 #include "moe/bench/backend_timing.hpp"
 #include "moe/bench/bench_report.hpp"
+#include "moe/bench/decode_study.hpp"
 #include "moe/bench/device_baselines.hpp"
 #include "moe/bench/engine_study.hpp"
 #include "moe/bench/strategy_stats.hpp"
@@ -188,6 +189,12 @@ int main(int argc, char** argv) {
     app.add_flag("--engine-study", study,
                  "Print no backend timings: one expert's first and down GEMM of each --shape for 1..64 rows, 1 thread,\n"
                  "cold weights, with the cpu engine on the weights in place and on weights packed for the library");
+    bool decode = false;
+    app.add_flag("--decode-study", decode,
+                 "Print no backend timings: the cpu backend's decode kernels alone, one row of bf16 values against one\n"
+                 "expert's first-GEMM weights of each --shape, for bf16, f32 and each --weights type (default u4,mxfp4):\n"
+                 "GB/s of stored bytes and weights/s with the weights in cache and from memory, against the read\n"
+                 "bandwidth and bf16 (--threads threads)");
     if (const int code = moe::cli::parse_flags(app, argc, argv); code >= 0) return code;
 
     return moe::cli::run_with_exit_codes("moe-bench", [&] {
@@ -201,6 +208,14 @@ int main(int argc, char** argv) {
                                                                        : moe::ExpertType::gemm3_swiglu,
                                          hidden, inter, experts, topk}}
                    : select_shapes(shape_arg);
+        if (decode) {
+            const std::vector<std::string> types = weights.empty() ? std::vector<std::string>{"u4", "mxfp4"} : weights;
+            for (const auto& s : shapes) {
+                for (const auto& w : types) compression_preset(w, s);  // a bad --weights refused before anything runs
+                decode_study(s, types, threads);
+            }
+            return 0;
+        }
         if (study) {
             for (const auto& s : shapes) {
                 const bool gemm2 = s.type == moe::ExpertType::gemm2_bias_swiglu_clamp;

@@ -113,9 +113,13 @@ Output CpuBackend::run(const Problem& p, bool want_stages) {
         .run(want_stages);
 }
 
-void cpu_f32_gemm(const float* A, std::size_t M, const Tensor& weights, std::size_t expert, float* C, int threads) {
+void cpu_f32_gemm(const float* A, std::size_t M, const Tensor& weights, std::size_t expert, float* C, int threads,
+                  const Tensor* scale, const Tensor* zero_point) {
     const std::size_t N = weights.shape()[1], K = weights.shape()[2];
-    cpu::expert_gemm(A, M, K, {&weights, expert, WeightLayout::NK}, C, N, threads);
+    cpu::GemmCall call{&weights, expert, WeightLayout::NK};
+    call.scale = scale;
+    call.zero_point = zero_point;
+    cpu::expert_gemm(A, M, K, call, C, N, threads);
 }
 
 }  // namespace moe::backends

@@ -60,8 +60,11 @@ private:
 };
 
 // The cpu backend's f32 GEMM engine on its own: C[M, N] = A[M, K] W[expert]^T, W an [E, N, K]
-// tensor read in its own type. moe-bench measures the machine's GEMM rate with it.
-void cpu_f32_gemm(const float* A, std::size_t M, const Tensor& weights, std::size_t expert, float* C, int threads);
+// tensor read in its own type: f32, f16, bf16, or compressed with its scale and zero point (null:
+// none), which up to 8 rows of A the decode kernels read in place. moe-bench measures the
+// machine's GEMM rate with it, and the decode kernels' rates (--decode-study).
+void cpu_f32_gemm(const float* A, std::size_t M, const Tensor& weights, std::size_t expert, float* C, int threads,
+                  const Tensor* scale = nullptr, const Tensor* zero_point = nullptr);
 
 // The same engine on weights packed once into the library's layout, as prepare() packs them: the
 // best GEMM rate the engine reaches. `pack` runs once, `run` as often as timed.
