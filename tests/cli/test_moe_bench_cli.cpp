@@ -42,6 +42,8 @@ TEST_CASE("moe-bench: flags that describe no layer or no timing exit 2, named") 
     expect_refused("--tokens 1 --reps 1 --shape nosuch", "unknown shape 'nosuch'");
     expect_refused("--tokens 1 --reps 1 " + kCustom + " --weights u5", "unknown --weights 'u5'");
     expect_refused("--tokens 1 --reps 1 " + kCustom + " --dtype f64", "--dtype f64");
+    expect_refused("--decode-study --backend opencl " + kCustom, "--decode-study times the cpu backend's own kernels");
+    expect_refused("--decode-study " + kCustom + " --weights u5", "unknown --weights 'u5'");
 }
 
 TEST_CASE("moe-bench: a custom layer with top-k = experts runs (the checks above refuse no good input)") {

@@ -208,6 +208,9 @@ int main(int argc, char** argv) {
                                                                        : moe::ExpertType::gemm3_swiglu,
                                          hidden, inter, experts, topk}}
                    : select_shapes(shape_arg);
+        if ((decode || study) && backend != "cpu")
+            throw moe::InputError(std::string(decode ? "--decode-study" : "--engine-study") +
+                                  " times the cpu backend's own kernels; --backend " + backend + " has none of them");
         if (decode) {
             const std::vector<std::string> types = weights.empty() ? std::vector<std::string>{"u4", "mxfp4"} : weights;
             for (const auto& s : shapes) {
