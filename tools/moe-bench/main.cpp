@@ -33,6 +33,8 @@ int time_rows(const std::string& backend, const std::string& device, const std::
               const std::vector<std::size_t>& tokens, const std::vector<std::string>& dtypes,
               const std::vector<std::string>& weights, const std::string& routing, int threads, const TimingOptions& o,
               const std::string& json_file) {
+    if (!device.empty() && backend != "opencl")
+        throw moe::InputError("--device " + device + " picks an OpenCL device; backend " + backend + " runs on the host");
     auto b = moe::backends::make_builtin_backend(backend, {device});
     if (!b->availability().available) throw moe::InputError("backend " + backend + " unavailable: " + b->availability().reason);
     for (const auto& dt : dtypes) timed_dtype(dt);  // refuse a bad --dtype or --weights before anything is timed
