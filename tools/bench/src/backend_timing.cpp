@@ -1,7 +1,6 @@
 #include "moe/bench/backend_timing.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -11,17 +10,6 @@
 #include "moe/reference/interpreter.hpp"
 
 namespace moe::bench {
-
-namespace {
-
-template <class F>
-double seconds_of(F&& f) {
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
 
 std::vector<BenchRow> time_backends_together(const std::vector<RowRequest>& requests, const Shape& s,
                                              std::size_t tokens, const std::string& routing, Probe& gemm,

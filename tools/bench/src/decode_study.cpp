@@ -1,7 +1,6 @@
 #include "moe/bench/decode_study.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -77,13 +76,6 @@ Weights one_expert(const std::string& kind, const Shape& s, std::size_t N, std::
               std::nullopt};
     if (auto z = p.inputs.find(zero_point_input("w")); z != p.inputs.end()) r.zero = std::move(z->second);
     return r;
-}
-
-template <class F>
-double seconds_of(F&& f) {
-    const auto start = std::chrono::steady_clock::now();
-    f();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // One pass: `calls` calls of the decode GEMM, expert i % E for call i.

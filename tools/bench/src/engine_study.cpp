@@ -1,23 +1,14 @@
 #include "moe/bench/engine_study.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <vector>
 
 #include "moe/backends/cpu_backend.hpp"
+#include "moe/bench/machine_rates.hpp"
 #include "moe/spec/tensor.hpp"
 
 namespace moe::bench {
-
-namespace {
-
-double median_of(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
-}  // namespace
 
 void engine_study(const std::string& shape, std::size_t n, std::size_t k) {
     // Enough experts that a pass over them is at least 512 MB: every call finds its weights in memory.
@@ -43,24 +34,18 @@ void engine_study(const std::string& shape, std::size_t n, std::size_t k) {
         std::vector<double> plain, pack, half;
         for (std::size_t r = 0; r < 2 * experts; ++r) {
             e = (e + 1) % experts;
-            auto s = std::chrono::steady_clock::now();
-            backends::cpu_f32_gemm(a.data(), m, w, e, c.data(), 1);
-            plain.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - s).count());
+            plain.push_back(seconds_of([&] { backends::cpu_f32_gemm(a.data(), m, w, e, c.data(), 1); }));
             e = (e + 1) % experts;
-            s = std::chrono::steady_clock::now();
-            packed.run(a.data(), m, e, c.data());
-            pack.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - s).count());
+            pack.push_back(seconds_of([&] { packed.run(a.data(), m, e, c.data()); }));
             if (m > 8) continue;
             e = (e + 1) % experts;
-            s = std::chrono::steady_clock::now();
-            backends::cpu_f32_gemm(a.data(), m, w16, e, c.data(), 1);
-            half.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - s).count());
+            half.push_back(seconds_of([&] { backends::cpu_f32_gemm(a.data(), m, w16, e, c.data(), 1); }));
         }
-        const double flops = 2.0 * static_cast<double>(m * n * k), tp = median_of(plain), tk = median_of(pack);
+        const double flops = 2.0 * static_cast<double>(m * n * k), tp = median(plain), tk = median(pack);
         std::printf("%4zu %11.1f %10.1f %11.1f %10.1f %7.2fx", m, flops / tp / 1e9, bytes / tp / 1e9, flops / tk / 1e9,
                     bytes / tk / 1e9, tp / tk);
         if (!half.empty()) {
-            const double th = median_of(half);
+            const double th = median(half);
             std::printf(" %15.1f %10.1f", flops / th / 1e9, bytes / 2 / th / 1e9);
         }
         std::printf("\n");

@@ -4,7 +4,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <vector>
 
 #include "moe/backends/cpu_backend.hpp"
@@ -13,13 +12,6 @@
 namespace moe::bench {
 
 namespace {
-
-template <class F>
-double time_once(F&& f) {
-    const auto s = std::chrono::steady_clock::now();
-    f();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - s).count();
-}
 
 __attribute__((target("avx512f"))) double sum_avx512(const float* p, std::size_t n) {
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
@@ -70,7 +62,7 @@ GemmProbe::GemmProbe(std::size_t M, std::size_t N, std::size_t K, int threads)
     const auto best_of_3 = [&] {
         s_->run();  // warm-up
         double best = 1e300;
-        for (int r = 0; r < 3; ++r) best = std::min(best, time_once([&] { s_->run(); }));
+        for (int r = 0; r < 3; ++r) best = std::min(best, seconds_of([&] { s_->run(); }));
         return best;
     };
     const double plain = best_of_3();
@@ -81,7 +73,7 @@ GemmProbe::GemmProbe(std::size_t M, std::size_t N, std::size_t K, int threads)
 GemmProbe::~GemmProbe() = default;
 
 double GemmProbe::seconds() {
-    return time_once([&] { s_->run(); });
+    return seconds_of([&] { s_->run(); });
 }
 
 double GemmProbe::flops() const {
@@ -99,7 +91,7 @@ double ReadProbe::seconds() {
     const std::size_t n = buf_.size();
     const bool avx512 = __builtin_cpu_supports("avx512f");
     static volatile double sink = 0;
-    return time_once([&] {
+    return seconds_of([&] {
         double total = 0;
 #pragma omp parallel num_threads(threads_) reduction(+ : total)
         {

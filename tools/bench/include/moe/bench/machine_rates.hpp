@@ -4,6 +4,7 @@
 // backend's repetitions (backend, GEMM, read, backend, ...) and compares medians, so that every
 // ratio sees the same states of a noisy host (a shared second vCPU moves the 2-thread read
 // bandwidth between about 40 and 77 GB/s from one minute to the next).
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -49,5 +50,13 @@ private:
 };
 
 double median(std::vector<double> v);
+
+// Wall-clock seconds of one call of f (a steady clock).
+template <class F>
+double seconds_of(F&& f) {
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 }  // namespace moe::bench
