@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
     app.add_option("--expert-type", type_arg, "Custom shape: gemm2 | gemm3")->check(CLI::IsMember({"gemm2", "gemm3"}));
     app.add_option("--reps", timing.reps, "Timed repetitions, at least 1 (default: 20 for decode, 5 for prefill)")
         ->check(moe::cli::kPositive);
-    app.add_option("--threads", threads, "Threads for the machine baselines (the backend uses all)")
+    app.add_option("--threads", threads, "Threads for the machine baselines (the backend uses all) and for --decode-study")
         ->check(moe::cli::kPositive);
     app.add_flag("--vs-reference", timing.vs_reference, "Also time the f64 reference (sparse) once and print the speedup");
     app.add_option("--json", json_file, "Also write the rows as JSON");
@@ -215,10 +215,9 @@ int main(int argc, char** argv) {
                                   " times the cpu backend's own kernels; --backend " + backend + " has none of them");
         if (decode) {
             const std::vector<std::string> types = weights.empty() ? std::vector<std::string>{"u4", "mxfp4"} : weights;
-            for (const auto& s : shapes) {
-                for (const auto& w : types) compression_preset(w, s);  // a bad --weights refused before anything runs
-                decode_study(s, types, threads);
-            }
+            for (const auto& s : shapes)  // a bad --weights refused before anything runs
+                for (const auto& w : types) compression_preset(w, s);
+            for (const auto& s : shapes) decode_study(s, types, threads);
             return 0;
         }
         if (study) {
