@@ -1,7 +1,7 @@
 #pragma once
-// Parsing the tools' flags: exit codes, and number checks that say in words what they want. CLI11's own PositiveNumber
-// and NonNegativeNumber refuse 0 with "Value 0 not in range 0.000000 to " and DBL_MAX written out
-// in 309 digits, which reads as if 0 were allowed.
+// Parsing the tools' flags: exit codes, and number checks that say in words what they want.
+// CLI11's own PositiveNumber and NonNegativeNumber refuse 0 with "Value 0 not in range 0.000000
+// to " and DBL_MAX written out in 309 digits, which reads as if 0 were allowed.
 #include <CLI/CLI.hpp>
 
 #include <cmath>
@@ -16,8 +16,10 @@ inline CLI::Validator number_check(bool zero_allowed) {
         [zero_allowed](std::string& text) -> std::string {
             char* end = nullptr;
             const double v = std::strtod(text.c_str(), &end);
-            if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) return text + " is not a number";
-            if (zero_allowed ? v < 0 : v <= 0) return text + (zero_allowed ? ": expected 0 or more" : ": expected more than 0");
+            if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v))
+                return text + " is not a number";
+            if (zero_allowed ? v < 0 : v <= 0)
+                return text + (zero_allowed ? ": expected 0 or more" : ": expected more than 0");
             return {};
         },
         zero_allowed ? "NUMBER >= 0" : "NUMBER > 0");

@@ -34,7 +34,8 @@ int time_rows(const std::string& backend, const std::string& device, const std::
               const std::vector<std::string>& weights, const std::string& routing, int threads, const TimingOptions& o,
               const std::string& json_file) {
     if (!device.empty() && backend != "opencl")
-        throw moe::InputError("--device " + device + " picks an OpenCL device; backend " + backend + " runs on the host");
+        throw moe::InputError("--device " + device + " picks an OpenCL device; backend " + backend +
+                              " runs on the host");
     auto b = moe::backends::make_builtin_backend(backend, {device});
     if (!b->availability().available) throw moe::InputError("backend " + backend + " unavailable: " + b->availability().reason);
     for (const auto& dt : dtypes) timed_dtype(dt);  // refuse a bad --dtype or --weights before anything is timed
@@ -173,7 +174,8 @@ int main(int argc, char** argv) {
     app.add_option("--expert-type", type_arg, "Custom shape: gemm2 | gemm3")->check(CLI::IsMember({"gemm2", "gemm3"}));
     app.add_option("--reps", timing.reps, "Timed repetitions, at least 1 (default: 20 for decode, 5 for prefill)")
         ->check(moe::cli::kPositive);
-    app.add_option("--threads", threads, "Threads for the machine baselines (the backend uses all) and for --decode-study")
+    app.add_option("--threads", threads,
+                   "Threads for the machine baselines (the backend uses all) and for --decode-study")
         ->check(moe::cli::kPositive);
     app.add_flag("--vs-reference", timing.vs_reference, "Also time the f64 reference (sparse) once and print the speedup");
     app.add_option("--json", json_file, "Also write the rows as JSON");

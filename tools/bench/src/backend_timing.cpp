@@ -20,7 +20,8 @@ std::vector<BenchRow> time_backends_together(const std::vector<RowRequest>& requ
     // and its rows are printed only once every data type of the shape and T has run.
     std::string kinds;
     for (const RowRequest& q : requests)
-        kinds += (kinds.empty() ? "" : ", ") + std::string(dtype_name(q.dtype)) + (q.weights.empty() ? "" : " " + q.weights);
+        kinds += (kinds.empty() ? "" : ", ") + std::string(dtype_name(q.dtype)) +
+                 (q.weights.empty() ? "" : " " + q.weights);
     std::fprintf(stderr, "moe-bench: %s, T = %zu: making the problems (%s), then %d timed rounds\n", s.name.c_str(),
                  tokens, kinds.c_str(), n);
     std::vector<Problem> problems;
