@@ -8,11 +8,10 @@
 
 #include "run_command.hpp"
 
+using moe::test::moe_bench;
 using moe::test::run_command;
 
 namespace {
-
-std::string moe_bench() { return std::string(MOE_BINARY_DIR) + "/bin/moe-bench"; }
 
 void expect_refused(const std::string& args, const std::string& message) {
     const auto r = run_command(moe_bench() + " " + args);

@@ -31,6 +31,7 @@ inline std::string moe_golden() { return std::string(MOE_BINARY_DIR) + "/bin/moe
 namespace moe::test {
 
 inline std::string moe_conform() { return std::string(MOE_BINARY_DIR) + "/bin/moe-conform"; }
+inline std::string moe_bench() { return std::string(MOE_BINARY_DIR) + "/bin/moe-bench"; }
 
 // Runs a Python snippet with Debian's interpreter (which has h5py and numpy).
 inline CommandResult run_python(const std::string& code) {
