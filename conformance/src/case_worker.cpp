@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -138,6 +139,13 @@ std::vector<json> take_frames(std::vector<std::uint8_t>& buffer) {
 // ---------------------------------------------------------------------------------------------
 // The worker
 
+// _exit skips stdio's buffers: what a backend printed to a redirected stdout would be lost.
+[[noreturn]] void flush_and_exit() {
+    std::cout.flush();
+    std::fflush(nullptr);
+    ::_exit(0);
+}
+
 // Reads and runs files from (file0, backend0) on; one message per step. Never returns.
 [[noreturn]] void worker_main(int fd, const RunOptions& o, const std::vector<BackendMaker>& makers,
                               const CaseSteps& steps, std::size_t file0, std::size_t backend0) {
@@ -148,7 +156,7 @@ std::vector<json> take_frames(std::vector<std::uint8_t>& buffer) {
         for (const auto& m : makers) backends.push_back(m.make());
     } catch (const std::exception& e) {
         send(fd, {{"fatal", std::string("cannot make the backends: ") + e.what()}});
-        ::_exit(0);
+        flush_and_exit();
     }
     for (std::size_t i = file0; i < o.files.size(); ++i) {
         send(fd, {{"begin", i}, {"backend", -1}});
@@ -167,7 +175,7 @@ std::vector<json> take_frames(std::vector<std::uint8_t>& buffer) {
         }
     }
     send(fd, {{"end", true}});
-    ::_exit(0);
+    flush_and_exit();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -232,22 +240,33 @@ RunOutcome run_in_workers(const RunOptions& o, const std::vector<BackendMaker>& 
         }
         ::close(fds[1]);
         Position at{next.file, next.backend};
-        bool started = false, finished = false, timed_out = false;
+        bool started = false, finished = false, timed_out = false, reaped = false;
+        int status = 0;
         auto phase_start = Clock::now();
         std::vector<std::uint8_t> buffer;
         for (;;) {
-            int wait_ms = -1;
+            // At most kCheckMs between looks at the worker itself: a process the backend started
+            // can hold the pipe open after the worker died, and its end must not wait for that.
+            constexpr int kCheckMs = 250;
+            int wait_ms = reaped ? 0 : kCheckMs;
             if (o.case_timeout > 0) {
                 const double left = o.case_timeout - std::chrono::duration<double>(Clock::now() - phase_start).count();
-                wait_ms = left <= 0 ? 0 : static_cast<int>(std::min(left * 1000.0 + 1.0, 3.6e6));
+                wait_ms = left <= 0 ? 0 : static_cast<int>(std::min(left * 1000.0 + 1.0, double(wait_ms)));
             }
             pollfd p{fds[0], POLLIN, 0};
             const int ready = ::poll(&p, 1, wait_ms);
             if (ready < 0 && errno == EINTR) continue;
             if (ready == 0) {
-                timed_out = true;
-                ::kill(pid, SIGKILL);
-                break;
+                if (o.case_timeout > 0 &&
+                    std::chrono::duration<double>(Clock::now() - phase_start).count() >= o.case_timeout) {
+                    timed_out = true;
+                    ::kill(pid, SIGKILL);
+                    break;
+                }
+                if (reaped) break;  // ended, and everything it sent has been read
+                // Nothing to read: has the worker ended? Then read what it left in the pipe.
+                if (::waitpid(pid, &status, WNOHANG) == pid) reaped = true;
+                continue;
             }
             std::uint8_t chunk[65536];
             const ssize_t n = ::read(fds[0], chunk, sizeof chunk);
@@ -274,8 +293,7 @@ RunOutcome run_in_workers(const RunOptions& o, const std::vector<BackendMaker>& 
             }
         }
         ::close(fds[0]);
-        int status = 0;
-        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        while (!reaped && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
         if (finished) break;
         if (!started && !timed_out) {  // lost before it read anything: not a file's fault, so do not go on

@@ -17,8 +17,8 @@ struct CaseSteps {
     // Reads, validates and selects a file: nullopt with the reason in `error` (empty when the
     // tier or the filters leave it out).
     std::function<std::optional<golden::GoldenCase>(const std::string& file, std::string& error)> load;
-    // One backend on the case.
-    std::function<CaseResult(const golden::GoldenCase& c, const std::string& file, Backend& b)> run;
+    // One backend on the case (which it may read again from its file: see runner.cpp).
+    std::function<CaseResult(golden::GoldenCase& c, const std::string& file, Backend& b)> run;
     // Called with the 1-based file number of each result, in the process that has the result.
     std::function<void(std::size_t n, const CaseResult& r)> progress;
 };

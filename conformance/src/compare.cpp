@@ -96,6 +96,7 @@ Comparison compare_output(const golden::GoldenCase& c, const Tensor& got, const 
                 ratio = err == 0.0 ? 0.0 : err / bound;
             } else {
                 ratio = ok ? 0.0 : INFINITY;
+                if (!ok) err = INFINITY;  // a value of the wrong class: no finite error describes it
             }
         } else if (class_of(have) != Class::finite) {
             ok = false;
@@ -110,8 +111,12 @@ Comparison compare_output(const golden::GoldenCase& c, const Tensor& got, const 
             ok = err <= bound;
             ratio = err == 0.0 ? 0.0 : (bound > 0.0 ? err / bound : INFINITY);
         }
-        if (std::isfinite(err)) {
-            m.max_abs_error = std::max(m.max_abs_error, err);
+        // An element of the wrong class (NaN or Inf where a finite value belongs, or the reverse)
+        // makes the maxima inf: an all-NaN output must not read as "max error 0".
+        m.max_abs_error = std::max(m.max_abs_error, err);
+        if (!std::isfinite(err)) {
+            m.max_rel_error = m.max_ulps = INFINITY;
+        } else {
             if (want != 0.0 && std::isfinite(want)) m.max_rel_error = std::max(m.max_rel_error, err / std::fabs(want));
             if (std::isfinite(want)) m.max_ulps = std::max(m.max_ulps, err / ulp(precision.compute, want));
         }

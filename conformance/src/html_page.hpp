@@ -10,19 +10,29 @@
 
 #include "moe/conformance/reports.hpp"
 #include "moe/conformance/results.hpp"
+#include "utf8_text.hpp"
 
 namespace moe::conformance::html {
 
-inline std::string escape(const std::string& s) {
+// Text and attribute values: the page declares UTF-8, so invalid bytes become U+FFFD; control
+// characters other than tab and newline, which HTML does not allow, are shown as "\xNN".
+inline std::string escape(const std::string& raw) {
     std::string out;
-    for (char ch : s) {
+    for (char ch : valid_utf8(raw)) {
         switch (ch) {
             case '&': out += "&amp;"; break;
             case '<': out += "&lt;"; break;
             case '>': out += "&gt;"; break;
             case '"': out += "&quot;"; break;
             case '\'': out += "&#39;"; break;
-            default: out += ch;
+            default:
+                if (static_cast<unsigned char>(ch) < 0x20 && ch != '\t' && ch != '\n') {
+                    char buf[8];
+                    std::snprintf(buf, sizeof buf, "\\x%02X", static_cast<unsigned>(static_cast<unsigned char>(ch)));
+                    out += buf;
+                } else {
+                    out += ch;
+                }
         }
     }
     return out;

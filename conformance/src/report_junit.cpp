@@ -10,70 +10,44 @@
 
 #include "moe/conformance/reports.hpp"
 #include "moe/conformance/text_file.hpp"
+#include "utf8_text.hpp"
 
 namespace moe::conformance {
 
 namespace detail {
-// Defined in report_text.cpp and report_json.cpp.
+// Defined in report_text.cpp.
 void write_case_details(std::ostream& out, const CaseResult& r);
-void write_file_atomically(const std::string& file, const std::string& content);
 }  // namespace detail
 
 namespace {
 
-// XML 1.0 text: the five special characters as entities; in attributes also tab, newline and
-// carriage return as character references (so they survive attribute-value normalisation);
-// other control characters, which XML 1.0 cannot carry at all, as the visible text "\xNN";
-// invalid UTF-8 bytes and the non-characters U+FFFE/U+FFFF as U+FFFD.
-std::string escape(const std::string& s, bool attribute) {
-    static const char kReplacement[] = "\xEF\xBF\xBD";
+// XML 1.0 text (after valid_utf8): the five special characters as entities; in attributes also
+// tab, newline and carriage return as character references (so they survive attribute-value
+// normalisation); other control characters, which XML 1.0 cannot carry at all, as the visible
+// text "\xNN".
+std::string escape(const std::string& raw, bool attribute) {
+    const std::string s = valid_utf8(raw);
     std::string out;
     out.reserve(s.size() + s.size() / 8);
-    const std::size_t n = s.size();
-    std::size_t i = 0;
-    while (i < n) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c < 0x80) {
-            switch (c) {
-                case '&': out += "&amp;"; break;
-                case '<': out += "&lt;"; break;
-                case '>': out += "&gt;"; break;
-                case '"': out += "&quot;"; break;
-                case '\'': out += "&apos;"; break;
-                case '\t': out += attribute ? "&#9;" : "\t"; break;
-                case '\n': out += attribute ? "&#10;" : "\n"; break;
-                case '\r': out += "&#13;"; break;
-                default:
-                    if (c < 0x20) {
-                        char buf[8];
-                        std::snprintf(buf, sizeof buf, "\\x%02X", static_cast<unsigned>(c));
-                        out += buf;
-                    } else {
-                        out += static_cast<char>(c);
-                    }
-            }
-            ++i;
-            continue;
-        }
-        // A multi-byte UTF-8 sequence: copy it if well formed, else replace its first byte.
-        std::size_t len = 0;
-        std::uint32_t cp = 0, min = 0;
-        if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F, min = 0x80;
-        else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F, min = 0x800;
-        else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07, min = 0x10000;
-        bool ok = len != 0 && i + len <= n;
-        for (std::size_t k = 1; ok && k < len; ++k) {
-            const auto cc = static_cast<unsigned char>(s[i + k]);
-            if ((cc & 0xC0) != 0x80) ok = false;
-            cp = (cp << 6) | (cc & 0x3F);
-        }
-        ok = ok && cp >= min && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF) && cp != 0xFFFE && cp != 0xFFFF;
-        if (ok) {
-            out.append(s, i, len);
-            i += len;
-        } else {
-            out += kReplacement;
-            ++i;
+    for (char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            case '\'': out += "&apos;"; break;
+            case '\t': out += attribute ? "&#9;" : "\t"; break;
+            case '\n': out += attribute ? "&#10;" : "\n"; break;
+            case '\r': out += "&#13;"; break;
+            default:
+                if (c < 0x20) {
+                    char buf[8];
+                    std::snprintf(buf, sizeof buf, "\\x%02X", static_cast<unsigned>(c));
+                    out += buf;
+                } else {
+                    out += ch;
+                }
         }
     }
     return out;

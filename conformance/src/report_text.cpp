@@ -114,8 +114,10 @@ void write_case_details(std::ostream& out, const CaseResult& r) {
         }
     }
     if (!r.ticket.empty()) out << "  ticket: " << r.ticket << '\n';
-    out << "  types: data " << r.data_type << ", compute " << r.compute_type << ", storage " << r.storage_type
-        << (r.exact ? ", exact comparison" : "") << '\n';
+    // A case that never ran (skipped, crashed, timed out) has no declared precision: "-".
+    const auto known = [](const std::string& t) { return t.empty() ? std::string("-") : t; };
+    out << "  types: data " << known(r.data_type) << ", compute " << known(r.compute_type) << ", storage "
+        << known(r.storage_type) << (r.exact ? ", exact comparison" : "") << '\n';
 
     const Metrics& m = r.metrics;
     if (r.status != Status::error && m.elements > 0) {
@@ -190,7 +192,7 @@ void write_text_report(std::ostream& out, const RunInfo& info, const std::vector
         row[kStatus] = std::string(status_name(r.status));
         row[kBackend] = r.backend;
         row[kCase] = r.case_name;
-        row[kType] = r.data_type + "/" + r.compute_type;
+        row[kType] = (r.data_type.empty() ? "-" : r.data_type) + "/" + (r.compute_type.empty() ? "-" : r.compute_type);
         if (detail::was_compared(r)) {
             row[kAbs] = err(r.metrics.max_abs_error);
             row[kRel] = err(r.metrics.max_rel_error);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 
+#include "moe/conformance/text_file.hpp"
 #include "moe/golden/result_file.hpp"
 #include "moe/spec/error.hpp"
 
@@ -26,7 +27,7 @@ public:
     ResultRecorder(std::unique_ptr<Backend> inner, std::string dir, std::vector<golden::CaseIdentity> cases)
         : owned_(std::move(inner)), inner_(*owned_), dir_(std::move(dir)) {
         for (auto& c : cases) by_case_.emplace(c.case_name, std::move(c));
-        std::filesystem::create_directories(dir_);
+        create_output_folder(dir_);
     }
     std::string name() const override { return inner_.name(); }
     std::string description() const override { return inner_.description(); }

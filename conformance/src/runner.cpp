@@ -2,16 +2,19 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <optional>
 
 #include "case_worker.hpp"
+#include "input_digest.hpp"
 #include "moe/conformance/compare.hpp"
 #include "moe/conformance/judge.hpp"
 #include "moe/golden/golden_file.hpp"
 #include "moe/golden/stored_results.hpp"
+#include "moe/conformance/shell_word.hpp"
 #include "moe/golden/suite.hpp"
 #include "moe/spec/error.hpp"
 
@@ -21,15 +24,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string quote(const std::string& s) {
-    if (s.find_first_of(" '\"$\\") == std::string::npos) return s;
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
+std::string joined(const std::vector<std::string>& names) {
+    std::string s;
+    for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+    return s;
 }
 
-// One backend on one case.
-CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend& b, const RunOptions& o) {
+// One backend on one case. `inputs_written`: the backend changed the case's inputs (input_digest.hpp).
+CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend& b, const RunOptions& o,
+                   bool& inputs_written) {
+    inputs_written = false;
     CaseResult r;
     // Names and paths come from files: control characters are escaped for every report.
     r.case_name = golden::printable(c.problem.name);
@@ -37,7 +41,7 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend
     r.backend = b.name();
     const DType data = c.problem.input(kHiddenStates).dtype();
     r.data_type = std::string(dtype_name(data));
-    r.repro = o.repro_command + " --backend " + quote(b.name()) + " --case " + quote(r.file);
+    r.repro = o.repro_command + " --backend " + shell_word(b.name()) + " --case " + shell_word(r.file);
 
     const Expectation* expected = find_expectation(o.expectations, r.backend, r.case_name);
     if (expected) r.ticket = expected->ticket;
@@ -63,16 +67,31 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend
     r.storage_type = std::string(dtype_name(precision.storage));
 
     Output out;
+    const InputDigest before = digest_inputs(c.problem);
     const auto start = std::chrono::steady_clock::now();
+    std::string threw;
     try {
         b.prepare(c.problem);
         out = b.run(c.problem, b.provides_stages());
     } catch (const std::exception& e) {
-        r.status = Status::error;
-        r.reason = std::string("backend threw: ") + e.what();
-        return r;
+        threw = e.what();
     }
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::vector<std::string> written = changed_inputs(c.problem, before);
+    if (!written.empty()) {
+        inputs_written = true;
+        r.status = Status::error;
+        r.reason = "the backend wrote into its inputs (" + joined(written) +
+                   "), which it may only read; its output was not judged" +
+                   (threw.empty() ? std::string() : " (it also threw: " + threw + ")");
+        return r;
+    }
+    if (!threw.empty()) {
+        r.status = Status::error;
+        r.reason = "backend threw: " + threw;
+        r.seconds = 0;
+        return r;
+    }
 
     const double seconds = r.seconds;
     const std::string ticket = r.ticket;
@@ -115,6 +134,47 @@ std::optional<golden::GoldenCase> load_case(const std::string& file, const RunOp
     return std::nullopt;
 }
 
+// run_one; where the backend wrote into the inputs, the case is read again from its file, so that
+// the backends after it meet the inputs the reference computed from.
+CaseResult run_one_and_restore(golden::GoldenCase& c, const std::string& file, Backend& b, const RunOptions& o) {
+    bool inputs_written = false;
+    CaseResult r = run_one(c, file, b, o, inputs_written);
+    if (inputs_written) {
+        golden::ReadOptions ro;
+        ro.max_memory = o.max_memory;
+        c = golden::read_golden(file, ro);  // read and checked before: no surprise expected
+    }
+    return r;
+}
+
+// In one process (--no-isolation) a backend that calls exit() would end the tool with the status
+// it chose, 0 included, before any report: a silent pass. While a backend runs, an exit handler
+// turns that into a message and exit status 1 (a worker process reports it as an ERROR instead).
+class ExitDuringBackend {
+public:
+    ExitDuringBackend(const std::string& backend, const std::string& case_name) {
+        static const bool registered = std::atexit(&ExitDuringBackend::on_exit) == 0;
+        (void)registered;
+        std::snprintf(what_, sizeof what_, "backend '%s' called exit() while running case '%s'", backend.c_str(),
+                      case_name.c_str());
+        active_ = true;
+    }
+    ~ExitDuringBackend() { active_ = false; }
+    ExitDuringBackend(const ExitDuringBackend&) = delete;
+    ExitDuringBackend& operator=(const ExitDuringBackend&) = delete;
+
+private:
+    static void on_exit() {
+        if (!active_) return;
+        std::fprintf(stderr, "moe-conform: error: %s (--no-isolation: the run ends here, with no report; without it "
+                             "the case is an ERROR and the run goes on)\n", what_);
+        std::fflush(stderr);
+        std::_Exit(1);
+    }
+    static inline bool active_ = false;
+    static inline char what_[512] = {};
+};
+
 void print_progress(std::size_t n, std::size_t total, const CaseResult& r) {
     char line[256];
     std::snprintf(line, sizeof line, "[%zu/%zu] %-10s %-16s %s", n, total, std::string(status_name(r.status)).c_str(),
@@ -138,7 +198,8 @@ RunOutcome run_suite(const RunOptions& o, const std::vector<Backend*>& backends)
             continue;
         }
         for (auto* b : backends) {
-            CaseResult r = run_one(*c, file, *b, o);
+            const ExitDuringBackend guard(b->name(), golden::printable(c->problem.name));
+            CaseResult r = run_one_and_restore(*c, file, *b, o);
             if (o.progress) print_progress(n, o.files.size(), r);
             outcome.results.push_back(std::move(r));
         }
@@ -162,7 +223,9 @@ RunOutcome run_suite_from_makers(const RunOptions& o, const std::vector<BackendM
         if (!c && !error.empty() && o.progress) std::cerr << error << "\n";
         return c;
     };
-    steps.run = [&o](const golden::GoldenCase& c, const std::string& file, Backend& b) { return run_one(c, file, b, o); };
+    steps.run = [&o](golden::GoldenCase& c, const std::string& file, Backend& b) {
+        return run_one_and_restore(c, file, b, o);
+    };
     steps.progress = [&o](std::size_t n, const CaseResult& r) { print_progress(n, o.files.size(), r); };
     return detail::run_in_workers(o, makers, steps);
 }

@@ -91,7 +91,8 @@ void write_selftest_json(const std::string& file, const RunInfo& info, const Sel
                                {"worst_ratios", std::move(ratios)}});
     }
     doc["mutants"] = std::move(mutants);
-    write_file_atomically(file, doc.dump(2) + "\n");
+    // Invalid UTF-8 in a case name (golden files are untrusted) becomes U+FFFD instead of throwing.
+    write_file_atomically(file, doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace moe::conformance

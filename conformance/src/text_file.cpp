@@ -4,8 +4,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <stdexcept>
 #include <system_error>
+
+#include "moe/spec/error.hpp"
 
 namespace moe::conformance {
 
@@ -15,7 +16,7 @@ void write_file_atomically(const std::string& file, const std::string& content) 
     auto fail = [&](const std::string& what) {
         std::error_code ignored;
         fs::remove(tmp, ignored);
-        throw std::runtime_error("cannot write '" + file + "': " + what);
+        throw OutputError("cannot write '" + file + "': " + what);
     };
     {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -29,5 +30,11 @@ void write_file_atomically(const std::string& file, const std::string& content) 
     if (ec) fail("rename from '" + tmp + "' failed: " + ec.message());
 }
 
+void create_output_folder(const std::string& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw OutputError("cannot make folder '" + dir + "': " + ec.message());
+    if (!std::filesystem::is_directory(dir, ec)) throw OutputError("cannot make folder '" + dir + "': a file is in the way");
+}
 
 }  // namespace moe::conformance

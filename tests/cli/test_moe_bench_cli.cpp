@@ -44,6 +44,11 @@ TEST_CASE("moe-bench: flags that describe no layer or no timing exit 2, named") 
     expect_refused("--decode-study --backend opencl " + kCustom, "--decode-study times the cpu backend's own kernels");
     expect_refused("--tokens 1 --reps 1 --device 0:0 " + kCustom, "--device 0:0 picks an OpenCL device; backend cpu");
     expect_refused("--decode-study " + kCustom + " --weights u5", "unknown --weights 'u5'");
+    // --json writes timed rows: the other modes have none, and a silently missing file misleads.
+    expect_refused("--strategy-stats --shape mixtral --tokens 1 --json /tmp/x.json", "--strategy-stats prints a table");
+    expect_refused("--decode-study " + kCustom + " --json /tmp/x.json", "--decode-study prints a table");
+    expect_refused("--tokens 1 --reps 1 " + kCustom + " --json /no/such/folder/b.json",
+                   "--json: /no/such/folder/b.json: folder /no/such/folder does not exist");
 }
 
 TEST_CASE("moe-bench: a custom layer with top-k = experts runs (the checks above refuse no good input)") {

@@ -187,3 +187,50 @@ TEST_CASE("flag values out of range exit 2 saying what is wanted, before anythin
     CAPTURE(r.output);
     CHECK(r.exit_code == 0);
 }
+
+TEST_CASE("report paths that cannot be written exit 2 before anything runs, naming the path") {
+    TempDir dir;
+    const std::string one = moe_conform() + " run --backend reference --case " + kSuite + "/exact_gemm2_lane1.h5";
+    const std::string missing = dir.path().string() + "/no/such";
+    const std::pair<std::string, std::string> refused[] = {
+        {one + " --json " + missing + "/r.json", "--json: " + missing + "/r.json: folder " + missing + " does not exist"},
+        {one + " --junit " + missing + "/r.xml", "folder " + missing + " does not exist"},
+        {one + " --html " + dir.path().string(), "--html: " + dir.path().string() + " is a folder; give a file name"},
+        {one + " --write-results " + kSuite + "/exact_gemm2_lane1.h5/sub", "is not a folder"},
+        {moe_conform() + " selftest --json " + missing + "/s.json", "folder " + missing + " does not exist"},
+        {moe_conform() + " check --suite " + kSuite + " --results " + kSuite + " --html " + missing + "/c.html",
+         "folder " + missing + " does not exist"},
+        // Only a worker process can be stopped: a timeout in one process would be silently ignored.
+        {one + " --no-isolation --case-timeout 5", "--no-isolation excludes --case-timeout"},
+    };
+    for (const auto& [command, message] : refused) {
+        const auto r = run_command(command);
+        CAPTURE(command);
+        CAPTURE(r.output);
+        CHECK(r.exit_code == 2);
+        CHECK(has(r.output, message));
+        CHECK_FALSE(has(r.output, "passed"));  // refused before the run, not after it
+    }
+    CHECK(fs::is_empty(dir.path()));  // and nothing left behind
+}
+
+TEST_CASE("repro lines run as they are printed, whatever the case's path holds") {
+    // A path with &, parentheses and a semicolon: each a shell syntax error or a second command if
+    // left unquoted. The repro line is run by bash as printed; it must fail the same way (exit 1).
+    TempDir dir;
+    const fs::path folder = dir.path() / "a&b(1)";
+    fs::create_directories(folder);
+    const fs::path f = folder / "x;y.h5";
+    fs::copy_file(kSuite + "/exact_gemm2_lane1.h5", f);
+    const auto r = run_command(moe_conform() + " run --quiet --backend mutant:bias1_dropped --case '" + f.string() + "'");
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 1);
+    const auto at = r.output.find("moe-conform run --backend mutant:bias1_dropped --case ");
+    REQUIRE(at != std::string::npos);
+    const std::string repro = r.output.substr(at, r.output.find('\n', at) - at);
+    CHECK(has(repro, "'" + f.string() + "'"));
+    const fs::path script = dir.path() / "repro.sh";
+    std::ofstream(script) << "PATH=" << fs::path(moe_conform()).parent_path().string() << ":$PATH\n" << repro
+                          << " --quiet > /dev/null\n";
+    CHECK(run_command("/bin/bash '" + script.string() + "'").exit_code == 1);
+}

@@ -44,6 +44,9 @@ void expect_rejected(const TempDir& dir, const Problem& p, const std::string& me
     CAPTURE(r.output);
     CHECK(r.exit_code == 2);
     CHECK(r.output.find(message) != std::string::npos);
+    // The file is named, as inspect and run name it.
+    CHECK(r.output.find("golden file '" + (dir.path() / "in.h5").string() + "': the problem is rejected: ") !=
+          std::string::npos);
 }
 
 }  // namespace
@@ -152,6 +155,10 @@ TEST_CASE("flag values out of range exit 2 saying what is wanted") {
         {" inspect " + catalog + " --max-memory 0", "--max-memory: 0: expected more than 0"},
         {" complete " + catalog + " --max-memory -5M", "--max-memory"},
         {" generate --catalog " + catalog + " --out " + dir.path().string() + " --bogus", "--bogus"},
+        // Output paths, checked before anything is read or generated.
+        {" generate --catalog " + catalog + " --out " + catalog + "/sub", catalog + " is not a folder"},
+        {" complete " + catalog + " -o " + dir.path().string() + "/no/such/x.h5",
+         "folder " + dir.path().string() + "/no/such does not exist"},
     };
     for (const auto& [args, message] : refused) {
         const auto r = run_command(moe_golden() + args);
@@ -257,4 +264,24 @@ TEST_CASE("generate then verify; verify notices a changed file") {
     CHECK(r.exit_code == 1);  // the catalogue has many cases this folder lacks
     CHECK(r.output.find("gemm2_nobias_openvino.h5 does not exist") != std::string::npos);
     CHECK(r.output.find("FAIL gemm2_nobias_spec") == std::string::npos);
+}
+
+TEST_CASE("complete: a file that claims `exact` must be exact by construction") {
+    // exact = 1 gives every backend a tolerance of zero: complete must not pass on a false claim.
+    TempDir dir;
+    golden::GoldenCase c;
+    c.problem = small_problem(G2, Convention::openvino);  // random values: not exact
+    c.exact = true;
+    const fs::path in = dir.path() / "claims_exact.h5", out = dir.path() / "out.h5";
+    golden::write_golden(in, c);
+    const auto r = run_command(moe_golden() + " complete " + in.string() + " -o " + out.string());
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("root attribute 'exact' is 1, but the case is not exact by construction (not exact: ") !=
+          std::string::npos);
+    CHECK_FALSE(fs::exists(out));
+    // The same case without the claim is completed.
+    c.exact = false;
+    golden::write_golden(in, c);
+    CHECK(run_command(moe_golden() + " complete " + in.string() + " -o " + out.string()).exit_code == 0);
 }

@@ -148,6 +148,10 @@ TEST_CASE("NaN or Inf where the reference is finite fails") {
         CHECK(r.status == Status::fail);
         CHECK(r.metrics.over_bound == 1);
         CHECK(std::isinf(r.metrics.worst_ratio));
+        // The maxima say so too: an all-NaN output once read "max abs error 0".
+        CHECK(std::isinf(r.metrics.max_abs_error));
+        CHECK(std::isinf(r.metrics.max_rel_error));
+        CHECK(std::isinf(r.metrics.max_ulps));
         REQUIRE(r.metrics.worst);
         CHECK(r.metrics.worst->token == 1);
         CHECK(r.metrics.worst->feature == 2);

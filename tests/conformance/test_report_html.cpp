@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -160,4 +161,21 @@ TEST_CASE("the selftest's HTML page: the score and one matrix cell per mutant an
     CHECK(page.find("title=\"alpha: FAIL, error/bound inf\"") != std::string::npos);
     CHECK(page.find("good (correct)") != std::string::npos);
     CHECK(page.find("<script") == std::string::npos);
+}
+
+TEST_CASE("HTML pages are valid UTF-8 whatever bytes a case name or message holds") {
+    // Names come from golden files and messages from backends: any bytes. The page declares UTF-8.
+    test::TempDir dir;
+    CaseResult odd = failing_result("bad\xFF\xC3 name\x1B[2J \xC3\xA9");
+    odd.reason = std::string("invalid \xF0\x28\x8C\x28 sequence, \xED\xA0\x80 surrogate");
+    RunInfo info;
+    info.tool_version = "moe-conform 0.1.0";
+    const std::string file = (dir / "r.html").string();
+    write_html_report(file, info, {odd});
+    const std::string page = read(file);
+    CHECK(page.find("bad\xEF\xBF\xBD\xEF\xBF\xBD name\\x1B[2J \xC3\xA9") != std::string::npos);  // é kept
+    CHECK(page.find('\x1B') == std::string::npos);
+    // Decoded by Python's strict UTF-8 codec, not ours.
+    const std::string strict = "/usr/bin/python3 -c \"open('" + file + "', encoding='utf-8', errors='strict').read()\"";
+    CHECK(std::system(strict.c_str()) == 0);
 }

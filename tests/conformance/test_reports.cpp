@@ -20,6 +20,7 @@
 #include "temp_dir.hpp"
 #include "moe/conformance/reports.hpp"
 #include "moe/conformance/results.hpp"
+#include "moe/conformance/shell_word.hpp"
 #include "run_command.hpp"
 
 namespace fs = std::filesystem;
@@ -487,4 +488,18 @@ TEST_CASE("reports: an unwritable destination throws naming the file") {
     CHECK(doc["summary"]["total"] == 0);
     CHECK(doc["results"].empty());
     CHECK_FALSE(fs::exists(file + ".tmp"));
+}
+
+TEST_CASE("shell_word: any text comes back from a shell as one word, itself") {
+    TempDir dir;
+    const std::string texts[] = {"plain/path-1.h5", "with space", "a&b(1)", "semi;colon", "it's", "$HOME", "back\\slash",
+                                 "glob*?[x]", "pipe|gt>lt<", "tab\there", "", "new\nline", "~tilde", "#hash", "!bang"};
+    for (const std::string& t : texts) {
+        CAPTURE(t);
+        const std::string script = (dir / "echo.sh").string();
+        write_text(script, "printf '%s' " + moe::conformance::shell_word(t) + " > " + (dir / "out").string() + "\n");
+        REQUIRE(std::system(("/bin/bash " + script).c_str()) == 0);
+        CHECK(read_text(dir / "out") == t);
+    }
+    CHECK(moe::conformance::shell_word("data/golden/x.h5") == "data/golden/x.h5");  // plain stays readable
 }

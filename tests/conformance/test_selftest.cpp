@@ -179,4 +179,11 @@ TEST_CASE("the catch matrix: one cell per case and row, the score, and its JSON 
                               "/tests/python/check_selftest_json.py " + file + " " + MOE_SOURCE_DIR +
                               "/spec/selftest.schema.json --expect-mutants 3 > /dev/null";
     CHECK(std::system(check.c_str()) == 0);
+
+    // A case name with bytes that are not UTF-8 (golden files are untrusted): written as U+FFFD.
+    SelftestReport odd = r;
+    odd.cases[0] = "alpha\xFF";
+    write_selftest_json(file, info, odd);
+    std::ifstream again(file);
+    CHECK(nlohmann::json::parse(again)["cases"][0] == "alpha\xEF\xBF\xBD");
 }

@@ -4,8 +4,11 @@
 // to " and DBL_MAX written out in 309 digits, which reads as if 0 were allowed.
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 namespace moe::cli {
@@ -27,6 +30,45 @@ inline CLI::Validator number_check(bool zero_allowed) {
 
 inline const CLI::Validator kPositive = number_check(false);
 inline const CLI::Validator kNonNegative = number_check(true);
+
+// Output paths are checked when the flags are read, so that a typo in a report's folder is exit 2
+// at once, not after the whole suite ran (the write itself can still fail: OutputError, exit 2).
+namespace detail {
+inline std::string writable_folder_problem(const std::filesystem::path& folder) {
+    std::error_code ec;
+    const std::filesystem::path f = folder.empty() ? "." : folder;
+    if (!std::filesystem::exists(f, ec)) return "folder " + f.string() + " does not exist";
+    if (!std::filesystem::is_directory(f, ec)) return f.string() + " is not a folder";
+    if (::access(f.c_str(), W_OK | X_OK) != 0) return "folder " + f.string() + " is not writable";
+    return {};
+}
+}  // namespace detail
+
+// A file to write: not a folder, in a folder that exists and may be written.
+inline const CLI::Validator kOutputFile(
+    [](std::string& path) -> std::string {
+        std::error_code ec;
+        if (path.empty()) return "an empty file name";
+        if (std::filesystem::is_directory(path, ec)) return path + " is a folder; give a file name";
+        const std::string p = detail::writable_folder_problem(std::filesystem::path(path).parent_path());
+        return p.empty() ? p : path + ": " + p;
+    },
+    "FILE");
+
+// A folder to write into, made if missing: an existing writable folder, or a path whose deepest
+// existing part is one.
+inline const CLI::Validator kOutputFolder(
+    [](std::string& path) -> std::string {
+        std::error_code ec;
+        if (path.empty()) return "an empty folder name";
+        std::filesystem::path f = path;
+        while (!f.empty() && !std::filesystem::exists(f, ec) && f.has_parent_path() && f.parent_path() != f)
+            f = f.parent_path();
+        if (!std::filesystem::exists(f, ec)) f = ".";
+        const std::string p = detail::writable_folder_problem(f);
+        return p.empty() ? p : path + ": " + p;
+    },
+    "DIR");
 
 // Parses the command line with the tools' exit codes: -1 to go on, 0 after --help, 2 for a bad
 // flag or value (CLI11's own codes are 100 and up, which a CI script would not read as bad input).

@@ -1,6 +1,7 @@
 #pragma once
 // The exit-code contract shared by the command-line tools: bad input (a file, a problem, a
-// catalogue) is 2 with a message naming it; anything unexpected is 3, never a crash.
+// catalogue) or an output that cannot be written is 2 with a message naming it; anything
+// unexpected is 3, never a crash.
 #include <exception>
 #include <iostream>
 
@@ -17,6 +18,9 @@ int run_with_exit_codes(const char* tool, F&& command) {
         std::cerr << tool << ": error: " << e.what() << "\n";
         return 2;
     } catch (const InputError& e) {
+        std::cerr << tool << ": error: " << e.what() << "\n";
+        return 2;
+    } catch (const OutputError& e) {
         std::cerr << tool << ": error: " << e.what() << "\n";
         return 2;
     } catch (const std::exception& e) {

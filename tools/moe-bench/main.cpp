@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
                    "Threads for the machine baselines (the backend uses all) and for --decode-study")
         ->check(moe::cli::kPositive);
     app.add_flag("--vs-reference", timing.vs_reference, "Also time the f64 reference (sparse) once and print the speedup");
-    app.add_option("--json", json_file, "Also write the rows as JSON");
+    app.add_option("--json", json_file, "Also write the rows as JSON")->check(moe::cli::kOutputFile);
     app.add_flag("--strategy-stats", strategy,
                  "Print no timings: the blockwise statistics, the expert_parallel statistics (uniform and skewed routing,\n"
                  "tokens from --tokens, default 1,8,512,4096) and a decode table of selective vs all-experts loading");
@@ -215,6 +215,10 @@ int main(int argc, char** argv) {
         if ((decode || study) && backend != "cpu")
             throw moe::InputError(std::string(decode ? "--decode-study" : "--engine-study") +
                                   " times the cpu backend's own kernels; --backend " + backend + " has none of them");
+        if (!json_file.empty() && (decode || study || strategy))
+            throw moe::InputError(std::string("--json writes the timed rows; ") +
+                                  (decode ? "--decode-study" : study ? "--engine-study" : "--strategy-stats") +
+                                  " prints a table of its own and writes none");
         if (decode) {
             const std::vector<std::string> types = weights.empty() ? std::vector<std::string>{"u4", "mxfp4"} : weights;
             for (const auto& s : shapes)  // a bad --weights refused before anything runs

@@ -2,10 +2,13 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include "commands.hpp"
 #include "moe/conformance/result_check.hpp"
 #include "moe/conformance/runner.hpp"
+#include "moe/conformance/shell_word.hpp"
+#include "moe/golden/golden_file.hpp"
 #include "moe/golden/suite.hpp"
 #include "moe/spec/error.hpp"
 
@@ -57,11 +60,15 @@ int check(const CheckCommand& c) {
     auto info = make_run_info(c.command_line, {prepared.replay.name}, c.suite.empty() ? "(files)" : c.suite, c.tier);
     const auto start = std::chrono::steady_clock::now();
     conformance::RunOutcome outcome = conformance::run_suite_from_makers(o, {prepared.replay});
+    // Results name their case as stored; reports show it escaped (golden::printable).
+    std::map<std::string, std::string> result_of_shown_case;
+    for (const auto& [name, file] : prepared.result_file) result_of_shown_case[golden::printable(name)] = file;
     for (auto& r : outcome.results) {
-        const auto it = prepared.result_file.find(r.case_name);
-        r.repro = "moe-conform check --case " + r.file + " --results " +
-                  (it == prepared.result_file.end() ? std::string("<no result file for this case>") : it->second) +
-                  (c.precision.empty() ? "" : " --precision " + c.precision);
+        const auto it = result_of_shown_case.find(r.case_name);
+        r.repro = "moe-conform check --case " + conformance::shell_word(r.file) + " --results " +
+                  (it == result_of_shown_case.end() ? std::string("<no result file for this case>")
+                                                    : conformance::shell_word(it->second)) +
+                  (c.precision.empty() ? "" : " --precision " + conformance::shell_word(c.precision));
     }
     info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return report_outcome(info, outcome, {c.json, c.junit, c.html});

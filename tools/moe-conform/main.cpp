@@ -59,9 +59,9 @@ int main(int argc, char** argv) {
     r->add_option("--filter", rc.filters, "Only cases whose name matches this glob (* and ?); repeatable");
     r->add_option("--tier", rc.tier, "Largest tier to run: quick < ci < full (default full: every file given)")
         ->check(CLI::IsMember({"quick", "ci", "full"}));
-    r->add_option("--json", rc.json, "Also write the JSON report here (schema: spec/report.schema.json)");
-    r->add_option("--junit", rc.junit, "Also write a JUnit XML report here");
-    r->add_option("--html", rc.html, "Also write a self-contained HTML report here (heatmaps of the failures)");
+    r->add_option("--json", rc.json, "Also write the JSON report here (schema: spec/report.schema.json)")->check(moe::cli::kOutputFile);
+    r->add_option("--junit", rc.junit, "Also write a JUnit XML report here")->check(moe::cli::kOutputFile);
+    r->add_option("--html", rc.html, "Also write a self-contained HTML report here (heatmaps of the failures)")->check(moe::cli::kOutputFile);
     r->add_option("--expect", rc.expect, "Expectation file: known failures (XFAIL) and skips, with reasons")
         ->check(CLI::ExistingFile);
     r->add_option("--threads", rc.threads, "Threads for the reference computations")->check(moe::cli::kPositive);
@@ -73,14 +73,16 @@ int main(int argc, char** argv) {
                 "Do not check the suite folder's MANIFEST.sha256 (by default, where the folder has one, every "
                 "*.h5 file must be listed with its SHA-256, else nothing runs and the exit code is 2; a --case "
                 "file is checked against its folder's manifest where it lists the file)");
-    r->add_flag("--no-isolation", rc.no_isolation,
+    auto* r_no_isolation = r->add_flag("--no-isolation", rc.no_isolation,
                 "Read and run every file in this process (for debugging: a crash in HDF5 or a backend then ends "
                 "the run). By default each file is read and run in a worker process: a crash or a hang there "
-                "is reported as ERROR for that file (naming the signal or the timeout) and the run goes on");
-    r->add_option("--case-timeout", rc.case_timeout,
+                "is reported as ERROR for that file (naming the signal or the timeout) and the run goes on; a backend "
+                "calling exit() ends the run with status 1");
+    auto* r_case_timeout = r->add_option("--case-timeout", rc.case_timeout,
                   "Seconds one file may take to read and check, and each backend to run on it, before its worker "
-                  "is killed and the case reported as ERROR (default 600; 0 = no limit)")
+                  "is killed and the case reported as ERROR (default 600; 0 = no limit; not with --no-isolation)")
         ->check(moe::cli::kNonNegative);
+    r_case_timeout->excludes(r_no_isolation);  // only a worker process can be stopped
     r->add_flag("--trust-stored-results", rc.trust_stored_results,
                 "Do not check that each file's stored output and error bounds agree with the reference recomputed "
                 "from its inputs (on up to 256 tokens; by default a file where they disagree, or with a negative "
@@ -94,7 +96,7 @@ int main(int argc, char** argv) {
                   "a large suite over CI runners (moe_conform_add_suite(... SHARDS N))");
     r->add_option("--write-results", rc.write_results,
                   "Also write every output as a result file (spec/results-format.md) into this folder (a subfolder "
-                  "per backend when several run), to judge again later with `moe-conform check`");
+                  "per backend when several run), to judge again later with `moe-conform check`")->check(moe::cli::kOutputFolder);
 
     CheckCommand cc;
     cc.threads = threads;
@@ -114,17 +116,19 @@ int main(int argc, char** argv) {
     k->add_option("--name", cc.name, "The implementation's name in reports (default: the files' `implementation`)");
     k->add_option("--filter", cc.filters, "Only cases whose name matches this glob (* and ?); repeatable");
     k->add_option("--tier", cc.tier, "Largest tier to run: quick < ci < full")->check(CLI::IsMember({"quick", "ci", "full"}));
-    k->add_option("--json", cc.json, "Also write the JSON report here");
-    k->add_option("--junit", cc.junit, "Also write a JUnit XML report here");
-    k->add_option("--html", cc.html, "Also write a self-contained HTML report here (heatmaps of the failures)");
+    k->add_option("--json", cc.json, "Also write the JSON report here")->check(moe::cli::kOutputFile);
+    k->add_option("--junit", cc.junit, "Also write a JUnit XML report here")->check(moe::cli::kOutputFile);
+    k->add_option("--html", cc.html, "Also write a self-contained HTML report here (heatmaps of the failures)")->check(moe::cli::kOutputFile);
     k->add_option("--threads", cc.threads, "Threads for the reference computations")->check(moe::cli::kPositive);
     k->add_flag("--quiet", cc.quiet, "No progress lines on stderr");
     k->add_flag("--no-manifest", cc.no_manifest, "Do not check the suite folder's MANIFEST.sha256");
     k->add_flag("--trust-stored-results", cc.trust_stored_results,
                 "Do not recompute the golden files' stored outputs and bounds on a sample of tokens");
-    k->add_flag("--no-isolation", cc.no_isolation, "Read and judge every file in this process (see run)");
+    auto* k_no_isolation =
+        k->add_flag("--no-isolation", cc.no_isolation, "Read and judge every file in this process (see run)");
     k->add_option("--case-timeout", cc.case_timeout, "Seconds one file may take (see run)")
-        ->check(moe::cli::kNonNegative);
+        ->check(moe::cli::kNonNegative)
+        ->excludes(k_no_isolation);
     k->add_option("--shard", cc.shard, "Check share I of N of the golden files (see run --shard)");
     k->add_option("--max-memory", cc.max_memory, "Largest memory one golden or result file may need once read")
         ->transform(CLI::AsSizeValue(false))->check(moe::cli::kPositive);
@@ -141,8 +145,8 @@ int main(int argc, char** argv) {
     s->add_option("--shard", sc.shard,
                   "Run share I of N of the work: the correct backends and the mutants in order, every N-th from "
                   "the I-th (each still meets every case, so each verdict stands alone)");
-    s->add_option("--json", sc.json, "Also write the score and the catch matrix (mutants x cases) as JSON here");
-    s->add_option("--html", sc.html, "Also write the score and the catch matrix as a self-contained HTML page here");
+    s->add_option("--json", sc.json, "Also write the score and the catch matrix (mutants x cases) as JSON here")->check(moe::cli::kOutputFile);
+    s->add_option("--html", sc.html, "Also write the score and the catch matrix as a self-contained HTML page here")->check(moe::cli::kOutputFile);
 
     ShrinkCommand kc;
     kc.threads = threads;
@@ -152,7 +156,7 @@ int main(int argc, char** argv) {
     sh->add_option("--backend", kc.backend, "The backend: a built-in name, or a selftest mutant (mutant:NAME or NAME)")
         ->required();
     sh->add_option("--case", kc.case_file, "The failing golden case")->required()->check(CLI::ExistingFile);
-    sh->add_option("-o,--out", kc.out, "Where to write the shrunk case (default: <case name>_shrunk.h5 here)");
+    sh->add_option("-o,--out", kc.out, "Where to write the shrunk case (default: <case name>_shrunk.h5 here)")->check(moe::cli::kOutputFile);
     sh->add_option("--threads", kc.threads, "Threads for the reference computations")->check(moe::cli::kPositive);
     sh->add_option("--device", kc.device, "OpenCL device for the opencl backend, as for run");
     sh->add_option("--max-seconds", kc.max_seconds, "Stop shrinking after this long (default 120)")

@@ -9,23 +9,13 @@
 #include "moe/conformance/reports.hpp"
 #include "moe/conformance/result_recorder.hpp"
 #include "moe/conformance/runner.hpp"
+#include "moe/conformance/shell_word.hpp"
+#include "moe/conformance/text_file.hpp"
 #include "moe/golden/golden_file.hpp"
 #include "moe/golden/manifest.hpp"
 #include "moe/golden/suite.hpp"
 
 namespace moe::conform_cli {
-
-namespace {
-
-// The device string as one shell word in the repro line.
-std::string shell_quote(const std::string& s) {
-    if (s.find_first_of(" '\"$\\") == std::string::npos) return s;
-    std::string q = "'";
-    for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    return q + "'";
-}
-
-}  // namespace
 
 bool manifest_agrees(const std::string& suite, const std::vector<std::string>& cases, const char* tool) {
     std::vector<std::string> problems;
@@ -64,8 +54,8 @@ int run(const RunCommand& c) {
     std::vector<BackendMaker> makers =
         backends::make_backend_makers(c.backends, c.backend_libs, backends::BuiltinOptions{c.device});
     conformance::RunOptions o = run_options(c, selected_files(c.suite, c.cases, c.shard));
-    for (const auto& lib : c.backend_libs) o.repro_command += " --backend-lib " + shell_quote(lib);
-    if (!c.device.empty()) o.repro_command += " --device " + shell_quote(c.device);
+    for (const auto& lib : c.backend_libs) o.repro_command += " --backend-lib " + conformance::shell_word(lib);
+    if (!c.device.empty()) o.repro_command += " --device " + conformance::shell_word(c.device);
     if (!c.expect.empty()) o.expectations = conformance::load_expectations(c.expect);
     if (!c.write_results.empty()) {
         // Each backend's outputs also go to result files, one folder per backend when several run.
@@ -73,6 +63,7 @@ int run(const RunCommand& c) {
         for (const auto& f : o.files) ids.push_back(golden::identify_case(f));
         for (auto& m : makers) {
             const std::string dir = makers.size() == 1 ? c.write_results : c.write_results + "/" + m.name;
+            conformance::create_output_folder(dir);  // here, so that a folder that can't be made is exit 2 at once
             m.make = [make = m.make, dir, ids] { return conformance::record_results(make(), dir, ids); };
         }
     }

@@ -9,6 +9,7 @@
 #include "moe/generator/golden_builder.hpp"
 #include "moe/golden/golden_file.hpp"
 #include "moe/golden/manifest.hpp"
+#include "moe/spec/error.hpp"
 
 namespace moe::golden_cli {
 
@@ -26,7 +27,10 @@ int generate(const GenerateOptions& o) {
         std::cerr << "moe-golden: error: no case of " << o.catalog << " matches the tier and filters\n";
         return 2;
     }
-    fs::create_directories(o.out_dir);
+    std::error_code made;
+    fs::create_directories(o.out_dir, made);
+    if (made || !fs::is_directory(o.out_dir))
+        throw OutputError("cannot make folder '" + o.out_dir + "': " + (made ? made.message() : "a file is in the way"));
     // A generator killed half-way (kill -9) leaves its temporary file; never a partial .h5.
     const auto stale = golden::remove_stale_temp_files(o.out_dir);
     if (!stale.empty())

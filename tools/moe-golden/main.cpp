@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
                                  "written to a temporary file and renamed, so a generator killed half-way leaves no "
                                  "partial .h5; the temporary files of killed generators are removed first.");
     g->add_option("--catalog", gen.catalog, "Catalogue file (JSON, spec/catalog-format.md)")->required()->check(CLI::ExistingFile);
-    g->add_option("--out", gen.out_dir, "Output folder (created if missing)")->required();
+    g->add_option("--out", gen.out_dir, "Output folder (created if missing)")->required()->check(moe::cli::kOutputFolder);
     g->add_option("--filter", gen.filters, "Only cases whose name matches this glob (* and ?); repeatable");
     g->add_option("--tier", gen.tier, "Largest tier to include: quick < ci < full (default ci: the bundled suite)")
         ->check(CLI::IsMember({"quick", "ci", "full"}));
@@ -65,7 +65,8 @@ int main(int argc, char** argv) {
                                  "Compute /outputs (and /stages) of a file that holds root attributes and /inputs only: "
                                  "how inputs captured from a real model join the suite.");
     c->add_option("file", com.input, "Input HDF5 file")->required()->check(CLI::ExistingFile);
-    c->add_option("-o,--output", com.output, "Write here instead of replacing the input file (atomically)");
+    c->add_option("-o,--output", com.output, "Write here instead of replacing the input file (atomically)")
+        ->check(moe::cli::kOutputFile);
     c->add_flag("--stages", com.stages, "Also store the intermediate stages");
     c->add_option("--threads", com.threads, "Threads for the reference")->check(moe::cli::kPositive);
     c->add_option("--max-memory", com.max_memory, kMaxMemoryHelp)

@@ -55,13 +55,24 @@ public:
             moe_precision_v2 p{MOE_F32, MOE_F32, -1, -1};
             const std::string where = "backend library " + path + ": precision(" + std::string(dtype_name(data)) + ")";
             if (lib_->precision(plugin::abi_dtype(data), &p) != MOE_OK) throw InputError(where + " failed");
+            // Each field named in the message: which of the four the plugin got wrong.
+            const auto field = [&](const char* name, std::int32_t code) {
+                DType d;
+                try {
+                    d = plugin::dtype_from_abi(code);
+                } catch (const InputError& e) {
+                    throw InputError(where + ": its " + name + " field: " + e.what());
+                }
+                if (!is_floating(d))
+                    throw InputError(where + ": its " + name + " field declares " + std::string(dtype_name(d)) +
+                                     ", not a floating type");
+                return d;
+            };
             PluginPrecision pp;
-            pp.precision.compute = plugin::dtype_from_abi(p.compute);
-            pp.precision.storage = plugin::dtype_from_abi(p.storage);
-            if (p.dequant >= 0) pp.precision.dequant = plugin::dtype_from_abi(p.dequant);
-            pp.output = p.output < 0 ? data : plugin::dtype_from_abi(p.output);
-            for (DType d : {pp.precision.compute, pp.precision.storage, pp.precision.dequant_type(), pp.output})
-                if (!is_floating(d)) throw InputError(where + " declares " + std::string(dtype_name(d)) + ", not a floating type");
+            pp.precision.compute = field("compute", p.compute);
+            pp.precision.storage = field("storage", p.storage);
+            if (p.dequant >= 0) pp.precision.dequant = field("dequant", p.dequant);
+            pp.output = p.output < 0 ? data : field("output", p.output);
             precisions_[data] = pp;
         }
     }

@@ -12,8 +12,10 @@ namespace moe::backends::plugin {
 namespace {
 
 // The name a report and a repro line carry: refuse anything a shell or a file name would mangle.
+// A name is a word in reports, a repro line's --backend value and a folder of --write-results:
+// it starts with a letter or digit (never "." or ".."), and "all" already means every backend.
 bool plain_name(const char* name) {
-    if (!name || !*name) return false;
+    if (!name || !std::isalnum(static_cast<unsigned char>(*name)) || std::string(name) == "all") return false;
     for (const char* c = name; *c; ++c)
         if (!std::isalnum(static_cast<unsigned char>(*c)) && *c != '_' && *c != '-' && *c != '.') return false;
     return true;
@@ -32,7 +34,8 @@ void check_table(const Table* t, int version, Fail fail) {
     if (t->struct_size < sizeof(Table))
         fail("its table is " + std::to_string(t->struct_size) + " bytes, version " + std::to_string(version) + " has " +
              std::to_string(sizeof(Table)) + ": built against another backend_abi.h");
-    if (!plain_name(t->name)) fail("its name is empty or has characters other than letters, digits, '_', '-', '.'");
+    if (!plain_name(t->name)) fail("its name is empty, \"all\", starts with other than a letter or digit, or has characters other "
+                                    "than letters, digits, '_', '-', '.'");
     if (!t->precision) fail("its table has no precision function");
     if (!t->run) fail("its table has no run function");
 }

@@ -44,6 +44,7 @@ std::vector<std::unique_ptr<Backend>> load_plugins(const std::vector<std::string
     std::vector<std::unique_ptr<Backend>> plugins;
     const auto builtins = builtin_backend_names();
     for (const auto& path : libraries) {
+        probe_plugin_backend(path);
         auto b = load_plugin_backend(path);
         for (const auto& other : plugins)
             if (other->name() == b->name())

@@ -120,7 +120,8 @@ typedef struct {
 typedef struct moe_conform_backend_v1_t {
     uint32_t abi_version;  /* MOE_CONFORM_ABI_VERSION */
     uint32_t struct_size;  /* sizeof(moe_conform_backend_v1_t), checked by the host */
-    const char* name;      /* the backend's name in reports: letters, digits, '_', '-', '.' */
+    const char* name;      /* the backend's name in reports: letters, digits, '_', '-', '.',
+                              starting with a letter or digit; not "all" */
     const char* description;
     void* state;           /* passed back to every function */
     int32_t provides_stages;

@@ -1,7 +1,10 @@
 /* Plugins that are wrong in one way each (one -D per build), for tests/plugin/test_plugin_loader.cpp:
  * moe-conform must refuse or report each with the fault named, never crash. */
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "moe_conform/backend_abi.h"
 
@@ -33,6 +36,27 @@ static int availability(void* state, char* reason, size_t size) {
 static int run(void* state, const moe_problem_v1* p, moe_outputs_v1* o, char* err, size_t size) {
     (void)state;
     (void)o;
+#ifdef WRITES_INPUTS
+    /* An in-place kernel: scales hidden_states (f32 in the test's case) where it lies. */
+    for (int32_t i = 0; i < p->num_inputs; ++i)
+        if (strcmp(p->inputs[i].name, "hidden_states") == 0) ((float*)p->inputs[i].data)[0] *= 2.0f;
+    memset(o->output.data, 0, sizeof(float));
+    return MOE_OK;
+#endif
+#ifdef EXITS_IN_RUN
+    exit(0); /* ends the host process with status 0 */
+#endif
+#ifdef CRASHES_WITH_CHILD
+    /* A helper process that keeps the host's pipes open for 30 s, then a crash. */
+    if (fork() == 0) {
+        sleep(30);
+        _exit(0);
+    }
+    raise(SIGSEGV);
+#endif
+#ifdef PRINTS
+    printf("the plugin printed this line to stdout\n"); /* left in stdio's buffer */
+#endif
     snprintf(err, size, "device lost while running %s", p->case_name);
     return 7;
 }
@@ -74,6 +98,15 @@ const moe_conform_backend_v1_t* moe_conform_backend_v3(void) { return &table; }
 const moe_conform_backend_v1_t* moe_conform_backend_v2(void) { return &table; }
 #else
 const moe_conform_backend_v1_t* moe_conform_backend_v1(void) {
+#ifdef CRASHES_ON_LOAD
+    raise(SIGSEGV);
+#endif
+#ifdef DOTS_NAME
+    table.name = "..";
+#endif
+#ifdef ALL_NAME
+    table.name = "all";
+#endif
 #ifdef BAD_VERSION
     table.abi_version = 3;
 #endif

@@ -2,6 +2,7 @@
 // is refused (exit 2) or reported (ERROR, SKIP) with the fault named; none crashes the tool.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <string>
 
 #include "run_command.hpp"
@@ -31,12 +32,17 @@ TEST_CASE("plugins that cannot be used are refused with exit 2 and the fault nam
         {"bad_version", "its moe_conform_backend_v1 table says ABI version 3, not 1"},
         {"v3_only", "built for moe-conform backend ABI version 3 (moe_conform_backend_v3); this moe-conform speaks versions 1 and 2"},
         {"v2_with_v1_table", "its moe_conform_backend_v2 table says ABI version 1, not 2"},
-        {"v2_bad_dequant", "precision(f64) declares u8, not a floating type"},
+        {"v2_bad_dequant", "precision(f64): its dequant field declares u8, not a floating type"},
         {"no_symbol", "exports no moe_conform_backend_v2 or moe_conform_backend_v1 function"},
         {"small_struct", "built against another backend_abi.h"},
         {"no_run", "has no run function"},
-        {"bad_name", "its name is empty or has characters other than"},
-        {"bad_precision", "precision(f64) declares i32, not a floating type"},
+        {"bad_name", "or has characters other than letters, digits"},
+        // ".." would put --write-results files above their folder; "all" means every backend.
+        {"dots_name", "starts with other than a letter or digit"},
+        {"all_name", "its name is empty, \"all\""},
+        {"bad_precision", "precision(f64): its compute field declares i32, not a floating type"},
+        // Loaded in a child process first: the tool reports the crash instead of dying with it.
+        {"crashes_on_load", "crashed with signal 11"},
         {"null_table", "moe_conform_backend_v1() returned no table"},
     };
     for (const auto& c : cases) {
@@ -82,4 +88,57 @@ TEST_CASE("moe-conform list shows a loaded plugin beside the built-in backends")
     CHECK(r.exit_code == 0);
     CHECK(has(r.output, "bad_plugin"));
     CHECK(has(r.output, "a plugin wrong in one way (plugin "));
+}
+
+TEST_CASE("moe-conform list survives a plugin that crashes while it loads") {
+    const auto r = run_command(moe_conform() + " list --backend-lib " + plugin("crashes_on_load"));
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.output, "crashed with signal 11"));
+}
+
+TEST_CASE("a plugin that writes into its inputs is an ERROR; the backends after it meet the inputs as stored") {
+    // The plugin doubles hidden_states[0] in place. Without the check the plugin would FAIL and the
+    // reference after it would FAIL too (it would compute from the doubled value).
+    const auto r = run_command(moe_conform() + " run --backend-lib " + plugin("writes_inputs") +
+                               " --backend bad_plugin,reference,loop_f32 --case " + kCase);
+    CHECK(r.exit_code == 1);
+    CHECK(has(r.output, "the backend wrote into its inputs (hidden_states)"));
+    CHECK(has(r.output, "2 passed, 0 failed, 0 skipped, 1 errors"));
+    // The same in one process (the case is read again from its file).
+    const auto one = run_command(moe_conform() + " run --no-isolation --backend-lib " + plugin("writes_inputs") +
+                                 " --backend bad_plugin,reference --case " + kCase);
+    CHECK(one.exit_code == 1);
+    CHECK(has(one.output, "1 passed, 0 failed, 0 skipped, 1 errors"));
+}
+
+TEST_CASE("a plugin that calls exit(0) never makes a run pass") {
+    const auto isolated = run_command(moe_conform() + " run --backend-lib " + plugin("exits_in_run") + " --case " + kCase);
+    CHECK(isolated.exit_code == 1);
+    CHECK(has(isolated.output, "ended the worker process unexpectedly (exit status 0)"));
+    const auto in_process =
+        run_command(moe_conform() + " run --no-isolation --backend-lib " + plugin("exits_in_run") + " --case " + kCase);
+    CHECK(in_process.exit_code == 1);
+    CHECK(has(in_process.output, "backend 'bad_plugin' called exit() while running case 'exact_gemm2_lane1'"));
+}
+
+TEST_CASE("a crash is reported as a crash at once, though a process the plugin started holds the pipes") {
+    // The plugin's child sleeps 30 s with the worker's pipe open; the crash must not wait for it
+    // (nor be taken for a --case-timeout). Output goes to a file: the child holds that, not ours.
+    const std::string out = std::string(MOE_PLUGIN_DIR) + "/crashes_with_child.out";
+    const auto start = std::chrono::steady_clock::now();
+    const auto r = run_command(moe_conform() + " run --case-timeout 25 --backend-lib " + plugin("crashes_with_child") +
+                               " --case " + kCase + " > " + out + " 2>&1; echo exit=$?; cat " + out);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(has(r.output, "exit=1"));
+    CHECK(has(r.output, "killed by signal 11 (SIGSEGV"));
+    CHECK_FALSE(has(r.output, "timed out"));
+    CHECK(seconds < 20.0);
+}
+
+TEST_CASE("what a plugin prints to a redirected stdout reaches it") {
+    // The worker process ends with _exit: stdio's buffers are flushed first.
+    const std::string out = std::string(MOE_PLUGIN_DIR) + "/prints.out";
+    const auto r = run_command(moe_conform() + " run --quiet --backend-lib " + plugin("prints") + " --case " + kCase +
+                               " > " + out + " 2>/dev/null; cat " + out);
+    CHECK(has(r.output, "the plugin printed this line to stdout"));
 }

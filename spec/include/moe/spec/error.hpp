@@ -13,4 +13,11 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// A file the user asked for cannot be written (a missing or read-only folder, a full disk): like
+// bad input, a problem of the command line or the machine, not of the implementation under test.
+class OutputError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 }  // namespace moe

@@ -14,4 +14,9 @@ namespace moe::backends {
 // The library stays loaded while the backend lives.
 std::unique_ptr<Backend> load_plugin_backend(const std::string& path);
 
+// load_plugin_backend in a child process first: throws InputError naming `path` where that load
+// crashes (a signal) or takes more than `seconds`; returns otherwise (a fault with a message is
+// left to load_plugin_backend to report). Call it before any thread is started.
+void probe_plugin_backend(const std::string& path, double seconds = 60);
+
 }  // namespace moe::backends
