@@ -1,4 +1,4 @@
-#include "moe/generator/exactness.hpp"
+#include "moe/reference/exactness.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include "moe/spec/compression.hpp"
 #include "moe/spec/error.hpp"
 
-namespace moe::generator {
+namespace moe::reference {
 
 namespace {
 
@@ -128,4 +128,4 @@ double certify_exact(const Problem& p, int significand_bits, DType storage) {
     return c.worst();
 }
 
-}  // namespace moe::generator
+}  // namespace moe::reference

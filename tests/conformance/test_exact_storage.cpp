@@ -12,7 +12,7 @@
 #include "conformance_check.hpp"
 #include "moe/conformance/exact_storage.hpp"
 #include "moe/conformance/tolerance.hpp"
-#include "moe/generator/exactness.hpp"
+#include "moe/reference/exactness.hpp"
 #include "moe/spec/error.hpp"
 #include "small_cases.hpp"
 #include "tensor_compare.hpp"
@@ -39,7 +39,7 @@ generator::CaseSpec storage_exact_spec(DType dtype) {
 
 golden::GoldenCase storage_exact_case(DType dtype) {
     const Problem p = generator::synthesize(storage_exact_spec(dtype));
-    generator::certify_exact(p, 24, dtype);
+    reference::certify_exact(p, 24, dtype);
     golden::GoldenCase c = test::golden_case(p, true);
     c.exact = true;
     return c;
@@ -101,7 +101,7 @@ TEST_CASE("intermediates_exact_in: from the file's stages, or from the reference
     wide.bits = 2;
     spec.fills[kHiddenStates] = wide;
     const Problem p = generator::synthesize(spec);
-    CHECK_THROWS_WITH_AS(generator::certify_exact(p, 24, DType::bf16), doctest::Contains("not exact in bf16 storage"),
+    CHECK_THROWS_WITH_AS(reference::certify_exact(p, 24, DType::bf16), doctest::Contains("not exact in bf16 storage"),
                          InputError);
     golden::GoldenCase c = test::golden_case(p, true);
     c.exact = true;

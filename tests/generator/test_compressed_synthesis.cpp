@@ -6,7 +6,7 @@
 #include <string>
 
 #include "moe/generator/case_spec.hpp"
-#include "moe/generator/exactness.hpp"
+#include "moe/reference/exactness.hpp"
 #include "moe/generator/synthesize.hpp"
 #include "moe/spec/compression.hpp"
 #include "moe/spec/error.hpp"
@@ -14,6 +14,7 @@
 
 using namespace moe;
 using namespace moe::generator;
+using moe::reference::certify_exact;
 
 namespace {
 

@@ -9,13 +9,14 @@
 #include <string>
 
 #include "moe/generator/case_spec.hpp"
-#include "moe/generator/exactness.hpp"
+#include "moe/reference/exactness.hpp"
 #include "moe/generator/synthesize.hpp"
 #include "moe/spec/error.hpp"
 #include "temp_dir.hpp"
 
 using namespace moe;
 using namespace moe::generator;
+using moe::reference::certify_exact;
 
 namespace {
 

@@ -135,6 +135,23 @@ def old_format(cat, name, base=BASE):
     return p
 
 
+def old_format_string_length(cat, name, base=BASE):
+    """An old-format copy (no metadata checksums) whose 'format' string attribute ("moe-golden")
+    claims a length of about 4 GiB in its descriptor (4-byte length, then the 8-byte address of
+    its global heap collection): HDF5 allocates what the descriptor claims before it reads."""
+    p = old_format(cat, name, base)
+    with open(p, "rb") as f:
+        b = bytearray(f.read())
+    heap = b.find(b"GCOL")
+    descriptor = len("moe-golden").to_bytes(4, "little") + heap.to_bytes(8, "little")
+    at = b.find(descriptor)
+    assert heap >= 0 and at >= 0, "no string descriptor found"
+    b[at + 3] = 0xFF
+    with open(p, "wb") as f:
+        f.write(b)
+    return p
+
+
 def flip_at(signature, offset, bit=0, nth=0):
     """Flips one bit `offset` bytes after the nth occurrence of `signature`."""
     def fn(b):
@@ -351,6 +368,8 @@ def define(cat):
     cat.add("flip_btree_header", raw(flip_at(b"BTHD", 9, 2)), bad, bad, "golden file", complete=True)
     cat.add("flip_fractal_heap_header", raw(flip_at(b"FRHP", 12, 6)), bad, bad, "golden file", complete=True)
     cat.add("flip_continuation_chunk", raw(flip_at(b"OCHK", 6, 1, nth=3)), bad, bad, "golden file", complete=True)
+    # A string whose descriptor claims 4 GiB: refused within the memory limit of every run here.
+    cat.add("string_length_4gib_old_format", old_format_string_length, bad, bad, "cannot read string", complete=True)
     # --- Files that crashed or hung HDF5 (tests/golden/fuzz-regressions) ---
     for file_name, conform in (("sigsegv-old-format-string-descriptor.h5", 1), ("hang-global-heap-free-space-zero.h5", bad),
                                ("sigabrt-global-heap-object-size.h5", bad), ("sigsegv-global-heap-object-size.h5", bad),

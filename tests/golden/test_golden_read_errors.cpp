@@ -95,6 +95,10 @@ TEST_CASE("root attributes: missing, unknown or wrong values are malformed") {
     CHECK(has(msg, "exact"));
     msg = malformed_after("f.attrs['seed'] = -1");
     CHECK(has(msg, "seed"));
+    // An unsigned value past int64's range is named as stored (HDF5 would clamp it to 2^63 - 1).
+    msg = malformed_after("f.attrs['format_version'] = np.uint64(2**64 - 2)");
+    CHECK(has(msg, "format_version"));
+    CHECK(has(msg, "18446744073709551614"));
 }
 
 TEST_CASE("resolved attributes must agree with resolve()") {

@@ -174,6 +174,8 @@ TEST_CASE("stored error bounds and output must belong to the inputs") {
         {"one_element.h5", "f['outputs/bound_first_store'][3, 7] *= 1e6", FileError::Kind::corrupt,
          "/outputs/bound_first_store"},
         {"output.h5", "o = f['outputs/output']\no[...] = 0", FileError::Kind::corrupt, "/outputs/output"},
+        // A false claim of exactness: zero tolerance would fail correct backends.
+        {"claims_exact.h5", "f.attrs['exact'] = np.uint8(1)", FileError::Kind::malformed, "root attribute 'exact'"},
     };
     for (const Bad& b : bad) {
         CAPTURE(b.name);
@@ -182,6 +184,8 @@ TEST_CASE("stored error bounds and output must belong to the inputs") {
         CHECK(has(msg, b.dataset));
         CHECK(has(msg, b.name));
     }
+    // A true claim stands: the bundled exact cases pass the certificate.
+    CHECK(check(fs::path(MOE_SOURCE_DIR) / "data/golden/exact_gemm2_lane1.h5") > 0);
     // A bound of another shape than the output is malformed already when read.
     const fs::path p = variant("shape.h5", "del f['outputs/bound_act_store']\nf['outputs/bound_act_store'] = "
                                            "np.zeros((2, 2))\nf['outputs/bound_act_store'].attrs['element_type'] = 'f64'");

@@ -61,7 +61,7 @@ void require_floating(const std::map<std::string, Tensor>& tensors, const std::s
 
 ResultFile read_result(const std::filesystem::path& file, std::uint64_t max_memory) {
     const h5::QuietHdf5 quiet;
-    const FileContext ctx{file};
+    const FileContext ctx{file, "result file"};
     h5::OpenedFile f = h5::open_file_for_reading(ctx);
     H5Id root = h5::open_root(f.file, ctx);
     check_result_format(root.get(), ctx);
@@ -75,7 +75,8 @@ ResultFile read_result(const std::filesystem::path& file, std::uint64_t max_memo
         ctx.malformed(where_root_attr("golden_sha256"), "missing or not 64 lowercase hex digits (required: the "
                                                         "SHA-256 of the golden file it answers)");
     r.golden_sha256 = *sha;
-    r.implementation = root_string(root.get(), "implementation", ctx).value_or("");
+    // Shown in reports as the backend's name: control characters escaped, like case names.
+    r.implementation = printable(root_string(root.get(), "implementation", ctx).value_or(""));
     r.precision = read_precision(root.get(), ctx);
 
     std::optional<H5Id> outputs = h5::open_group(root.get(), kOutputsGroup, ctx, "group /outputs");
@@ -101,7 +102,7 @@ ResultFile read_result(const std::filesystem::path& file, std::uint64_t max_memo
 
 void write_result(const std::filesystem::path& file, const ResultFile& r) {
     const h5::QuietHdf5 quiet;
-    const FileContext ctx{file};
+    const FileContext ctx{file, "result file"};
     if (r.golden_sha256.size() != 64) ctx.malformed(where_root_attr("golden_sha256"), "must be 64 hex digits");
     AtomicFile out(file);
     {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "moe/generator/exactness.hpp"
+#include "moe/reference/exactness.hpp"
 #include "moe/spec/error.hpp"
 #include "moe/generator/synthesize.hpp"
 #include "moe/reference/error_terms.hpp"
@@ -74,7 +74,7 @@ golden::GoldenCase build_golden(const CaseSpec& spec, const BuildOptions& o, Bui
     validate(c.problem);
     if (spec.exact) {
         try {
-            r.exact_bits = certify_exact(c.problem, 24, spec.exact_storage);
+            r.exact_bits = reference::certify_exact(c.problem, 24, spec.exact_storage);
         } catch (const InputError& e) {
             throw InputError("case " + spec.name + " is declared exact but is " + e.what());
         }

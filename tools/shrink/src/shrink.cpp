@@ -7,7 +7,7 @@
 
 #include "ddmin.hpp"
 #include "moe/conformance/compare.hpp"
-#include "moe/generator/exactness.hpp"
+#include "moe/reference/exactness.hpp"
 #include "moe/generator/golden_builder.hpp"
 #include "moe/spec/error.hpp"
 
@@ -161,7 +161,7 @@ golden::GoldenCase rebuild_case(const Problem& p, const golden::GoldenCase& orig
     c.exact = false;
     if (original.exact) {
         try {
-            generator::certify_exact(p);
+            reference::certify_exact(p);
             c.exact = true;
         } catch (const InputError&) {
         }

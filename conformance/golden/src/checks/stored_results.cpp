@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "moe/reference/error_terms.hpp"
+#include "moe/reference/exactness.hpp"
 #include "moe/reference/interpreter.hpp"
+#include "moe/spec/error.hpp"
 #include "moe/spec/problem.hpp"
 
 namespace moe::golden {
@@ -111,6 +113,15 @@ std::string element(std::size_t token, std::size_t feature) {
 
 std::size_t check_stored_results(const std::filesystem::path& file, GoldenCase& c, const StoredResultsOptions& o) {
     const Dims d = validate(c.problem);
+    // `exact` sets every backend's tolerance to zero: a false claim fails correct backends.
+    if (c.exact) {
+        try {
+            reference::certify_exact(c.problem);
+        } catch (const InputError& e) {
+            fail(file, Kind::malformed, "root attribute 'exact'",
+                 std::string("is 1, but the case is not exact by construction (") + e.what() + ")");
+        }
+    }
     const auto out_it = c.outputs.find("output");
     if (out_it == c.outputs.end()) return 0;  // nothing stored to check (an inputs-only file)
     const Tensor& output = out_it->second;

@@ -3,6 +3,8 @@
 #include <limits>
 #include <vector>
 
+#include "hdf5/address_space_cap.hpp"
+#include "hdf5/h5_global_heap.hpp"
 #include "hdf5/h5_types.hpp"
 
 namespace moe::golden::h5 {
@@ -65,6 +67,16 @@ std::optional<T> read_number_attr(hid_t obj, const std::string& name, hid_t mem_
                                  describe_h5_type(type.get()));
     if (H5Tget_size(type.get()) > kMaxNumberBytes)
         ctx.malformed(where, "is a " + describe_h5_type(type.get()) + " (numbers are at most 16 bytes)");
+    // An unsigned value past the signed range would be clamped silently when read as signed.
+    if (cls == H5T_INTEGER && H5Tget_sign(type.get()) == H5T_SGN_NONE && std::numeric_limits<T>::is_signed &&
+        std::numeric_limits<T>::is_integer) {
+        std::uint64_t unsigned_value = 0;
+        check(H5Aread(attr->get(), H5T_NATIVE_UINT64, &unsigned_value), ctx, Kind::malformed, where,
+              "cannot read value");
+        if (unsigned_value > static_cast<std::uint64_t>(std::numeric_limits<T>::max()))
+            ctx.malformed(where, "is " + std::to_string(unsigned_value) + ", more than " +
+                                     std::to_string(std::numeric_limits<T>::max()));
+    }
     // A negative value stored as signed would be clamped silently when read as unsigned.
     if (cls == H5T_INTEGER && H5Tget_sign(type.get()) != H5T_SGN_NONE &&
         !std::numeric_limits<T>::is_signed) {
@@ -114,7 +126,12 @@ std::optional<std::string> read_string_attr(hid_t obj, const std::string& name, 
                    "cannot read type");
     if (H5Tis_variable_str(type.get()) > 0) {
         char* p = nullptr;
-        check(H5Aread(attr->get(), mem.get(), &p), ctx, Kind::malformed, where, "cannot read string");
+        {
+            // A string lives in one heap collection (<= kMaxGlobalHeapBytes); HDF5 needs about twice
+            // its length. A larger claim in its descriptor is damage (address_space_cap.hpp).
+            const AddressSpaceCap cap(4 * kMaxGlobalHeapBytes + (std::size_t{64} << 20));
+            check(H5Aread(attr->get(), mem.get(), &p), ctx, Kind::malformed, where, "cannot read string");
+        }
         std::string s = p ? p : "";
         H5free_memory(p);
         return s;

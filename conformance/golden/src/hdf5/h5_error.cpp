@@ -26,7 +26,7 @@ std::string printable(std::string_view text) {
 namespace moe::golden::h5 {
 
 void FileContext::fail(Kind kind, const std::string& where, const std::string& what) const {
-    throw FileError(kind, printable("golden file '" + file.string() + "': " + where + ": " + what));
+    throw FileError(kind, printable(std::string(role) + " '" + file.string() + "': " + where + ": " + what));
 }
 
 namespace {

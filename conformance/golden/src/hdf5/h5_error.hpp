@@ -18,6 +18,7 @@ using Kind = FileError::Kind;
 // The file being read or written: every error names it first.
 struct FileContext {
     std::filesystem::path file;
+    const char* role = "golden file";  // how messages name the file: "golden file", "result file"
 
     [[noreturn]] void fail(Kind kind, const std::string& where, const std::string& what) const;
     [[noreturn]] void malformed(const std::string& where, const std::string& what) const {

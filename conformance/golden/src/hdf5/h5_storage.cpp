@@ -118,7 +118,10 @@ DatasetStorage check_dataset_storage(hid_t dset, const Shape& shape, std::size_t
             const haddr_t offset = H5Dget_offset(dset);
             H5Eclear2(H5E_DEFAULT);
             if (offset == HADDR_UNDEF || s.stored_bytes != stored_nbytes)
-                ctx.malformed(where, "its data was never written (it would read as fill values)");
+                ctx.malformed(where, offset == HADDR_UNDEF ? "its data was never written (it would read as fill values)"
+                                                           : "stores " + std::to_string(s.stored_bytes) +
+                                                                 " bytes where its type and shape need " +
+                                                                 std::to_string(stored_nbytes));
             if (offset > file_bytes || stored_nbytes > file_bytes - offset)
                 ctx.malformed(where, "its data would lie beyond the end of the file (" + std::to_string(file_bytes) +
                                          " bytes)");

@@ -7,7 +7,7 @@
 
 #include "moe/spec/problem.hpp"
 
-namespace moe::generator {
+namespace moe::reference {
 
 // Values on a grid: all multiples of `quantum` (a power of two) with |v| <= max_abs.
 struct Grid {
@@ -26,4 +26,4 @@ Grid grid_of(const Tensor& t);  // throws InputError for NaN or Inf
 // is the output's conversion to the data type.
 double certify_exact(const Problem& p, int significand_bits = 24, DType storage = DType::f32);
 
-}  // namespace moe::generator
+}  // namespace moe::reference
