@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """import moe_conform from the build tree, as a user would: a case's inputs and attributes match
 what h5py reads from the file; check() gives the numbers `moe-conform check` gives for the same
-output; an exception or a wrong return value in the function under test is that case's ERROR and
-the run goes on.
+output, whatever the array's byte order and strides; a stage the expert type does not have is
+refused by name; an exception or a wrong return value in the function under test is that case's
+ERROR and the run goes on, but KeyboardInterrupt and SystemExit stop the run as they stop Python.
 
 usage: check_python_package.py MOE_CONFORM SUITE WORK_DIR   (PYTHONPATH: build/python)
 """
@@ -16,6 +17,74 @@ import h5py
 import numpy as np
 
 import moe_conform
+
+
+def golden_stages(case):
+    with h5py.File(case.file, "r") as f:
+        return {name: f["stages/" + name][...] for name in f["stages"]}
+
+
+def check_layouts(case, expect):
+    """The values count, not their layout: big-endian, Fortran order, steps, negative strides."""
+    ref = case.reference
+    layouts = {
+        "big-endian f64": ref.astype(">f8"),
+        "big-endian f32": ref.astype(">f4"),
+        "big-endian, Fortran order": np.asfortranarray(ref.astype(">f8")),
+        "transposed view": ref.T.copy().T,
+        "slice with a step": np.repeat(ref, 2, axis=1)[:, ::2],
+        "negative strides": ref[::-1].copy()[::-1],
+    }
+    for what, output in layouts.items():
+        r = moe_conform.check(case, output, compute="f32")
+        expect(r.status == "PASS" and np.isfinite(r.worst_ratio), f"{what}: {r.status}, ratio {r.worst_ratio}")
+    # A stage array is read the same way: the divergent element reports the value it holds.
+    act = golden_stages(case)["act"].copy()
+    act[1, 2, 3] += 1.0
+    r = moe_conform.check(case, ref * 1.1, stages={"act": act.astype(">f8")})
+    s = r.first_divergent_stage
+    expect(s is not None and (s["stage"], s["token"], s["slot"], s["feature"]) == ("act", 1, 2, 3)
+           and s["got"] == act[1, 2, 3], f"big-endian stage: {s}")
+
+
+def check_stage_names(suite, expect):
+    """A stage the case's expert type does not have is refused, naming it and the ones it has."""
+    gemm3 = moe_conform.load_case(os.path.join(suite, "gemm3_qwen_openvino_f32.h5"))
+    gemm2 = moe_conform.load_case(os.path.join(suite, "gemm2_gptoss_spec_f32.h5"))
+    act = golden_stages(gemm3)["act"]
+    for case, stage, allowed in [(gemm3, "foo", "gate, up, act, down"), (gemm3, "gate_up", "gate, up, act, down"),
+                                 (gemm2, "gate", "gate_up, act, down")]:
+        try:
+            moe_conform.check(case, case.reference, stages={stage: act})
+            expect(False, f"stage '{stage}' accepted on {case.expert_type}")
+        except ValueError as e:
+            expect(f"'{stage}'" in str(e) and case.expert_type in str(e) and allowed in str(e),
+                   f"unknown stage named with the allowed ones: {e}")
+
+    # From the function under test: that case's ERROR, naming the stage.
+    def fn(c):
+        return np.zeros(c.inputs["hidden_states"].shape, np.float32), {"gate_up": act}
+
+    summary = moe_conform.run_suite(fn, suite, filter="gemm3_qwen_openvino_f32", quiet=True)
+    r = summary.results[0]
+    expect(r.status == "ERROR" and "'gate_up'" in r.reason, f"unknown stage from fn: {r.status} {r.reason}")
+
+
+def check_interrupt(suite, expect):
+    """Ctrl-C in the function under test (KeyboardInterrupt), or sys.exit, stops the run."""
+    for stop, exc in [(KeyboardInterrupt, KeyboardInterrupt), (lambda: SystemExit(3), SystemExit)]:
+        calls = []
+
+        def fn(c):
+            calls.append(c.name)
+            raise stop()
+
+        try:
+            moe_conform.run_suite(fn, suite, filter="gemm3_qwen_*", quiet=True)
+            expect(False, f"{exc.__name__} in fn did not stop run_suite")
+        except exc as e:
+            expect(exc is not SystemExit or e.code == 3, f"SystemExit code {getattr(e, 'code', None)}")
+        expect(len(calls) == 1, f"{exc.__name__}: fn called {len(calls)} times")
 
 
 def main():
@@ -83,6 +152,10 @@ def main():
         expect(False, "unknown compute type accepted")
     except ValueError as e:
         expect("f33" in str(e), "unknown compute type named")
+
+    check_layouts(case, expect)
+    check_stage_names(suite, expect)
+    check_interrupt(suite, expect)
 
     for f in failures:
         print("FAIL", f)

@@ -21,8 +21,11 @@ def run_suite(fn, suite_dir, compute="f32", storage=None, filter=None, json=None
     """Calls fn(case) for every case of suite_dir and judges what it returns.
 
     fn returns the output (a numpy array of hidden_states' shape, float64/32/16) or
-    (output, {stage name: array}) to have the first diverging stage named on a failure. An
-    exception raised by fn is that case's ERROR; the run goes on.
+    (output, {stage name: array}) to have the first diverging stage named on a failure (the
+    stages of case.expert_type: gate_up, act, down for GEMM2_BIAS_SWIGLU_CLAMP; gate, up, act,
+    down for GEMM3_SWIGLU; another name is that case's ERROR). An exception raised by fn is that
+    case's ERROR; the run goes on. KeyboardInterrupt (Ctrl-C) and SystemExit are not case errors:
+    they stop the run and propagate, with no summary and no reports written.
 
     compute, storage: the precision the implementation declares (spec/tolerance.md): "f64",
     "f32", "f16", "bf16", or "data" for the case's own data type; storage None = compute.

@@ -89,7 +89,8 @@ CaseResult check(const python::PythonCase& c, const py::object& output, const st
                  const std::optional<std::string>& storage, const py::object& stages, const std::string& name) {
     if (!c.golden.outputs.count("output"))
         throw InputError("case " + c.golden.problem.name + " has no reference output (load it with load_case)");
-    Output out = python::output_from_python(stages.is_none() ? output : py::make_tuple(output, stages));
+    Output out = python::output_from_python(stages.is_none() ? output : py::make_tuple(output, stages),
+                                            c.golden.problem.attributes.expert_type);
     const python::PrecisionSpec spec{compute, storage.value_or("")};
     conformance::JudgeInput in;
     in.file = c.file;
@@ -97,6 +98,16 @@ CaseResult check(const python::PythonCase& c, const py::object& output, const st
     in.precision = spec.for_data(c.golden.problem.input(kHiddenStates).dtype());
     in.repro = "moe_conform.check(moe_conform.load_case('" + c.file + "'), output)";
     return conformance::judge_output(c.golden, out, in);
+}
+
+// The run, or the KeyboardInterrupt / SystemExit that stopped it, raised as Python raises it:
+// no summary, no reports, as a Python loop over the cases would behave.
+conformance::RunOutcome run_until_stopped(const conformance::RunOptions& o, python::PythonBackend& backend) {
+    try {
+        return conformance::run_suite(o, {&backend});
+    } catch (const python::Stop& stop) {
+        std::rethrow_exception(stop.error);
+    }
 }
 
 Summary run_suite(const py::function& fn, const std::string& suite_dir, const std::string& compute,
@@ -109,7 +120,7 @@ Summary run_suite(const py::function& fn, const std::string& suite_dir, const st
     o.filters = filters;
     o.progress = false;
     const auto start = std::chrono::steady_clock::now();
-    conformance::RunOutcome outcome = conformance::run_suite(o, {&backend});
+    conformance::RunOutcome outcome = run_until_stopped(o, backend);
     for (auto& r : outcome.results)
         r.repro = "moe_conform.run_suite(fn, '" + suite_dir + "', filter='" + r.case_name + "')";
     auto info = run_info(name, suite_dir, "moe_conform.run_suite(" + name + ", '" + suite_dir + "')");
@@ -176,7 +187,8 @@ PYBIND11_MODULE(_moe_conform, m) {
     m.def("load_case", &load_case, py::arg("path"), "Reads a golden file (every input checked, as moe-conform does).");
     m.def("check", &check, py::arg("case"), py::arg("output"), py::arg("compute") = "f32",
           py::arg("storage") = py::none(), py::arg("stages") = py::none(), py::arg("name") = "python",
-          "Judges one output (numpy array; stages: {name: array} in the golden [T, K, features] layout).");
+          "Judges one output (numpy array, any byte order and strides; stages: {name: array} in the golden "
+          "[T, K, features] layout, a name the case's expert type does not have is an InputError).");
     m.def("_run_suite", &run_suite, py::arg("fn"), py::arg("suite_dir"), py::arg("compute"), py::arg("storage"),
           py::arg("filters"), py::arg("json"), py::arg("junit"), py::arg("name"), py::arg("quiet"));
 }

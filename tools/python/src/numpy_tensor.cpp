@@ -19,6 +19,27 @@ py::array raw(const Tensor& t, const py::dtype& dtype) {
     return a;
 }
 
+// The element type of an output array, whatever its byte order.
+DType float_type(const py::dtype& d, const std::string& what) {
+    const char kind = d.kind();
+    const auto size = d.itemsize();
+    if (kind == 'f' && size == 8) return DType::f64;
+    if (kind == 'f' && size == 4) return DType::f32;
+    if (kind == 'f' && size == 2) return DType::f16;
+    throw py::type_error(what + " must hold float64, float32 or float16 values, not " +
+                         std::string(py::str(py::handle(d))));
+}
+
+// The array's values as a C-contiguous array in this machine's byte order (a copy only where
+// needed): a big-endian array, a transposed view or a slice with a step holds the same values as
+// its native, contiguous copy, and only that copy's bytes can be read as a Tensor.
+py::array native_c_order(const py::array& a, DType dt) {
+    const py::dtype native = dt == DType::f64 ? py::dtype::of<double>()
+                             : dt == DType::f32 ? py::dtype::of<float>()
+                                                : py::dtype("float16");
+    return a.attr("astype")(native, py::arg("order") = "C", py::arg("copy") = false);
+}
+
 }  // namespace
 
 py::array to_numpy(const Tensor& t) {
@@ -53,20 +74,11 @@ Tensor from_numpy(const py::handle& value, const std::string& what) {
         throw py::type_error(what + " must be a numpy array (a torch tensor: .detach().cpu().float().numpy()), got " +
                              std::string(py::str(py::type::of(value))));
     const auto a = py::reinterpret_borrow<py::array>(value);
-    const char kind = a.dtype().kind();
-    const auto size = a.dtype().itemsize();
-    DType dt;
-    if (kind == 'f' && size == 8) dt = DType::f64;
-    else if (kind == 'f' && size == 4) dt = DType::f32;
-    else if (kind == 'f' && size == 2) dt = DType::f16;
-    else
-        throw py::type_error(what + " must hold float64, float32 or float16 values, not " +
-                             std::string(py::str(a.dtype())));
+    const DType dt = float_type(a.dtype(), what);
     Shape shape;
     for (py::ssize_t i = 0; i < a.ndim(); ++i) shape.push_back(static_cast<std::size_t>(a.shape(i)));
     Tensor t(dt, shape);
-    // A C-contiguous copy in the array's own type: the bits the caller produced.
-    const auto c = py::array::ensure(a, py::array::c_style);
+    const py::array c = native_c_order(a, dt);
     if (t.nbytes()) std::memcpy(t.data(), c.data(), t.nbytes());
     return t;
 }

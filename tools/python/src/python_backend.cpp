@@ -1,5 +1,8 @@
 #include "python_backend.hpp"
 
+#include <algorithm>
+
+#include "moe/reference/interpreter.hpp"
 #include "moe/spec/error.hpp"
 #include "numpy_tensor.hpp"
 #include "python_case.hpp"
@@ -18,6 +21,16 @@ DType type_named(const std::string& name, DType data, const char* what) {
     return *t;
 }
 
+// A stage name the expert type does not have would never be compared: refused, with the ones it has.
+void check_stage_name(const std::string& stage, ExpertType type) {
+    const auto names = reference::stage_names(type);
+    if (std::find(names.begin(), names.end(), stage) != names.end()) return;
+    std::string allowed;
+    for (const auto& n : names) allowed += (allowed.empty() ? "" : ", ") + n;
+    throw InputError("stage '" + stage + "' is not a stage of " + std::string(expert_type_name(type)) +
+                     " (its stages: " + allowed + ")");
+}
+
 }  // namespace
 
 Precision PrecisionSpec::for_data(DType data) const {
@@ -32,7 +45,7 @@ PythonBackend::PythonBackend(py::function fn, std::string name, PrecisionSpec pr
     precision_.for_data(DType::f32);  // refuse a bad name before any case runs
 }
 
-Output output_from_python(const py::handle& value) {
+Output output_from_python(const py::handle& value, ExpertType type) {
     Output out;
     if (py::isinstance<py::tuple>(value)) {
         const auto t = py::reinterpret_borrow<py::tuple>(value);
@@ -41,6 +54,7 @@ Output output_from_python(const py::handle& value) {
         out.output = from_numpy(t[0], "output");
         for (const auto& [k, v] : py::reinterpret_borrow<py::dict>(t[1])) {
             const std::string stage = py::str(k);
+            check_stage_name(stage, type);
             out.stages.emplace(stage, from_numpy(v, "stage '" + stage + "'"));
         }
         return out;
@@ -50,11 +64,22 @@ Output output_from_python(const py::handle& value) {
 }
 
 Output PythonBackend::run(const Problem& p, bool want_stages) {
-    PythonCase c;
-    c.golden.problem = p;  // no reference: the function under test does not see the answer
-    Output out = output_from_python(fn_(py::cast(std::move(c))));
+    Output out = output_from_python(call(p), p.attributes.expert_type);
     if (!want_stages) out.stages.clear();
     return out;
+}
+
+py::object PythonBackend::call(const Problem& p) {
+    PythonCase c;
+    c.golden.problem = p;  // no reference: the function under test does not see the answer
+    try {
+        return fn_(py::cast(std::move(c)));
+    } catch (const py::error_already_set& e) {
+        // Python's own rule (`except Exception`): an Exception is this case's ERROR, the rest
+        // (KeyboardInterrupt from Ctrl-C, SystemExit) end the run.
+        if (e.matches(PyExc_Exception)) throw;
+        throw Stop{std::current_exception()};
+    }
 }
 
 }  // namespace moe::python

@@ -1,13 +1,21 @@
 #pragma once
 // A Python function as a backend: run_suite hands every case to fn(case) and judges what comes
-// back with the one comparison engine. An exception raised by fn is that case's ERROR.
+// back with the one comparison engine. An Exception raised by fn is that case's ERROR; a
+// KeyboardInterrupt or SystemExit ends the run (Stop).
 #include <pybind11/pybind11.h>
 
+#include <exception>
 #include <string>
 
 #include "moe/spec/backend.hpp"
 
 namespace moe::python {
+
+// Thrown through the runner, which turns every std::exception of a backend into that case's
+// ERROR: this is not one. `error` is the Python exception to raise once out of the run.
+struct Stop {
+    std::exception_ptr error;
+};
 
 // The declared precision as Python spells it: a type name, or "data" for the case's own data
 // type; storage "" (None) means the same as compute.
@@ -28,12 +36,15 @@ public:
     Output run(const Problem& p, bool want_stages) override;
 
 private:
+    pybind11::object call(const Problem& p);  // fn(case); throws Stop on KeyboardInterrupt, SystemExit
+
     pybind11::function fn_;
     std::string name_;
     PrecisionSpec precision_;
 };
 
-// What fn returned: an output array, or (output, {stage name: array}).
-Output output_from_python(const pybind11::handle& value);
+// What fn returned: an output array, or (output, {stage name: array}). A stage name that `type`
+// does not have is an InputError naming the ones it has.
+Output output_from_python(const pybind11::handle& value, ExpertType type);
 
 }  // namespace moe::python
