@@ -34,7 +34,8 @@ void create_output_folder(const std::string& dir) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) throw OutputError("cannot make folder '" + dir + "': " + ec.message());
-    if (!std::filesystem::is_directory(dir, ec)) throw OutputError("cannot make folder '" + dir + "': a file is in the way");
+    if (!std::filesystem::is_directory(dir, ec))
+        throw OutputError("cannot make folder '" + dir + "': a file is in the way");
 }
 
 }  // namespace moe::conformance

@@ -193,7 +193,8 @@ TEST_CASE("report paths that cannot be written exit 2 before anything runs, nami
     const std::string one = moe_conform() + " run --backend reference --case " + kSuite + "/exact_gemm2_lane1.h5";
     const std::string missing = dir.path().string() + "/no/such";
     const std::pair<std::string, std::string> refused[] = {
-        {one + " --json " + missing + "/r.json", "--json: " + missing + "/r.json: folder " + missing + " does not exist"},
+        {one + " --json " + missing + "/r.json",
+         "--json: " + missing + "/r.json: folder " + missing + " does not exist"},
         {one + " --junit " + missing + "/r.xml", "folder " + missing + " does not exist"},
         {one + " --html " + dir.path().string(), "--html: " + dir.path().string() + " is a folder; give a file name"},
         {one + " --write-results " + kSuite + "/exact_gemm2_lane1.h5/sub", "is not a folder"},
@@ -222,7 +223,8 @@ TEST_CASE("repro lines run as they are printed, whatever the case's path holds")
     fs::create_directories(folder);
     const fs::path f = folder / "x;y.h5";
     fs::copy_file(kSuite + "/exact_gemm2_lane1.h5", f);
-    const auto r = run_command(moe_conform() + " run --quiet --backend mutant:bias1_dropped --case '" + f.string() + "'");
+    const auto r =
+        run_command(moe_conform() + " run --quiet --backend mutant:bias1_dropped --case '" + f.string() + "'");
     CAPTURE(r.output);
     CHECK(r.exit_code == 1);
     const auto at = r.output.find("moe-conform run --backend mutant:bias1_dropped --case ");

@@ -492,8 +492,9 @@ TEST_CASE("reports: an unwritable destination throws naming the file") {
 
 TEST_CASE("shell_word: any text comes back from a shell as one word, itself") {
     TempDir dir;
-    const std::string texts[] = {"plain/path-1.h5", "with space", "a&b(1)", "semi;colon", "it's", "$HOME", "back\\slash",
-                                 "glob*?[x]", "pipe|gt>lt<", "tab\there", "", "new\nline", "~tilde", "#hash", "!bang"};
+    const std::string texts[] = {"plain/path-1.h5", "with space", "a&b(1)", "semi;colon", "it's", "$HOME",
+                                 "back\\slash", "glob*?[x]", "pipe|gt>lt<", "tab\there", "", "new\nline",
+                                 "~tilde", "#hash", "!bang"};
     for (const std::string& t : texts) {
         CAPTURE(t);
         const std::string script = (dir / "echo.sh").string();

@@ -59,9 +59,12 @@ int main(int argc, char** argv) {
     r->add_option("--filter", rc.filters, "Only cases whose name matches this glob (* and ?); repeatable");
     r->add_option("--tier", rc.tier, "Largest tier to run: quick < ci < full (default full: every file given)")
         ->check(CLI::IsMember({"quick", "ci", "full"}));
-    r->add_option("--json", rc.json, "Also write the JSON report here (schema: spec/report.schema.json)")->check(moe::cli::kOutputFile);
-    r->add_option("--junit", rc.junit, "Also write a JUnit XML report here")->check(moe::cli::kOutputFile);
-    r->add_option("--html", rc.html, "Also write a self-contained HTML report here (heatmaps of the failures)")->check(moe::cli::kOutputFile);
+    r->add_option("--json", rc.json, "Also write the JSON report here (schema: spec/report.schema.json)")
+        ->check(moe::cli::kOutputFile);
+    r->add_option("--junit", rc.junit, "Also write a JUnit XML report here")
+        ->check(moe::cli::kOutputFile);
+    r->add_option("--html", rc.html, "Also write a self-contained HTML report here (heatmaps of the failures)")
+        ->check(moe::cli::kOutputFile);
     r->add_option("--expect", rc.expect, "Expectation file: known failures (XFAIL) and skips, with reasons")
         ->check(CLI::ExistingFile);
     r->add_option("--threads", rc.threads, "Threads for the reference computations")->check(moe::cli::kPositive);
@@ -96,7 +99,8 @@ int main(int argc, char** argv) {
                   "a large suite over CI runners (moe_conform_add_suite(... SHARDS N))");
     r->add_option("--write-results", rc.write_results,
                   "Also write every output as a result file (spec/results-format.md) into this folder (a subfolder "
-                  "per backend when several run), to judge again later with `moe-conform check`")->check(moe::cli::kOutputFolder);
+                  "per backend when several run), to judge again later with `moe-conform check`")
+        ->check(moe::cli::kOutputFolder);
 
     CheckCommand cc;
     cc.threads = threads;
@@ -116,9 +120,12 @@ int main(int argc, char** argv) {
     k->add_option("--name", cc.name, "The implementation's name in reports (default: the files' `implementation`)");
     k->add_option("--filter", cc.filters, "Only cases whose name matches this glob (* and ?); repeatable");
     k->add_option("--tier", cc.tier, "Largest tier to run: quick < ci < full")->check(CLI::IsMember({"quick", "ci", "full"}));
-    k->add_option("--json", cc.json, "Also write the JSON report here")->check(moe::cli::kOutputFile);
-    k->add_option("--junit", cc.junit, "Also write a JUnit XML report here")->check(moe::cli::kOutputFile);
-    k->add_option("--html", cc.html, "Also write a self-contained HTML report here (heatmaps of the failures)")->check(moe::cli::kOutputFile);
+    k->add_option("--json", cc.json, "Also write the JSON report here")
+        ->check(moe::cli::kOutputFile);
+    k->add_option("--junit", cc.junit, "Also write a JUnit XML report here")
+        ->check(moe::cli::kOutputFile);
+    k->add_option("--html", cc.html, "Also write a self-contained HTML report here (heatmaps of the failures)")
+        ->check(moe::cli::kOutputFile);
     k->add_option("--threads", cc.threads, "Threads for the reference computations")->check(moe::cli::kPositive);
     k->add_flag("--quiet", cc.quiet, "No progress lines on stderr");
     k->add_flag("--no-manifest", cc.no_manifest, "Do not check the suite folder's MANIFEST.sha256");
@@ -145,8 +152,10 @@ int main(int argc, char** argv) {
     s->add_option("--shard", sc.shard,
                   "Run share I of N of the work: the correct backends and the mutants in order, every N-th from "
                   "the I-th (each still meets every case, so each verdict stands alone)");
-    s->add_option("--json", sc.json, "Also write the score and the catch matrix (mutants x cases) as JSON here")->check(moe::cli::kOutputFile);
-    s->add_option("--html", sc.html, "Also write the score and the catch matrix as a self-contained HTML page here")->check(moe::cli::kOutputFile);
+    s->add_option("--json", sc.json, "Also write the score and the catch matrix (mutants x cases) as JSON here")
+        ->check(moe::cli::kOutputFile);
+    s->add_option("--html", sc.html, "Also write the score and the catch matrix as a self-contained HTML page here")
+        ->check(moe::cli::kOutputFile);
 
     ShrinkCommand kc;
     kc.threads = threads;
@@ -156,7 +165,8 @@ int main(int argc, char** argv) {
     sh->add_option("--backend", kc.backend, "The backend: a built-in name, or a selftest mutant (mutant:NAME or NAME)")
         ->required();
     sh->add_option("--case", kc.case_file, "The failing golden case")->required()->check(CLI::ExistingFile);
-    sh->add_option("-o,--out", kc.out, "Where to write the shrunk case (default: <case name>_shrunk.h5 here)")->check(moe::cli::kOutputFile);
+    sh->add_option("-o,--out", kc.out, "Where to write the shrunk case (default: <case name>_shrunk.h5 here)")
+        ->check(moe::cli::kOutputFile);
     sh->add_option("--threads", kc.threads, "Threads for the reference computations")->check(moe::cli::kPositive);
     sh->add_option("--device", kc.device, "OpenCL device for the opencl backend, as for run");
     sh->add_option("--max-seconds", kc.max_seconds, "Stop shrinking after this long (default 120)")

@@ -62,7 +62,8 @@ void print_mutants(const conformance::SelftestReport& report) {
             std::cout << "SKIPPED  " << *m.unavailable << "\n";
             continue;
         }
-        std::cout << (m.caught() ? "caught  " : "MISSED  ") << std::right << std::setw(3) << m.caught_by << std::left << " of " << m.cases
+        std::cout << (m.caught() ? "caught  " : "MISSED  ") << std::right << std::setw(3) << m.caught_by << std::left
+                  << " of " << m.cases
                   << " cases";
         if (m.first_catch) {
             std::cout << "  first: " << m.first_catch->case_name;

@@ -30,7 +30,8 @@ int generate(const GenerateOptions& o) {
     std::error_code made;
     fs::create_directories(o.out_dir, made);
     if (made || !fs::is_directory(o.out_dir))
-        throw OutputError("cannot make folder '" + o.out_dir + "': " + (made ? made.message() : "a file is in the way"));
+        throw OutputError("cannot make folder '" + o.out_dir + "': " +
+                          (made ? made.message() : "a file is in the way"));
     // A generator killed half-way (kill -9) leaves its temporary file; never a partial .h5.
     const auto stale = golden::remove_stale_temp_files(o.out_dir);
     if (!stale.empty())

@@ -40,7 +40,9 @@ int main(int argc, char** argv) {
                                  "written to a temporary file and renamed, so a generator killed half-way leaves no "
                                  "partial .h5; the temporary files of killed generators are removed first.");
     g->add_option("--catalog", gen.catalog, "Catalogue file (JSON, spec/catalog-format.md)")->required()->check(CLI::ExistingFile);
-    g->add_option("--out", gen.out_dir, "Output folder (created if missing)")->required()->check(moe::cli::kOutputFolder);
+    g->add_option("--out", gen.out_dir, "Output folder (created if missing)")
+        ->required()
+        ->check(moe::cli::kOutputFolder);
     g->add_option("--filter", gen.filters, "Only cases whose name matches this glob (* and ?); repeatable");
     g->add_option("--tier", gen.tier, "Largest tier to include: quick < ci < full (default ci: the bundled suite)")
         ->check(CLI::IsMember({"quick", "ci", "full"}));

@@ -34,8 +34,9 @@ void check_table(const Table* t, int version, Fail fail) {
     if (t->struct_size < sizeof(Table))
         fail("its table is " + std::to_string(t->struct_size) + " bytes, version " + std::to_string(version) + " has " +
              std::to_string(sizeof(Table)) + ": built against another backend_abi.h");
-    if (!plain_name(t->name)) fail("its name is empty, \"all\", starts with other than a letter or digit, or has characters other "
-                                    "than letters, digits, '_', '-', '.'");
+    if (!plain_name(t->name))
+        fail("its name is empty, \"all\", starts with other than a letter or digit, or has characters other than "
+             "letters, digits, '_', '-', '.'");
     if (!t->precision) fail("its table has no precision function");
     if (!t->run) fail("its table has no run function");
 }

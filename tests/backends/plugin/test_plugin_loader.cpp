@@ -112,7 +112,8 @@ TEST_CASE("a plugin that writes into its inputs is an ERROR; the backends after 
 }
 
 TEST_CASE("a plugin that calls exit(0) never makes a run pass") {
-    const auto isolated = run_command(moe_conform() + " run --backend-lib " + plugin("exits_in_run") + " --case " + kCase);
+    const auto isolated =
+        run_command(moe_conform() + " run --backend-lib " + plugin("exits_in_run") + " --case " + kCase);
     CHECK(isolated.exit_code == 1);
     CHECK(has(isolated.output, "ended the worker process unexpectedly (exit status 0)"));
     const auto in_process =
