@@ -29,6 +29,16 @@ std::string last_line(const std::string& s) {
     return s.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
+// Exit 2 with `message`, and no count line: refused before the run, not after it.
+void expect_refused_before_running(const std::string& command, const std::string& message) {
+    const auto r = run_command(command);
+    CAPTURE(command);
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.output, message));
+    CHECK_FALSE(has(r.output, "passed"));
+}
+
 fs::path copy_case(const TempDir& dir, const std::string& name) {
     const fs::path to = dir.path() / (name + ".h5");
     fs::copy_file(kSuite + "/" + name + ".h5", to, fs::copy_options::overwrite_existing);
@@ -174,14 +184,7 @@ TEST_CASE("flag values out of range exit 2 saying what is wanted, before anythin
         {moe_conform() + " check --suite " + kSuite + " --results " + kSuite + " --case-timeout -2", "--case-timeout: -2"},
         {run + " --no-such-flag", "--no-such-flag"},  // CLI11 exits 109 by itself; the tools say 2
     };
-    for (const auto& [command, message] : refused) {
-        const auto r = run_command(command);
-        CAPTURE(command);
-        CAPTURE(r.output);
-        CHECK(r.exit_code == 2);
-        CHECK(has(r.output, message));
-        CHECK_FALSE(has(r.output, "passed"));
-    }
+    for (const auto& [command, message] : refused) expect_refused_before_running(command, message);
     // 0 is a value of its own for --case-timeout (no limit), not refused.
     const auto r = run_command(run + " --filter 'exact_*' --case-timeout 0");
     CAPTURE(r.output);
@@ -204,14 +207,7 @@ TEST_CASE("report paths that cannot be written exit 2 before anything runs, nami
         // Only a worker process can be stopped: a timeout in one process would be silently ignored.
         {one + " --no-isolation --case-timeout 5", "--no-isolation excludes --case-timeout"},
     };
-    for (const auto& [command, message] : refused) {
-        const auto r = run_command(command);
-        CAPTURE(command);
-        CAPTURE(r.output);
-        CHECK(r.exit_code == 2);
-        CHECK(has(r.output, message));
-        CHECK_FALSE(has(r.output, "passed"));  // refused before the run, not after it
-    }
+    for (const auto& [command, message] : refused) expect_refused_before_running(command, message);
     CHECK(fs::is_empty(dir.path()));  // and nothing left behind
 }
 
