@@ -126,3 +126,35 @@ TEST_CASE("cpu: prepared weights that no longer match the problem's are not used
     CHECK(after == CpuBackend(CpuOptions{2}).run(p, false).output);
     CHECK_FALSE(after == before);
 }
+
+TEST_CASE("cpu: bf16 weights and activations too small for the bf16 matmul are not flushed to zero") {
+    // The library's bf16 matmul treats subnormal operands as zero. Weights scaled into bf16's
+    // subnormal range (2^-130) against activations of 2^100 give products of 2^-30, ordinary f32
+    // numbers, and so do activations below 2^-50 in the down GEMM: each takes the f32 path.
+    for (auto type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
+        for (std::size_t T : {1u, 45u}) {
+            CAPTURE(expert_type_name(type));
+            CAPTURE(T);
+            Problem p = test::small_problem(type, Convention::openvino, T, 37, 21, 6, 2, DType::bf16);
+            auto scale = [&](const char* name, double by) {
+                Tensor& t = p.inputs.at(name);
+                for (std::size_t i = 0; i < t.size(); ++i) t.set(i, t.get(i) * by);
+            };
+            scale(kHiddenStates, std::ldexp(1.0, 100));
+            scale(kWeight0, std::ldexp(1.0, -130));
+            if (type == ExpertType::gemm3_swiglu) scale(kWeight1, std::ldexp(1.0, -130));
+            if (p.has(kBias0)) scale(kBias0, std::ldexp(1.0, -30));
+            std::size_t subnormal = 0;
+            for (std::size_t i = 0; i < p.input(kWeight0).size(); ++i)
+                subnormal += p.input(kWeight0).get(i) != 0 && std::fabs(p.input(kWeight0).get(i)) < 0x1p-126;
+            REQUIRE(subnormal > p.input(kWeight0).size() / 2);
+            for (bool prepared : {false, true}) {
+                CAPTURE(prepared);
+                CpuBackend cpu(CpuOptions{2});
+                if (prepared) cpu.prepare(p);
+                const auto got = cpu.run(p, false).output;
+                CHECK(test::verdict(test::golden_case(p), got, cpu.precision(DType::bf16)) == "PASS");
+            }
+        }
+    }
+}

@@ -158,6 +158,30 @@ TEST_CASE("NaN or Inf where the reference is finite fails") {
     }
 }
 
+TEST_CASE("a finite reference beyond the data type's range: the infinity of its sign passes, nothing else") {
+    // The op's output is the reference rounded to the data type: past its largest value (f16:
+    // 65520 and up) that is an infinity, which every correct backend returns.
+    auto c = make_case(DType::f16);
+    c.outputs.at("output").set(14, -70000.0);  // token 1, feature 2; its stored output is f64
+    Tensor ref = c.outputs.at("output");
+    const Precision f32_compute{DType::f32, DType::f32};
+    const auto verdict = [&](double value) {
+        Tensor got(DType::f16, ref.shape());
+        for (std::size_t i = 0; i < ref.size(); ++i) got.set(i, ref.get(i));
+        got.set(14, value);
+        return compare_output(c, got, f32_compute, 1);
+    };
+    const Comparison right = verdict(-INFINITY);
+    CHECK(right.status != Status::fail);
+    CHECK(right.metrics.over_bound == 0);
+    for (double wrong : {double(INFINITY), double(NAN), -65504.0}) {
+        CAPTURE(wrong);
+        const Comparison r = verdict(wrong);
+        CHECK(r.status == Status::fail);
+        CHECK(r.metrics.over_bound == 1);
+    }
+}
+
 TEST_CASE("a wrong shape fails before any element is compared") {
     const auto c = make_case();
     Comparison r = compare_output(c, Tensor(DType::f32, {5, 13}), kF32, 1);

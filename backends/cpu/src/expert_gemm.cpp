@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "bf16_matmul_domain.hpp"
 #include "compressed_kernels.hpp"
 #include "element_convert.hpp"
 #include "f64_gemm.hpp"
@@ -78,9 +79,12 @@ void expert_gemm(const float* A, std::size_t M, std::size_t lda, const GemmCall&
     if (call.packed && !partial && !f16_decode) {
         // Weights in the library's layout: its kernels beat ours at every M, even at one row
         // (they stream the packed panels at 1.3-1.6x our rate on one thread; docs/cpu-backend.md).
-        if (call.packed->dtype() == DType::bf16)
+        if (call.packed->dtype() == DType::bf16) {
+            // Activations the bf16 matmul would flush (bf16_matmul_domain.hpp): our kernels, in f32.
+            if (!bf16_matmul_rows(A, M, lda, W.K)) return small_m_path(A, M, lda, W, W.N, C, ldc, threads);
             return onednn_matmul(bf16_rows(A, M, lda, W.K, threads), DType::bf16, M, W.K, *call.packed, call.expert, C,
                                  ldc, threads);
+        }
         return onednn_matmul(A, DType::f32, M, lda, *call.packed, call.expert, C, ldc, threads);
     }
     if (M <= kSmallM || partial) {
@@ -88,8 +92,11 @@ void expert_gemm(const float* A, std::size_t M, std::size_t lda, const GemmCall&
         return small_m_path(A, M, lda, W, std::min(W.N, call.n_limit), C, ldc, threads);
     }
     if (W.dtype == DType::f32) return onednn_matmul(A, DType::f32, M, lda, W, C, ldc, threads);
-    if (W.dtype == DType::bf16)
+    if (W.dtype == DType::bf16) {
+        if (!bf16_matmul_rows(A, M, lda, W.K) || !bf16_matmul_operands(W.data, W.N * W.K))
+            return small_m_path(A, M, lda, W, W.N, C, ldc, threads);
         return onednn_matmul(bf16_rows(A, M, lda, W.K, threads), DType::bf16, M, W.K, W, C, ldc, threads);
+    }
     // f16: the library has no f16 matmul on CPUs without AVX512-FP16, so the expert's weights are
     // widened to f32 (exactly) first.
     // Kept between calls: allocating (and page-faulting) 66 MB per expert would cost more than the

@@ -1,5 +1,7 @@
 #include "onednn_matmul.hpp"
 
+#include <cstring>
+
 #include <omp.h>
 #include <sys/mman.h>
 
@@ -12,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bf16_matmul_domain.hpp"
 #include "compressed_kernels.hpp"
 #include "small_m_kernels.hpp"
 
@@ -140,7 +143,10 @@ PackedWeights::PackedWeights(const Tensor& weights, WeightLayout layout, int thr
                              const Tensor* zero_point) {
     auto impl = std::make_shared<Impl>();
     const WeightView first = expert_view(weights, 0, layout, scale, zero_point);
-    impl->dtype = first.dtype == DType::bf16 && !first.compressed() ? DType::bf16 : DType::f32;
+    // bf16 weights stay bf16 where the library's bf16 matmul flushes nothing (bf16_matmul_domain.hpp).
+    const bool bf16 = first.dtype == DType::bf16 && !first.compressed() &&
+                      bf16_matmul_operands(weights.data(), weights.size());
+    impl->dtype = bf16 ? DType::bf16 : DType::f32;
     impl->N = first.N;
     impl->K = first.K;
     impl->experts = weights.shape()[0];
@@ -175,6 +181,15 @@ PackedWeights::PackedWeights(const Tensor& weights, WeightLayout layout, int thr
         } else if (view.dtype == DType::f16) {
             wide.resize(view.N * view.K);
             f16_to_f32(view.data, wide.size(), wide.data(), threads);
+            src = wide.data();
+        } else if (view.dtype == DType::bf16 && impl->dtype == DType::f32) {
+            wide.resize(view.N * view.K);  // bf16 is f32's high half: exact
+            for (std::size_t i = 0; i < wide.size(); ++i) {
+                std::uint16_t b;
+                std::memcpy(&b, view.data + 2 * i, 2);
+                const std::uint32_t f = std::uint32_t{b} << 16;
+                std::memcpy(&wide[i], &f, 4);
+            }
             src = wide.data();
         }
         dnnl::memory from(src_md, ctx.engine, const_cast<void*>(src));
