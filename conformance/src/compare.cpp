@@ -69,6 +69,8 @@ Comparison compare_output(const golden::GoldenCase& c, const Tensor& got, const 
     const Tensor* dense = dense_it == c.outputs.end() ? nullptr : &dense_it->second;
     const std::size_t H = d.H;
 
+    const std::vector<double> underflow = underflow_floor(c.problem, precision, d);
+    std::size_t overflowed = 0;  // non-finite outputs where the reference is finite
     Metrics& m = r.metrics;
     // Filled for every comparison (a max per element), kept for failing ones only.
     RatioGrid grid = empty_grid(H ? ref.size() / H : 0, H);
@@ -80,7 +82,8 @@ Comparison compare_output(const golden::GoldenCase& c, const Tensor& got, const 
         if (r.exact) {
             bound = std::fabs(round_to(data, want) - want);
         } else {
-            bound = model.output_rounding * std::fabs(want) + model.output_floor + model.routing_floor;
+            bound = model.output_rounding * std::fabs(want) + model.output_floor + model.routing_floor +
+                    underflow[H ? i / H : 0];
             for (const auto& [name, t] : terms) bound += model.output_coefficient.at(name) * t.get(i);
         }
         bool ok;
@@ -130,12 +133,20 @@ Comparison compare_output(const golden::GoldenCase& c, const Tensor& got, const 
             m.worst_ratio = ratio;
             m.worst = e;
         }
+        if (!ok && std::isfinite(want) && !std::isfinite(have)) ++overflowed;
         if (!ok) {
             ++m.over_bound;
             if (m.violations.size() < kMaxViolations) m.violations.push_back(e);
         }
     }
-    if (m.over_bound) {
+    std::optional<std::string> out_of_range;
+    if (overflowed) out_of_range = beyond_declared_range(c.problem, precision, threads);
+    if (m.over_bound && out_of_range) {
+        // Not judged: the declared types cannot hold the computation (spec/tolerance.md).
+        r.status = Status::skip;
+        r.reason = "beyond the declared precision's range: " + *out_of_range + " (" + std::to_string(overflowed) +
+                   " non-finite output elements where the reference is finite)";
+    } else if (m.over_bound) {
         r.status = Status::fail;
         m.ratio_grid = std::move(grid);
         char buf[160];

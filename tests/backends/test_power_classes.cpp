@@ -5,14 +5,17 @@
 // honestly) pass every bundled case. Judged by the product's runner on data/golden.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "conformance_check.hpp"
 #include "moe/backends/loop_backend.hpp"
 #include "moe/conformance/runner.hpp"
 #include "moe/golden/suite.hpp"
+#include "small_cases.hpp"
 
 using namespace moe;
 using moe::backends::LoopBackend;
@@ -147,4 +150,72 @@ TEST_CASE("correct variants pass every bundled case: reversed sums, rounded inte
             }
         }
     }
+}
+
+namespace {
+
+// One token, one expert, H = I = K = 1: every value set by hand.
+Problem one_element(ExpertType type, DType dtype) {
+    Problem p = test::small_problem(type, Convention::openvino, 1, 1, 1, 1, 1, dtype);
+    for (auto& [name, t] : p.inputs)
+        if (name != kTopkIndices)
+            for (std::size_t i = 0; i < t.size(); ++i) t.set(i, 0.0);
+    p.inputs.at(kRoutingWeights).set(0, 1.0);
+    return p;
+}
+
+std::string loop_verdict(LoopBackend& b, const Problem& p) {
+    return test::verdict(test::golden_case(p), b.run(p, false).output, b.precision_for(p));
+}
+
+}  // namespace
+
+TEST_CASE("values at the edges of a type's range: subnormal intermediates within the underflow floor") {
+    // up = 0.3 * 2^-140 is subnormal in f32, where rounding is absolute (2^-150), and the down
+    // weight 2^100 carries that to an output of 4.7e-14: a correct f32 computation is 2 % off,
+    // which the relative terms alone would call 1.4e4 x its bound.
+    Problem p = one_element(ExpertType::gemm3_swiglu, DType::f32);
+    p.inputs.at(kHiddenStates).set(0, 0.3);
+    p.inputs.at(kWeight0).set(0, 1.0);
+    p.inputs.at(kWeight1).set(0, std::ldexp(1.0, -140));
+    p.inputs.at(kWeight2).set(0, std::ldexp(1.0, 100));
+    LoopBackend loop_f32;
+    CHECK(loop_verdict(loop_f32, p) == "PASS");
+    // The floor is no licence: a wrong activation on the same values still fails.
+    auto up_ignored = mutant(LoopMutation::gemm3_up_ignored);
+    CHECK(loop_verdict(up_ignored, p).rfind("FAIL", 0) == 0);
+
+    // f16 storage (loop_lowp): up = 0.3 * 2^-20 is subnormal in f16 (rounding 2^-25).
+    Problem h = one_element(ExpertType::gemm3_swiglu, DType::f16);
+    h.inputs.at(kHiddenStates).set(0, 0.3);
+    h.inputs.at(kWeight0).set(0, 1.0);
+    h.inputs.at(kWeight1).set(0, std::ldexp(1.0, -20));
+    h.inputs.at(kWeight2).set(0, 1000.0);
+    LoopBackend loop_lowp(LoopOptions{true});
+    CHECK(loop_verdict(loop_lowp, h) == "PASS");
+}
+
+TEST_CASE("values at the edges of a type's range: overflow in the declared compute type is SKIP, with the reason") {
+    // GEMM2, gate = 2^100 * -2^100 = -2^200: f64 gives swish(gate) = -0 and the output 1 (bias_1);
+    // in f32 the gate is -inf and swish(-inf) NaN: the type's overflow, not a fault to judge.
+    Problem p = one_element(ExpertType::gemm2_bias_swiglu_clamp, DType::f32);
+    const ResolvedParams rp = resolve(p.attributes);
+    p.inputs.at(kHiddenStates).set(0, std::ldexp(1.0, 100));
+    p.inputs.at(kWeight0).set(rp.gate_lane, -std::ldexp(1.0, 100));
+    p.inputs.at(kWeight0).set(1 - rp.gate_lane, 1.0);
+    p.inputs.at(kWeight1).set(0, 1.0);
+    p.inputs.at(kBias1).set(0, 1.0);
+    const auto c = test::golden_case(p);
+    REQUIRE(c.outputs.at("output").get(0) == 1.0);
+    LoopBackend loop_f32;
+    const std::string v = loop_verdict(loop_f32, p);
+    CHECK(v.rfind("SKIP: beyond the declared precision's range: the gate_up stage's partial sums: up to 1.607e+60, "
+                  "beyond f32's largest value", 0) == 0);
+    // Within range, a non-finite output is still a FAIL: the same layer at 2^-100 times the scale.
+    Tensor nan_output(DType::f32, p.input(kHiddenStates).shape());
+    nan_output.set(0, NAN);
+    Problem small = p;
+    small.inputs.at(kHiddenStates).set(0, 1.0);
+    small.inputs.at(kWeight0).set(rp.gate_lane, -1.0);
+    CHECK(test::verdict(test::golden_case(small), nan_output, loop_f32.precision_for(small)).rfind("FAIL", 0) == 0);
 }

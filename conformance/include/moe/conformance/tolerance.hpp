@@ -5,7 +5,9 @@
 // reference's error analysis) and the coefficients from the backend's declared precision.
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "moe/spec/backend.hpp"
 #include "moe/spec/problem.hpp"
@@ -37,6 +39,19 @@ struct CompressedGemms {
     bool down = false;   // GEMM2: weight_1; GEMM3: weight_2
 };
 CompressedGemms compressed_gemms(const Problem& p);
+
+// Per token, the absolute error that rounding in the subnormal ranges of the compute, storage and
+// dequantisation types can add to every output element of the token: products and stored values
+// that underflow round absolutely (at most half the type's smallest subnormal), which the relative
+// terms do not cover. Bounded from the inputs alone: the largest row sums of |W|, max |x|, sum |w|
+// (spec/tolerance.md, "Underflow"). Negligible unless the data spans most of a type's range.
+std::vector<double> underflow_floor(const Problem& p, const Precision& prec, const Dims& d);
+
+// Why the case lies beyond the range of a type the backend declares, or nothing: a dequantised
+// weight, a partial sum of a GEMM or of the routing sum, or a stage value past the largest finite
+// value of the type it is computed or stored in (spec/tolerance.md). Runs the error analysis: for
+// the rare comparison that found non-finite outputs where the reference is finite.
+std::optional<std::string> beyond_declared_range(const Problem& p, const Precision& prec, int threads);
 
 // The coefficients for a backend that computes a case of `data` type with precision `p`.
 ToleranceModel tolerance_model(const Precision& p, DType data, const Dims& d, const CompressedGemms& compressed = {});
