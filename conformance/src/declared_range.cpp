@@ -11,20 +11,11 @@
 #include "moe/conformance/tolerance.hpp"
 #include "moe/reference/error_terms.hpp"
 #include "moe/spec/compression.hpp"
+#include "type_limits.hpp"
 
 namespace moe::conformance {
 
 namespace {
-
-double largest(DType t) {
-    switch (t) {
-        case DType::f64: return std::numeric_limits<double>::max();
-        case DType::f32: return static_cast<double>(std::numeric_limits<float>::max());
-        case DType::f16: return 65504.0;
-        case DType::bf16: return std::ldexp(255.0, 120);  // 0x7F7F
-        default: return std::numeric_limits<double>::infinity();
-    }
-}
 
 double finite_max(const Tensor& t) {
     double m = 0.0;
@@ -36,7 +27,7 @@ double finite_max(const Tensor& t) {
 std::string beyond(const std::string& what, double value, DType type) {
     char buf[256];
     std::snprintf(buf, sizeof buf, "%s: up to %.4g, beyond %s's largest value %.4g", what.c_str(), value,
-                  std::string(dtype_name(type)).c_str(), largest(type));
+                  std::string(dtype_name(type)).c_str(), largest_finite(type));
     return buf;
 }
 
@@ -47,12 +38,13 @@ std::optional<std::string> beyond_declared_range(const Problem& p, const Precisi
     // Inputs rounded to a narrower compute type; weights dequantised into their type.
     if (unit_roundoff(c) > unit_roundoff(data))
         for (const auto& [name, t] : p.inputs)
-            if (!is_compressed_weight(t.dtype()) && is_floating(t.dtype()) && finite_max(t) > largest(c))
+            if (!is_compressed_weight(t.dtype()) && is_floating(t.dtype()) && finite_max(t) > largest_finite(c))
                 return beyond("the values of " + name, finite_max(t), c);
     for (const char* w : {kWeight0, kWeight1, kWeight2})
         if (p.has(w) && is_compressed_weight(p.input(w).dtype())) {
             const double v = finite_max(dequantize_weight(p, w, DType::f64));
-            if (v > largest(prec.dequant_type())) return beyond(std::string(w) + " dequantised", v, prec.dequant_type());
+            if (v > largest_finite(prec.dequant_type()))
+                return beyond(std::string(w) + " dequantised", v, prec.dequant_type());
         }
     // Partial sums and stage values, from the error analysis's magnitudes: first_acc at the first
     // GEMM's stages is sum |W||x| + |b| (no partial sum is larger, in any order), down_acc at the
@@ -65,12 +57,12 @@ std::optional<std::string> beyond_declared_range(const Problem& p, const Precisi
         const bool values = (first && term == "first_store") || (stage == "act" && term == "act_store") ||
                             (stage == "down" && term == "down_store");
         const double v = finite_max(t);
-        if (sums && v > largest(c)) return beyond("the " + stage + " stage's partial sums", v, c);
-        if (values && v > std::min(largest(c), largest(m)))
-            return beyond("the " + stage + " stage's values", v, largest(c) <= largest(m) ? c : m);
+        if (sums && v > largest_finite(c)) return beyond("the " + stage + " stage's partial sums", v, c);
+        if (values && v > std::min(largest_finite(c), largest_finite(m)))
+            return beyond("the " + stage + " stage's values", v, largest_finite(c) <= largest_finite(m) ? c : m);
     }
     const auto out = terms.output.find("down_store");  // sum_k |w_k||y_k|: the routing sum's partial sums
-    if (out != terms.output.end() && finite_max(out->second) > largest(c))
+    if (out != terms.output.end() && finite_max(out->second) > largest_finite(c))
         return beyond("the routing sum's partial sums", finite_max(out->second), c);
     return std::nullopt;
 }

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "moe/spec/compression.hpp"
+#include "type_limits.hpp"
 
 
 namespace moe::conformance {
@@ -20,16 +21,6 @@ double accumulation_factor(std::size_t n, double u) {
 namespace {
 
 int significand_bits(DType t) { return static_cast<int>(std::lround(-std::log2(unit_roundoff(t)))); }
-
-double smallest_subnormal(DType t) {
-    switch (t) {
-        case DType::f64: return std::numeric_limits<double>::denorm_min();
-        case DType::f32: return static_cast<double>(std::numeric_limits<float>::denorm_min());
-        case DType::f16: return std::ldexp(1.0, -24);
-        case DType::bf16: return std::ldexp(1.0, -133);
-        default: return 0.0;
-    }
-}
 
 }  // namespace
 

@@ -9,20 +9,13 @@
 
 #include "moe/conformance/tolerance.hpp"
 #include "moe/spec/compression.hpp"
+#include "type_limits.hpp"
 
 namespace moe::conformance {
 
 namespace {
 
-double half_subnormal(DType t) {
-    switch (t) {
-        case DType::f64: return 0.5 * std::numeric_limits<double>::denorm_min();
-        case DType::f32: return 0.5 * static_cast<double>(std::numeric_limits<float>::denorm_min());
-        case DType::f16: return std::ldexp(1.0, -25);
-        case DType::bf16: return std::ldexp(1.0, -134);
-        default: return 0.0;
-    }
-}
+double half_subnormal(DType t) { return 0.5 * smallest_subnormal(t); }
 
 // a b, with 0 for a zero factor (an unused type's 0 against an infinite magnitude is no term).
 double times(double a, double b) { return a == 0.0 || b == 0.0 ? 0.0 : a * b; }
