@@ -17,13 +17,6 @@ namespace moe::conformance {
 
 namespace {
 
-double finite_max(const Tensor& t) {
-    double m = 0.0;
-    for (std::size_t i = 0; i < t.size(); ++i)
-        if (std::isfinite(t.get(i))) m = std::max(m, std::fabs(t.get(i)));
-    return m;
-}
-
 std::string beyond(const std::string& what, double value, DType type) {
     char buf[256];
     std::snprintf(buf, sizeof buf, "%s: up to %.4g, beyond %s's largest value %.4g", what.c_str(), value,
@@ -38,11 +31,12 @@ std::optional<std::string> beyond_declared_range(const Problem& p, const Precisi
     // Inputs rounded to a narrower compute type; weights dequantised into their type.
     if (unit_roundoff(c) > unit_roundoff(data))
         for (const auto& [name, t] : p.inputs)
-            if (!is_compressed_weight(t.dtype()) && is_floating(t.dtype()) && finite_max(t) > largest_finite(c))
-                return beyond("the values of " + name, finite_max(t), c);
+            if (!is_compressed_weight(t.dtype()) && is_floating(t.dtype()) &&
+                finite_max_abs(t) > largest_finite(c))
+                return beyond("the values of " + name, finite_max_abs(t), c);
     for (const char* w : {kWeight0, kWeight1, kWeight2})
         if (p.has(w) && is_compressed_weight(p.input(w).dtype())) {
-            const double v = finite_max(dequantize_weight(p, w, DType::f64));
+            const double v = finite_max_abs(dequantize_weight(p, w, DType::f64));
             if (v > largest_finite(prec.dequant_type()))
                 return beyond(std::string(w) + " dequantised", v, prec.dequant_type());
         }
@@ -56,14 +50,14 @@ std::optional<std::string> beyond_declared_range(const Problem& p, const Precisi
         const bool sums = (first && term == "first_acc") || (stage == "down" && term == "down_acc");
         const bool values = (first && term == "first_store") || (stage == "act" && term == "act_store") ||
                             (stage == "down" && term == "down_store");
-        const double v = finite_max(t);
+        const double v = finite_max_abs(t);
         if (sums && v > largest_finite(c)) return beyond("the " + stage + " stage's partial sums", v, c);
         if (values && v > std::min(largest_finite(c), largest_finite(m)))
             return beyond("the " + stage + " stage's values", v, largest_finite(c) <= largest_finite(m) ? c : m);
     }
     const auto out = terms.output.find("down_store");  // sum_k |w_k||y_k|: the routing sum's partial sums
-    if (out != terms.output.end() && finite_max(out->second) > largest_finite(c))
-        return beyond("the routing sum's partial sums", finite_max(out->second), c);
+    if (out != terms.output.end() && finite_max_abs(out->second) > largest_finite(c))
+        return beyond("the routing sum's partial sums", finite_max_abs(out->second), c);
     return std::nullopt;
 }
 

@@ -1,10 +1,12 @@
 #pragma once
 // The two ends of each floating type's range, for the tolerance (tolerance.cpp,
 // underflow_floor.cpp) and the range check (declared_range.cpp).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "moe/spec/dtype.hpp"
+#include "moe/spec/tensor.hpp"
 
 namespace moe::conformance {
 
@@ -28,6 +30,15 @@ inline double largest_finite(DType t) {
         case DType::bf16: return std::ldexp(255.0, 120);  // 0x7F7F
         default: return std::numeric_limits<double>::infinity();
     }
+}
+
+// The largest finite magnitude in `t` (0 for none): what a range is checked against. Non-finite
+// data is compared by class, never by a bound.
+inline double finite_max_abs(const Tensor& t) {
+    double m = 0.0;
+    for (std::size_t i = 0; i < t.size(); ++i)
+        if (std::isfinite(t.get(i))) m = std::max(m, std::fabs(t.get(i)));
+    return m;
 }
 
 }  // namespace moe::conformance

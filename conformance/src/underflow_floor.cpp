@@ -54,14 +54,6 @@ double max_row_sum(const Problem& p, const char* name, WeightLayout layout) {
     return best;
 }
 
-double max_abs(const Problem& p, const char* name) {
-    if (!p.has(name)) return 0.0;
-    const Tensor& t = p.input(name);
-    double best = 0.0;
-    for (std::size_t i = 0; i < t.size(); ++i) best = std::max(best, finite_abs(t.get(i)));
-    return best;
-}
-
 }  // namespace
 
 std::vector<double> underflow_floor(const Problem& p, const Precision& prec, const Dims& d) {
@@ -78,7 +70,7 @@ std::vector<double> underflow_floor(const Problem& p, const Precision& prec, con
     const double r_first = std::max(max_row_sum(p, kWeight0, rp.weight_layout),
                                     gemm2 ? 0.0 : max_row_sum(p, kWeight1, rp.weight_layout));
     const double r_down = max_row_sum(p, gemm2 ? kWeight1 : kWeight2, rp.weight_layout);
-    const double b_first = max_abs(p, kBias0);
+    const double b_first = p.has(kBias0) ? finite_max_abs(p.input(kBias0)) : 0.0;
     const double H = static_cast<double>(d.H), I = static_cast<double>(d.I);
 
     const Tensor& x = p.input(kHiddenStates);
