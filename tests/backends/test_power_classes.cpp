@@ -97,6 +97,12 @@ TEST_CASE("small routes skipped or subnormal weights flushed: caught by the wide
     }
 }
 
+TEST_CASE("GEMM weights flushed when subnormal (a bf16 dot product's DAZ): caught by the subnormal GEMM case alone") {
+    auto b = mutant(LoopMutation::subnormal_gemm_weights_flushed);
+    const Verdicts v = run_bundled(b);
+    CHECK(v.failed == std::set<std::string>{"subnormal_gemm_weights_bf16"});
+}
+
 TEST_CASE("skipping routes below any threshold is caught, down to the subnormals; exact zeros may be skipped where outputs are finite") {
     for (double threshold : {1e-2, 1e-4, 1e-6, 1e-30}) {
         CAPTURE(threshold);

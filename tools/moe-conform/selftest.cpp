@@ -1,5 +1,6 @@
 // selftest: prints the verdict of conformance::run_selftest over the built-in backends and every
 // family's mutants, with the mutation score; --json writes the catch matrix.
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <iomanip>
@@ -56,8 +57,10 @@ void print_correct(const conformance::SelftestReport& report) {
 
 void print_mutants(const conformance::SelftestReport& report) {
     std::cout << "Mutants (each must be caught by at least one case):\n";
+    std::size_t name_width = 28;  // the longest name and two spaces, at least
+    for (const auto& m : report.mutants) name_width = std::max(name_width, m.name.size() + 2);
     for (const auto& m : report.mutants) {
-        std::cout << "  " << std::left << std::setw(28) << m.name;
+        std::cout << "  " << std::left << std::setw(static_cast<int>(name_width)) << m.name;
         if (m.unavailable) {
             std::cout << "SKIPPED  " << *m.unavailable << "\n";
             continue;

@@ -2,11 +2,11 @@
 // Where the library's bf16 x bf16 matmul computes what an f32 chain computes. It runs on
 // vdpbf16ps, which treats subnormal inputs and results as zero (DAZ, FTZ): a bf16 weight of 2^-130
 // against an activation of 2^100 then contributes nothing, where the product, 2^-30, is an
-// ordinary f32 number (and the suite's subnormal_weights_flushed mutant is exactly this). With
-// every nonzero |value| of both operands at least 2^-50, nothing it forms is ever subnormal: the
-// values are multiples of 2^-57 (8 significant bits), their products of 2^-114, and so is every
-// partial sum, whose nonzero magnitudes are then at least 2^-114 > 2^-126. Other operands take
-// the f32 path (exact widening, IEEE subnormals).
+// ordinary f32 number (the selftest mutant subnormal_gemm_weights_flushed; the bundled case
+// subnormal_gemm_weights_bf16 catches it). With every nonzero |value| of both operands at least
+// 2^-50, nothing it forms is ever subnormal: the values are multiples of 2^-57 (8 significant
+// bits), their products of 2^-114, and so is every partial sum, whose nonzero magnitudes are then
+// at least 2^-114 > 2^-126. Other operands take the f32 path (exact widening, IEEE subnormals).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>

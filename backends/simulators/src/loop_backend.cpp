@@ -41,6 +41,8 @@ constexpr MutationEntry<LoopMutation> kLoopMutations[] = {
      "routes whose routing weight is below 1e-4 in magnitude are skipped"},
     {LoopMutation::subnormal_weights_flushed, "subnormal_weights_flushed",
      "routing weights that are subnormal in the data type are flushed to zero"},
+    {LoopMutation::subnormal_gemm_weights_flushed, "subnormal_gemm_weights_flushed",
+     "GEMM weights that are subnormal in the data type read as zero, as a bf16 dot-product instruction's DAZ does"},
     {LoopMutation::tf32_gemm_inputs, "tf32_gemm_inputs",
      "every GEMM input (x, weights, activations) rounded to TF32's 10-bit mantissa while declaring f32 compute"},
     {LoopMutation::bias1_after_routing, "bias1_after_routing",
@@ -273,6 +275,10 @@ Output LoopBackend::run(const Problem& p, bool want_stages) {
     s.w0 = weight_values(p, kWeight0, dequant, m);
     s.w1 = weight_values(p, kWeight1, dequant, m);
     if (!s.gemm2) s.w2 = weight_values(p, kWeight2, dequant, m);
+    if (m == LoopMutation::subnormal_gemm_weights_flushed)
+        for (auto* w : {&s.w0, &s.w1, &s.w2})
+            for (float& v : *w)
+                if (lowp::is_subnormal_in(hidden.dtype(), v)) v = 0.0f;
     s.b0 = widen_optional(p, kBias0, m == LoopMutation::bias0_dropped);
     s.b1 = widen_optional(p, kBias1, m == LoopMutation::bias1_dropped);
     const Tensor& idx = p.input(kTopkIndices);

@@ -30,6 +30,7 @@ enum class LoopMutation {
     lowp_output_truncated,     // loop_lowp whose f16/bf16 conversions truncate instead of rounding
     small_weight_routes_skipped,  // routes whose weight is below 1e-4 in magnitude skipped
     subnormal_weights_flushed, // routing weights subnormal in the data type read as zero
+    subnormal_gemm_weights_flushed,  // GEMM weights subnormal in the data type read as zero (DAZ)
     tf32_gemm_inputs,          // GEMM inputs rounded to TF32 (10-bit mantissa) while declaring f32
     bias1_after_routing,       // GEMM2: bias_1 added after the routing sum, weights renormalised
     // Compressed weights (spec/compressed.md): the dequantisation bugs kernels most often have.
