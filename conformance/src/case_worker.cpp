@@ -18,6 +18,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "moe/conformance/shell_word.hpp"
+
 namespace moe::conformance::detail {
 
 namespace {
@@ -215,7 +217,7 @@ void record_loss(const RunOptions& o, const std::vector<BackendMaker>& makers, c
         r.reason = at.backend < 0 ? "reading or checking the golden file " + why +
                                         " (the file is damaged or hostile; the backends did not run)"
                                   : "running the backend on this case " + why;
-        r.repro = o.repro_command + " --backend " + makers[j].name + " --case " + r.file;
+        r.repro = o.repro_command + " --backend " + shell_word(makers[j].name) + " --case " + shell_word(r.file);
         if (o.progress) steps.progress(at.file + 1, r);
         outcome.results.push_back(std::move(r));
     }

@@ -1,7 +1,5 @@
 #include "onednn_matmul.hpp"
 
-#include <cstring>
-
 #include <omp.h>
 #include <sys/mman.h>
 
@@ -16,6 +14,7 @@
 
 #include "bf16_matmul_domain.hpp"
 #include "compressed_kernels.hpp"
+#include "element_convert.hpp"
 #include "small_m_kernels.hpp"
 
 namespace moe::backends::cpu {
@@ -183,13 +182,8 @@ PackedWeights::PackedWeights(const Tensor& weights, WeightLayout layout, int thr
             f16_to_f32(view.data, wide.size(), wide.data(), threads);
             src = wide.data();
         } else if (view.dtype == DType::bf16 && impl->dtype == DType::f32) {
-            wide.resize(view.N * view.K);  // bf16 is f32's high half: exact
-            for (std::size_t i = 0; i < wide.size(); ++i) {
-                std::uint16_t b;
-                std::memcpy(&b, view.data + 2 * i, 2);
-                const std::uint32_t f = std::uint32_t{b} << 16;
-                std::memcpy(&wide[i], &f, 4);
-            }
+            wide.resize(view.N * view.K);  // exact: bf16 is f32's high half
+            widen_to_f32(weights, e * wide.size(), wide.size(), wide.data());
             src = wide.data();
         }
         dnnl::memory from(src_md, ctx.engine, const_cast<void*>(src));
