@@ -72,6 +72,24 @@ TEST_CASE("interleaved swiglu (GEMM2): vector equals scalar up to the exp polyno
     std::printf("interleaved swiglu: worst difference %.2f u\n", worst);
 }
 
+TEST_CASE("interleaved swiglu (GEMM2): a NaN in either lane gives NaN (the spec's clamp and minimum keep it)") {
+    // Comparing vector against scalar cannot see a rule both break: clamp(NaN, -L, L) written
+    // max(-L, min(x, L)) returned -L in both once.
+    for (int lane : {0, 1})
+        for (int nan_lane : {0, 1}) {
+            CAPTURE(lane);
+            CAPTURE(nan_lane);
+            std::vector<float> first(2 * 17, 0.5f);
+            first[2 * 3 + static_cast<std::size_t>(nan_lane)] = NAN;
+            std::vector<float> vec(17), scalar(17);
+            swiglu_interleaved_row(first.data(), vec.data(), 17, lane, 7.0f, 1.702f);
+            scalar_swiglu_interleaved_row(first.data(), scalar.data(), 17, lane, 7.0f, 1.702f);
+            CHECK(std::isnan(vec[3]));
+            CHECK(std::isnan(scalar[3]));
+            CHECK(!std::isnan(vec[2]));
+        }
+}
+
 TEST_CASE("split swiglu (GEMM3): vector equals scalar up to the exp polynomial") {
     double worst = 0;
     for (std::size_t I : {1u, 15u, 16u, 33u, 768u}) {

@@ -199,16 +199,16 @@ TEST_CASE("loop_lowp keeps its stages in the data type and passes the comparison
             }
 }
 
-TEST_CASE("the loop mutants: 25 mutations, unique names, mutant:<name>") {
+TEST_CASE("the loop mutants: 29 mutations, unique names, mutant:<name>") {
     const auto mutants = backends::loop_mutants();
     const std::vector<std::string> expected = {
         "lanes_swapped",  "alpha_beta_swapped", "plus_one_dropped",     "clamp_lower_dropped",
-        "minimum_dropped", "bias0_dropped",     "bias1_dropped",        "swish_beta_one",
+        "zero_limit_unclamped", "clamp_nan_dropped", "minimum_dropped", "bias0_dropped",     "bias1_dropped",        "swish_beta_one",
         "routing_slot_shifted", "last_expert_ignored", "token_output_to_neighbour", "gemm3_up_ignored",
         "f16_accumulation", "hidden_off_by_one", "lowp_output_truncated", "small_weight_routes_skipped",
         "subnormal_weights_flushed", "subnormal_gemm_weights_flushed", "tf32_gemm_inputs", "bias1_after_routing",
         "zero_point_sign_flipped", "nibble_order_swapped", "next_group_scale", "channel_scale_for_groups",
-        "e8m0_bias_off_by_one"};
+        "e8m0_bias_off_by_one", "fp8_subnormals_flushed", "e4m3_nan_as_number"};
     REQUIRE(mutants.size() == expected.size());
     std::set<std::string> names;
     for (std::size_t i = 0; i < mutants.size(); ++i) {
@@ -237,7 +237,8 @@ TEST_CASE("every mutant changes the output of a problem where its mistake matter
         // Their mistakes show only on the cases of their classes (test_power_classes.cpp).
         const std::set<std::string> power = {"lowp_output_truncated", "small_weight_routes_skipped",
                                              "subnormal_weights_flushed", "subnormal_gemm_weights_flushed",
-                                             "tf32_gemm_inputs", "bias1_after_routing"};
+                                             "tf32_gemm_inputs", "bias1_after_routing", "zero_limit_unclamped", "clamp_nan_dropped",
+                                             "fp8_subnormals_flushed", "e4m3_nan_as_number"};
         if (power.count(m.name)) continue;
         if (is_dequantisation_mutant(m.name)) {
             const Problem c = compressed_mutation_problem(m.name == "e8m0_bias_off_by_one" ? DType::f4e2m1 : DType::u4);

@@ -103,6 +103,33 @@ TEST_CASE("GEMM weights flushed when subnormal (a bf16 dot product's DAZ): caugh
     CHECK(v.failed == std::set<std::string>{"subnormal_gemm_weights_bf16"});
 }
 
+TEST_CASE("a clamp limit of 0 read as no clamp: caught by the zero-limit cases alone") {
+    // Every other GEMM2 case sets a positive limit, where the mistake changes nothing.
+    auto b = mutant(LoopMutation::zero_limit_unclamped);
+    const Verdicts v = run_bundled(b);
+    CHECK(v.failed == std::set<std::string>{"gemm2_clamp_limit_zero_openvino", "gemm2_clamp_limit_zero_spec"});
+}
+
+TEST_CASE("a clamp that turns NaN into -L: caught by the NaN-in-the-linear-lane cases") {
+    // Elsewhere a NaN reaches both lanes (NaN in x) or the gate lane, whose swish keeps it.
+    auto b = mutant(LoopMutation::clamp_nan_dropped);
+    const Verdicts v = run_bundled(b, {"nonfinite_*", "compressed_f8e4m3_nan_code"});
+    CHECK(v.failed == std::set<std::string>{"nonfinite_linear_lane_nan_f32", "nonfinite_linear_lane_nan_f64",
+                                            "compressed_f8e4m3_nan_code"});
+}
+
+TEST_CASE("FP8 subnormal codes flushed, the E4M3 NaN code read as a number: caught by the FP8 edge cases") {
+    auto flush = mutant(LoopMutation::fp8_subnormals_flushed);
+    const Verdicts f = run_bundled(flush, {"compressed_*"});
+    CHECK(f.failed.count("compressed_fp8_bottom_f8e4m3"));
+    CHECK(f.failed.count("compressed_fp8_bottom_f8e5m2"));
+    // The wide draws' E5M2 subnormals sit under values 2^20 times larger: no wide case sees them.
+    CHECK(matching(f, "compressed_f8e5m2*").size() > 0);
+    for (const auto& c : matching(f, "compressed_f8e5m2*")) CHECK_MESSAGE(!f.failed.count(c), c);
+    auto nan = mutant(LoopMutation::e4m3_nan_as_number);
+    CHECK(run_bundled(nan, {"compressed_*"}).failed == std::set<std::string>{"compressed_f8e4m3_nan_code"});
+}
+
 TEST_CASE("skipping routes below any threshold is caught, down to the subnormals; exact zeros may be skipped where outputs are finite") {
     for (double threshold : {1e-2, 1e-4, 1e-6, 1e-30}) {
         CAPTURE(threshold);
@@ -224,4 +251,23 @@ TEST_CASE("values at the edges of a type's range: overflow in the declared compu
     small.inputs.at(kHiddenStates).set(0, 1.0);
     small.inputs.at(kWeight0).set(rp.gate_lane, -1.0);
     CHECK(test::verdict(test::golden_case(small), nan_output, loop_f32.precision_for(small)).rfind("FAIL", 0) == 0);
+}
+
+TEST_CASE("values at the edges of a type's range: inputs beyond a narrower-ranged compute type are SKIP") {
+    // f16 compute on bf16 data holds every bf16 bit pattern's precision but not its range: x =
+    // 2^100 becomes inf in f16, and 0 * inf = NaN. Precision alone (f16's 11 bits against bf16's
+    // 8) would call f16 the wider type and judge the NaN as a fault.
+    Problem p = one_element(ExpertType::gemm3_swiglu, DType::bf16);
+    p.inputs.at(kHiddenStates).set(0, std::ldexp(1.0, 100));
+    p.inputs.at(kWeight0).set(0, std::ldexp(1.0, -100));
+    p.inputs.at(kWeight1).set(0, std::ldexp(1.0, -100));
+    p.inputs.at(kWeight2).set(0, 1.0);
+    Tensor nan_output(DType::bf16, p.input(kHiddenStates).shape());
+    nan_output.set(0, NAN);
+    const auto c = test::golden_case(p);
+    REQUIRE(std::isfinite(c.outputs.at("output").get(0)));
+    const std::string v = test::verdict(c, nan_output, Precision(DType::f16, DType::f16));
+    CHECK(v.rfind("SKIP: beyond the declared precision's range: the values of hidden_states", 0) == 0);
+    // The same NaN under f32 compute, whose range holds x, is a FAIL.
+    CHECK(test::verdict(c, nan_output, Precision(DType::f32, DType::f32)).rfind("FAIL", 0) == 0);
 }

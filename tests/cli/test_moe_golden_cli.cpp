@@ -226,6 +226,19 @@ TEST_CASE("complete, inspect: a good inputs-only file gets its output") {
     CHECK(r.output.find("Fletcher32 verified") != std::string::npos);
 }
 
+TEST_CASE("generate: a write that fails (file-size limit) is exit 2, no crash, no file left") {
+    TempDir dir;
+    const std::string cat = std::string(MOE_SOURCE_DIR) + "/conformance/catalog/bundled.json";
+    const fs::path out = dir.path() / "out";
+    fs::create_directories(out);
+    // SIGXFSZ ignored: the writes fail with EFBIG, as on a full disk, and the file's close fails.
+    const auto r = run_command("bash -c \"trap '' XFSZ; ulimit -f 20; exec " + moe_golden() + " generate --catalog " +
+                               cat + " --out " + out.string() + " --filter gemm2_gptoss_openvino_f32\"");
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("cannot finish writing") != std::string::npos);
+    CHECK(fs::is_empty(out));
+}
+
 TEST_CASE("generate: catalogue errors name the file, the case and the key") {
     TempDir dir;
     const fs::path cat = dir.path() / "cat.json";
@@ -246,6 +259,17 @@ TEST_CASE("generate: catalogue errors name the file, the case and the key") {
     r = run_command(moe_golden() + " generate --catalog " + cat.string());
     CHECK(r.exit_code == 2);  // usage: --out is required
     CHECK(r.output.find("--out") != std::string::npos);
+
+    // JSON that parses but overflows a double, and a top-level key of the wrong type: malformed
+    // catalogues (exit 2, the file named), not internal errors.
+    for (const char* text : {R"({"format": "moe-catalog", "format_version": 1e400, "cases": []})",
+                             R"({"format": 5, "format_version": 1, "cases": []})"}) {
+        CAPTURE(text);
+        std::ofstream(cat) << text;
+        r = run_command(moe_golden() + " generate --catalog " + cat.string() + " --out " + (dir.path() / "out").string());
+        CHECK(r.exit_code == 2);
+        CHECK(r.output.find("catalog " + cat.string()) != std::string::npos);
+    }
 }
 
 TEST_CASE("generate then verify; verify notices a changed file") {

@@ -67,9 +67,10 @@ MOE_AVX512 void swiglu_interleaved_avx512(const float* first, float* act, std::s
         const __mmask16 hi = static_cast<__mmask16>(count <= 8 ? 0u : count == 16 ? 0xFFFFu : (1u << (2 * (count - 8))) - 1u);
         const __m512 v0 = _mm512_maskz_loadu_ps(lo, first + 2 * j), v1 = _mm512_maskz_loadu_ps(hi, first + 2 * j + 16);
         const __m512 g = _mm512_permutex2var_ps(v0, gate_sel, v1), l = _mm512_permutex2var_ps(v0, lin_sel, v1);
-        // std::min(x, L) keeps a NaN x; std::max(-L, v) turns a NaN v into -L (the scalar order).
+        // vminps/vmaxps return the second operand when either is NaN: with x second, min(x, L)
+        // and clamp(x, -L, L) keep a NaN x, as the spec's section 7 says they must.
         const __m512 gate = _mm512_min_ps(L, g);
-        const __m512 lin = _mm512_max_ps(_mm512_min_ps(L, l), minus_L);
+        const __m512 lin = _mm512_max_ps(minus_L, _mm512_min_ps(L, l));
         _mm512_mask_storeu_ps(act + j, m, _mm512_mul_ps(_mm512_add_ps(lin, one), swish16(gate, b)));
     }
 }
@@ -79,7 +80,8 @@ MOE_AVX512 void swiglu_interleaved_avx512(const float* first, float* act, std::s
 void scalar_swiglu_interleaved_row(const float* first, float* act, std::size_t I, int gate_lane, float limit, float beta) {
     for (std::size_t j = 0; j < I; ++j) {
         const float gate = std::min(first[2 * j + static_cast<std::size_t>(gate_lane)], limit);
-        const float lin = std::max(-limit, std::min(first[2 * j + 1 - static_cast<std::size_t>(gate_lane)], limit));
+        // std::max(a, b) returns a unless a < b: the NaN first, so that it stays NaN.
+        const float lin = std::max(std::min(first[2 * j + 1 - static_cast<std::size_t>(gate_lane)], limit), -limit);
         act[j] = (lin + 1.0f) * swish(gate, beta);
     }
 }

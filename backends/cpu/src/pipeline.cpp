@@ -105,7 +105,7 @@ void Pipeline<S>::activation(std::size_t begin, std::size_t end, int threads) {
             for (std::size_t j = 0; j < d_.I; ++j) {
                 if (gemm2_) {
                     const S gate = std::min(f[2 * j + g], L);
-                    const S lin = std::max(-L, std::min(f[2 * j + 1 - g], L));
+                    const S lin = std::max(std::min(f[2 * j + 1 - g], L), -L);  // a NaN stays NaN
                     a[j] = (lin + S(1)) * swish(gate, beta);
                 } else {
                     a[j] = swish(f[j], beta) * up_[i * d_.I + j];

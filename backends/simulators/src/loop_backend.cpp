@@ -23,6 +23,10 @@ constexpr MutationEntry<LoopMutation> kLoopMutations[] = {
     {LoopMutation::alpha_beta_swapped, "alpha_beta_swapped", "the swish beta and the clamp limit exchanged"},
     {LoopMutation::plus_one_dropped, "plus_one_dropped", "GEMM2: (clamp(lin, -L, L) + 1) computed as clamp(lin, -L, L)"},
     {LoopMutation::clamp_lower_dropped, "clamp_lower_dropped", "GEMM2: clamp(lin, -L, L) computed as min(lin, L)"},
+    {LoopMutation::zero_limit_unclamped, "zero_limit_unclamped",
+     "GEMM2: a clamp limit of 0 (both conventions' default) read as no clamp at all"},
+    {LoopMutation::clamp_nan_dropped, "clamp_nan_dropped",
+     "GEMM2: the linear lane's clamp turns NaN into -L, as max(-L, min(x, L)) does with std::max or vmaxps"},
     {LoopMutation::minimum_dropped, "minimum_dropped", "GEMM2: min(gate, L) computed as gate"},
     {LoopMutation::bias0_dropped, "bias0_dropped", "GEMM2: bias_0 ignored"},
     {LoopMutation::bias1_dropped, "bias1_dropped", "GEMM2: bias_1 ignored"},
@@ -57,6 +61,10 @@ constexpr MutationEntry<LoopMutation> kLoopMutations[] = {
      "compressed weights: grouped scales read as per-channel, group 0's scale applied to every group"},
     {LoopMutation::e8m0_bias_off_by_one, "e8m0_bias_off_by_one",
      "compressed weights: MXFP4's E8M0 scale decoded with bias 126 instead of 127"},
+    {LoopMutation::fp8_subnormals_flushed, "fp8_subnormals_flushed",
+     "compressed weights: FP8 codes with a zero exponent field (the subnormals) read as zero"},
+    {LoopMutation::e4m3_nan_as_number, "e4m3_nan_as_number",
+     "compressed weights: the E4M3 NaN code S.1111.111 read as +-480, as if the type had no NaN"},
 };
 
 // Everything one run needs: sizes, the arithmetic parameters as this backend (mutation included)
@@ -98,6 +106,8 @@ DequantBug dequant_bug(LoopMutation m) {
         case LoopMutation::next_group_scale: return DequantBug::next_group_scale;
         case LoopMutation::channel_scale_for_groups: return DequantBug::first_group_scale;
         case LoopMutation::e8m0_bias_off_by_one: return DequantBug::e8m0_bias;
+        case LoopMutation::fp8_subnormals_flushed: return DequantBug::fp8_subnormals;
+        case LoopMutation::e4m3_nan_as_number: return DequantBug::e4m3_nan;
         default: return DequantBug::none;
     }
 }
@@ -157,7 +167,8 @@ std::vector<float> gemm2_act(const Setup& s, const std::vector<float>& gate_up) 
         const float gate = gate_up[2 * j + static_cast<std::size_t>(g)];
         const float lin = gate_up[2 * j + 1 - static_cast<std::size_t>(g)];
         const float clamped = s.mutated(LoopMutation::clamp_lower_dropped) ? minimum(lin, s.limit)
-                                                                      : clamp(lin, -s.limit, s.limit);
+                              : s.mutated(LoopMutation::clamp_nan_dropped) ? std::max(-s.limit, std::min(lin, s.limit))
+                                                                           : clamp(lin, -s.limit, s.limit);
         const float linear = s.mutated(LoopMutation::plus_one_dropped) ? clamped : clamped + 1.0f;
         const float capped = s.mutated(LoopMutation::minimum_dropped) ? gate : minimum(gate, s.limit);
         act[j] = store(s, linear * swish(capped, s.beta));
@@ -260,6 +271,7 @@ Output LoopBackend::run(const Problem& p, bool want_stages) {
         s.limit = static_cast<float>(rp.swish_beta);
     }
     if (m == LoopMutation::swish_beta_one) s.beta = 1.0f;
+    if (m == LoopMutation::zero_limit_unclamped && s.limit == 0.0f) s.limit = INFINITY;
     s.gate_lane = rp.gate_lane;
     s.nk = rp.weight_layout == WeightLayout::NK;
     s.compact_routing = rp.routing_layout == RoutingLayout::compact;

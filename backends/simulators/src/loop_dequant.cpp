@@ -23,15 +23,17 @@ double e2m1(unsigned c) {
     return (c & 8u) ? -magnitude[c & 7u] : magnitude[c & 7u];
 }
 
-double e4m3(unsigned c) {
+double e4m3(unsigned c, DequantBug bug) {
     const unsigned e = (c >> 3) & 15u, m = c & 7u;
-    if (e == 15 && m == 7) return kNaN;
+    if (e == 15 && m == 7 && bug != DequantBug::e4m3_nan) return kNaN;
+    if (e == 0 && bug == DequantBug::fp8_subnormals) return 0.0;
     const double v = e == 0 ? std::ldexp(m / 8.0, -6) : std::ldexp(1.0 + m / 8.0, static_cast<int>(e) - 7);
     return (c & 0x80u) ? -v : v;
 }
 
-double e5m2(unsigned c) {
+double e5m2(unsigned c, DequantBug bug) {
     const unsigned e = (c >> 2) & 31u, m = c & 3u;
+    if (e == 0 && bug == DequantBug::fp8_subnormals) return 0.0;
     double v;
     if (e == 31) v = m ? kNaN : std::numeric_limits<double>::infinity();
     else v = e == 0 ? std::ldexp(m / 4.0, -14) : std::ldexp(1.0 + m / 4.0, static_cast<int>(e) - 15);
@@ -39,14 +41,14 @@ double e5m2(unsigned c) {
 }
 
 // The value a code of the weight's (or zero point's) type stands for.
-double code_value(DType t, unsigned c) {
+double code_value(DType t, unsigned c, DequantBug bug) {
     switch (t) {
         case DType::u8: case DType::u4: return static_cast<double>(c);
         case DType::i8: return static_cast<double>(static_cast<std::int8_t>(c));
         case DType::i4: return c >= 8 ? static_cast<double>(c) - 16.0 : static_cast<double>(c);
         case DType::f4e2m1: return e2m1(c);
-        case DType::f8e4m3: return e4m3(c);
-        case DType::f8e5m2: return e5m2(c);
+        case DType::f8e4m3: return e4m3(c, bug);
+        case DType::f8e5m2: return e5m2(c, bug);
         default: return kNaN;
     }
 }
@@ -58,7 +60,7 @@ double param_value(const Tensor& t, std::size_t flat, DequantBug bug) {
         return c == 0xffu ? kNaN : std::ldexp(1.0, static_cast<int>(c) - (bug == DequantBug::e8m0_bias ? 126 : 127));
     }
     if (t.dtype() == DType::f32 || t.dtype() == DType::f16 || t.dtype() == DType::bf16) return t.get(flat);
-    return code_value(t.dtype(), raw_code(t, flat, bug == DequantBug::nibble_order));
+    return code_value(t.dtype(), raw_code(t, flat, bug == DequantBug::nibble_order), bug);
 }
 
 }  // namespace
@@ -79,7 +81,7 @@ std::vector<float> loop_dequantize(const Problem& p, const std::string& weight, 
                 if (bug == DequantBug::first_group_scale) g = 0;
                 const std::size_t param = (e * rows + (rows == 1 ? 0 : n)) * G + g;
                 const std::size_t flat = (e * N + n) * K + k;
-                const double q = code_value(w.dtype(), raw_code(w, flat, bug == DequantBug::nibble_order));
+                const double q = code_value(w.dtype(), raw_code(w, flat, bug == DequantBug::nibble_order), bug);
                 const double zero = z ? param_value(*z, param, bug) : 0.0;
                 // Exact in f64 (spec/compressed.md, section 1), then one rounding to `dequant`.
                 const double wf = (bug == DequantBug::zero_point_sign ? q + zero : q - zero) * param_value(s, param, bug);

@@ -16,6 +16,8 @@ enum class DequantBug {
     next_group_scale,  // the scale (and zero point) of group (g + 1) mod G
     first_group_scale, // grouped scales read as per-channel: every group takes group 0's
     e8m0_bias,         // E8M0 scale 2^(code - 126) instead of 2^(code - 127)
+    fp8_subnormals,    // FP8 codes with a zero exponent field read as zero
+    e4m3_nan,          // the E4M3 NaN codes (S.1111.111) read as +-480, the pattern's next value
 };
 
 // The compressed weight `weight` ([E, N, K]) as floats, each W_f = (W - Z) * S computed exactly and

@@ -150,10 +150,11 @@ void parse_extended_routing(const Json& r, CaseSpec& c, const Where& w) {
 }
 
 // The compression keys: weight_dtype (present: the case is compressed), group_size,
-// scale_dtype, zero_point, scale_layout, compressed_weights.
+// scale_dtype, zero_point, scale_layout, fp8_values, compressed_weights.
 void parse_compression(const Json& j, CaseSpec& c, const Where& w) {
     const bool any = j.contains("weight_dtype") || j.contains("group_size") || j.contains("scale_dtype") ||
-                     j.contains("zero_point") || j.contains("scale_layout") || j.contains("compressed_weights");
+                     j.contains("zero_point") || j.contains("scale_layout") || j.contains("fp8_values") ||
+                     j.contains("compressed_weights");
     if (!any) return;
     if (!j.contains("weight_dtype")) w.fail("weight_dtype", "missing: the compression keys need the compressed type");
     CompressionSpec cs;
@@ -193,6 +194,13 @@ void parse_compression(const Json& j, CaseSpec& c, const Where& w) {
         else if (l == "E1G") cs.scale_layout = CompressionSpec::ScaleLayout::E1G;
         else w.fail("scale_layout", "expected ENG, ENG1 or E1G");
     }
+    if (j.contains("fp8_values")) {
+        const auto v = get<std::string>(j, "fp8_values", w);
+        if (v != "wide" && v != "bottom") w.fail("fp8_values", "expected wide or bottom");
+        if (cs.type != DType::f8e4m3 && cs.type != DType::f8e5m2)
+            w.fail("fp8_values", "only the FP8 types f8e4m3 and f8e5m2 take it");
+        cs.fp8_bottom = v == "bottom";
+    }
     if (j.contains("compressed_weights")) {
         cs.weights = get<std::vector<std::string>>(j, "compressed_weights", w);
         for (const auto& n : cs.weights)
@@ -206,7 +214,7 @@ CaseSpec parse_case(const Json& j, const Where& w) {
     check_keys(j, {"name", "tier", "description", "expert_type", "convention", "attributes", "params", "shape", "dtype",
                    "index_dtype", "biases", "bias_layout", "seed", "fill", "routing", "overrides", "exact", "exact_storage",
                    "kink_guard", "weight_dtype", "group_size", "scale_dtype", "zero_point", "scale_layout",
-                   "compressed_weights"},
+                   "fp8_values", "compressed_weights"},
                w, "");
     CaseSpec c;
     c.name = get<std::string>(j, "name", w);
@@ -388,6 +396,8 @@ Fill default_fill(const CaseSpec& c, const std::string& input) {
     return f;
 }
 
+static std::vector<CaseSpec> catalog_cases(const Json& root, const Where& w);
+
 std::vector<CaseSpec> load_catalog(const std::filesystem::path& file) {
     Where w{file.string(), ""};
     std::ifstream in(file);
@@ -395,9 +405,18 @@ std::vector<CaseSpec> load_catalog(const std::filesystem::path& file) {
     Json root;
     try {
         root = Json::parse(in);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range: a number like 1e400
         w.fail("", std::string("not valid JSON: ") + e.what());
     }
+    try {
+        return catalog_cases(root, w);
+    } catch (const nlohmann::json::exception& e) {  // a top-level key of the wrong JSON type
+        w.fail("", std::string("wrong type: ") + e.what());
+    }
+    return {};
+}
+
+static std::vector<CaseSpec> catalog_cases(const Json& root, const Where& w) {
     check_keys(root, {"format", "format_version", "description", "defaults", "cases"}, w, "");
     if (root.value("format", std::string()) != "moe-catalog") w.fail("format", "expected \"moe-catalog\"");
     if (root.value("format_version", 0) != 1) w.fail("format_version", "expected 1");

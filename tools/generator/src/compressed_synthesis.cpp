@@ -17,10 +17,16 @@ namespace {
 std::int64_t code_low(DType t, bool exact) { return exact ? (t == DType::u8 || t == DType::u4 ? 0 : -4) : integer_min(t); }
 std::int64_t code_high(DType t, bool exact) { return exact ? code_low(t, true) + 7 : integer_max(t); }
 
+// FP8 "bottom" draws: values below 4 times the smallest normal (E4M3 2^-4, E5M2 2^-12), over four
+// binades, so that about half of the codes are subnormal: a decoder that flushes them to zero
+// loses half of every row, where the wide draw's subnormals hide under its large values.
+double fp8_bottom_span(DType t) { return std::ldexp(1.0, t == DType::f8e4m3 ? -4 : -12); }
+
 // The largest |W - Z| a type's codes reach in this synthesis: the dequantised values then span
 // about [-magnitude, magnitude] once scaled by magnitude / span.
-double code_span(DType t, bool exact) {
+double code_span(DType t, bool exact, bool fp8_bottom) {
     if (exact) return t == DType::f4e2m1 ? 2.0 : 7.0;
+    if (fp8_bottom) return fp8_bottom_span(t);
     switch (t) {
         case DType::u8: return 255.0;
         case DType::i8: return 128.0;
@@ -34,7 +40,7 @@ double code_span(DType t, bool exact) {
 }
 
 // One stored code, as its element byte (integers as their two's-complement byte).
-std::uint8_t draw_code(DType t, bool exact, RandomStream& rs) {
+std::uint8_t draw_code(DType t, bool exact, bool fp8_bottom, RandomStream& rs) {
     if (is_integer_weight(t)) {
         const std::int64_t lo = code_low(t, exact), hi = code_high(t, exact);
         const auto v = lo + static_cast<std::int64_t>(rs.below(static_cast<std::uint64_t>(hi - lo + 1)));
@@ -51,6 +57,8 @@ std::uint8_t draw_code(DType t, bool exact, RandomStream& rs) {
     double v;
     if (exact) {
         v = static_cast<double>(static_cast<std::int64_t>(rs.below(15)) - 7);
+    } else if (fp8_bottom) {
+        v = rs.uniform(-1.0, 1.0) * std::ldexp(fp8_bottom_span(t), -static_cast<int>(rs.below(4)));
     } else {
         const double max = t == DType::f8e4m3 ? 448.0 : 57344.0;
         v = rs.uniform(-1.0, 1.0) * std::ldexp(max, -static_cast<int>(rs.below(12)));
@@ -78,14 +86,14 @@ void synthesize_compressed_weight(Problem& p, const CaseSpec& c, const std::stri
     {
         RandomStream rs(c.seed, name);
         std::vector<std::uint8_t> codes(w.size());
-        for (auto& code : codes) code = draw_code(cs.type, c.exact, rs);
+        for (auto& code : codes) code = draw_code(cs.type, c.exact, cs.fp8_bottom, rs);
         w.set_element_bytes(codes.data());
     }
 
     Tensor s(cs.scale_dtype, param_shape);
     {
         RandomStream rs(c.seed, scale_input(name));
-        const double base = magnitude / code_span(cs.type, c.exact);
+        const double base = magnitude / code_span(cs.type, c.exact, cs.fp8_bottom);
         const int e0 = static_cast<int>(std::lround(std::log2(base)));
         for (std::size_t i = 0; i < s.size(); ++i) {
             // Exact cases: one power of two for every group (a second exponent would cost the

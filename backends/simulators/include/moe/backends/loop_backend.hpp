@@ -17,6 +17,8 @@ enum class LoopMutation {
     alpha_beta_swapped,        // swish beta and clamp limit exchanged
     plus_one_dropped,          // GEMM2: (clamp(lin) + 1) becomes clamp(lin)
     clamp_lower_dropped,       // GEMM2: clamp(lin, -L, L) becomes min(lin, L)
+    zero_limit_unclamped,      // GEMM2: a clamp limit of 0 read as "no clamp"
+    clamp_nan_dropped,         // GEMM2: clamp(NaN, -L, L) = -L (max(-L, min(x, L)) with NaN-dropping max)
     minimum_dropped,           // GEMM2: min(gate, L) becomes gate
     bias0_dropped,             // GEMM2: bias_0 ignored
     bias1_dropped,             // GEMM2: bias_1 ignored
@@ -39,6 +41,8 @@ enum class LoopMutation {
     next_group_scale,          // the scale and zero point of group (g + 1) mod G
     channel_scale_for_groups,  // grouped scales read as per-channel: group 0's for every group
     e8m0_bias_off_by_one,      // MXFP4: E8M0 scale 2^(code - 126)
+    fp8_subnormals_flushed,    // FP8 subnormal codes read as zero
+    e4m3_nan_as_number,        // the E4M3 NaN code read as +-480
 };
 
 // The loop mutants, in declaration order (every LoopMutation but none).

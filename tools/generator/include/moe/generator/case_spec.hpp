@@ -63,6 +63,9 @@ struct CompressionSpec {
     DType scale_dtype = DType::f16;
     ZeroPoint zero_point = ZeroPoint::none;
     ScaleLayout scale_layout = ScaleLayout::ENG;
+    // FP8 codes: over twelve binades up to the type's largest value (wide), or in the four
+    // binades at the bottom of its range, subnormals included (bottom; spec/catalog-format.md).
+    bool fp8_bottom = false;
     std::vector<std::string> weights;  // the compressed weights; empty: all of the case's
     bool compresses(const std::string& weight) const;
 };
