@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <vector>
 
@@ -27,13 +28,18 @@ std::string beyond(const std::string& what, double value, DType type) {
 }  // namespace
 
 std::optional<std::string> beyond_declared_range(const Problem& p, const Precision& prec, int threads) {
-    const DType c = prec.compute, m = prec.storage, data = p.input(kHiddenStates).dtype();
-    // Inputs rounded to a narrower compute type; weights dequantised into their type.
-    if (unit_roundoff(c) > unit_roundoff(data))
-        for (const auto& [name, t] : p.inputs)
-            if (!is_compressed_weight(t.dtype()) && is_floating(t.dtype()) &&
-                finite_max_abs(t) > largest_finite(c))
-                return beyond("the values of " + name, finite_max_abs(t), c);
+    const DType c = prec.compute, m = prec.storage;
+    // Inputs rounded to the compute type, which may hold fewer bits or a smaller range than the
+    // data type (f16 on bf16 data: 65504 against 3.4e38); weights dequantised into their type.
+    // (A scale or zero point is not rounded to it: it enters through the dequantised weight.)
+    const auto is_compression_param = [](const std::string& name) {
+        return std::any_of(std::begin(kCompressionInputNames), std::end(kCompressionInputNames),
+                           [&](const char* n) { return name == n; });
+    };
+    for (const auto& [name, t] : p.inputs)
+        if (!is_compressed_weight(t.dtype()) && !is_compression_param(name) && is_floating(t.dtype()) &&
+            finite_max_abs(t) > largest_finite(c))
+            return beyond("the values of " + name, finite_max_abs(t), c);
     for (const char* w : {kWeight0, kWeight1, kWeight2})
         if (p.has(w) && is_compressed_weight(p.input(w).dtype())) {
             const double v = finite_max_abs(dequantize_weight(p, w, DType::f64));

@@ -61,8 +61,11 @@ std::vector<double> underflow_floor(const Problem& p, const Precision& prec, con
     const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
     const DType data = p.input(kHiddenStates).dtype();
     const double hc = half_subnormal(prec.compute), hm = half_subnormal(prec.storage);
-    // Inputs rounded to a compute type narrower than the data type; weights to the dequantisation type.
-    const double h_in = unit_roundoff(prec.compute) > unit_roundoff(data) ? hc : 0.0;
+    // Inputs rounded to a compute type narrower than the data type, in precision or in exponent
+    // range (f16 on bf16 data: exact down to 2^-14, then subnormal); weights to the dequantisation type.
+    const bool inputs_rounded = unit_roundoff(prec.compute) > unit_roundoff(data) ||
+                                smallest_subnormal(prec.compute) > smallest_subnormal(data);
+    const double h_in = inputs_rounded ? hc : 0.0;
     const CompressedGemms compressed = compressed_gemms(p);
     const double h_first = compressed.first ? half_subnormal(prec.dequant_type()) : 0.0;
     const double h_down = compressed.down ? half_subnormal(prec.dequant_type()) : 0.0;

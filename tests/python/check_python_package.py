@@ -7,6 +7,7 @@ ERROR and the run goes on, but KeyboardInterrupt and SystemExit stop the run as 
 
 usage: check_python_package.py MOE_CONFORM SUITE WORK_DIR   (PYTHONPATH: build/python)
 """
+import hashlib
 import json
 import os
 import shutil
@@ -87,6 +88,56 @@ def check_interrupt(suite, expect):
         expect(len(calls) == 1, f"{exc.__name__}: fn called {len(calls)} times")
 
 
+def check_declarations(moe, suite, work, expect):
+    """dequant= reaches the bound (a kernel forming W_f in bf16 declares it, in each door alike);
+    a misshapen stage fails even when the output passes; a report path that cannot be written is
+    refused before the function under test runs."""
+    golden = os.path.join(suite, "compressed_u4_gemm3_group4_zp.h5")
+    case = moe_conform.load_case(golden)
+    output = case.reference * (1 + 2.0 ** -20)
+    plain = moe_conform.check(case, output, compute="f32")
+    wide = moe_conform.check(case, output, compute="f32", dequant="bf16")
+    data = moe_conform.check(case, output, compute="f32", dequant="data")
+    expect(wide.worst_ratio < plain.worst_ratio, f"dequant bf16 widens the bound: {wide.worst_ratio} vs {plain.worst_ratio}")
+    expect(data.worst_ratio == moe_conform.check(case, output, compute="f32", dequant=case.input_types["hidden_states"]).worst_ratio,
+           "dequant='data' is the data type")
+    npy = os.path.join(work, "deq.npy")
+    np.save(npy, output.astype(np.float64))
+    report = os.path.join(work, "deq.json")
+    subprocess.run([moe, "check", "--quiet", "--case", golden, "--results", npy, "--precision", "f32/f32/bf16",
+                    "--json", report], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    with open(report) as f:
+        cli = json.load(f)["results"][0]
+    expect(cli["metrics"]["worst_ratio"] == wide.worst_ratio, f"--precision f32/f32/bf16: {cli['metrics']['worst_ratio']}")
+    result = os.path.join(work, "deq.h5")
+    with h5py.File(result, "w") as f:
+        f.attrs.update(format="moe-result", format_version=1, case=case.name, compute_type="f32", dequant_type="bf16",
+                       golden_sha256=hashlib.sha256(open(golden, "rb").read()).hexdigest())
+        f["outputs/output"] = output
+    subprocess.run([moe, "check", "--quiet", "--case", golden, "--results", result, "--json", report],
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    with open(report) as f:
+        cli = json.load(f)["results"][0]
+    expect(cli["metrics"]["worst_ratio"] == wide.worst_ratio, f"dequant_type bf16: {cli['metrics']['worst_ratio']}")
+
+    # A stage in another layout than [T, K, features]: the output passes, the case does not.
+    qwen = moe_conform.load_case(os.path.join(suite, "gemm3_qwen_openvino_f32.h5"))
+    act = golden_stages(qwen)["act"]
+    r = moe_conform.check(qwen, qwen.reference, stages={"act": act.reshape(act.shape[0] * act.shape[1], -1)})
+    expect(r.status == "FAIL" and "act (shape" in r.reason, f"misshapen stage: {r.status} {r.reason}")
+    r = moe_conform.check(qwen, qwen.reference, stages={"act": act})
+    expect(r.status == "PASS", f"stage in the golden layout: {r.status} {r.reason}")
+
+    calls = []
+    for flag in ("json", "junit"):
+        try:
+            moe_conform.run_suite(lambda c: calls.append(c), suite, quiet=True, **{flag: os.path.join(work, "no", "r")})
+            expect(False, f"{flag} into a missing folder accepted")
+        except ValueError as e:
+            expect("does not exist" in str(e), f"{flag}: {e}")
+    expect(not calls, f"the function ran {len(calls)} times before the report path was refused")
+
+
 def main():
     moe, suite, work = sys.argv[1:4]
     shutil.rmtree(work, ignore_errors=True)
@@ -156,6 +207,7 @@ def main():
     check_layouts(case, expect)
     check_stage_names(suite, expect)
     check_interrupt(suite, expect)
+    check_declarations(moe, suite, work, expect)
 
     for f in failures:
         print("FAIL", f)

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "commands.hpp"
+#include "output_paths.hpp"
 #include "moe/conformance/result_check.hpp"
 #include "moe/conformance/runner.hpp"
 #include "moe/conformance/shell_word.hpp"
@@ -16,9 +17,10 @@ namespace moe::conform_cli {
 
 namespace {
 
-// "f32" or "f32/bf16": compute type, then storage type (default: the compute type).
+// "f32", "f32/bf16" or "f32/f32/bf16": compute type, then storage type and dequantisation type
+// (each by default the compute type).
 Precision parse_precision(const std::string& text) {
-    const auto slash = text.find('/');
+    const auto slash = text.find('/'), second = slash == std::string::npos ? slash : text.find('/', slash + 1);
     auto floating = [&](const std::string& name) {
         const auto t = parse_dtype(name);
         if (!t || !is_floating(*t))
@@ -27,7 +29,8 @@ Precision parse_precision(const std::string& text) {
     };
     Precision p;
     p.compute = floating(text.substr(0, slash));
-    p.storage = slash == std::string::npos ? p.compute : floating(text.substr(slash + 1));
+    p.storage = slash == std::string::npos ? p.compute : floating(text.substr(slash + 1, second - slash - 1));
+    if (second != std::string::npos) p.dequant = floating(text.substr(second + 1));
     return p;
 }
 
@@ -47,6 +50,9 @@ int check(const CheckCommand& c) {
     in.golden_files = c.suite.empty() ? c.cases : golden::suite_files(c.suite);
     in.result_files = result_files(c.results);
     if (!c.precision.empty()) in.precision = parse_precision(c.precision);
+    RunPaths paths{in.golden_files, {{"--json", c.json}, {"--junit", c.junit}, {"--html", c.html}}, {}};
+    paths.inputs.insert(paths.inputs.end(), in.result_files.begin(), in.result_files.end());
+    check_outputs_spare_inputs(paths);
     in.name = c.name;
     in.max_memory = c.max_memory;
     const conformance::PreparedCheck prepared = conformance::prepare_check(in);

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "output_paths.hpp"
 #include "moe/backends/registry.hpp"
 #include "moe/conformance/reports.hpp"
 #include "moe/conformance/result_recorder.hpp"
@@ -57,12 +58,21 @@ int run(const RunCommand& c) {
     for (const auto& lib : c.backend_libs) o.repro_command += " --backend-lib " + conformance::shell_word(lib);
     if (!c.device.empty()) o.repro_command += " --device " + conformance::shell_word(c.device);
     if (!c.expect.empty()) o.expectations = conformance::load_expectations(c.expect);
+    // Each backend's outputs also go to result files, one folder per backend when several run.
+    const auto results_dir = [&](const BackendMaker& m) {
+        return makers.size() == 1 ? c.write_results : c.write_results + "/" + m.name;
+    };
+    RunPaths paths{o.files, {{"--json", c.json}, {"--junit", c.junit}, {"--html", c.html}}, {}};
+    if (!c.expect.empty()) paths.inputs.push_back(c.expect);
+    if (!c.suite.empty()) paths.inputs.push_back((std::filesystem::path(c.suite) / golden::kManifestName).string());
+    if (!c.write_results.empty())
+        for (const auto& m : makers) paths.result_folders.push_back(results_dir(m));
+    check_outputs_spare_inputs(paths);
     if (!c.write_results.empty()) {
-        // Each backend's outputs also go to result files, one folder per backend when several run.
         std::vector<golden::CaseIdentity> ids;
         for (const auto& f : o.files) ids.push_back(golden::identify_case(f));
         for (auto& m : makers) {
-            const std::string dir = makers.size() == 1 ? c.write_results : c.write_results + "/" + m.name;
+            const std::string dir = results_dir(m);
             conformance::create_output_folder(dir);  // here, so that a folder that can't be made is exit 2 at once
             m.make = [make = m.make, dir, ids] { return conformance::record_results(make(), dir, ids); };
         }

@@ -37,8 +37,11 @@ void check_result_format(hid_t root, const FileContext& ctx) {
 std::optional<Precision> read_precision(hid_t root, const FileContext& ctx) {
     const auto compute = root_string(root, "compute_type", ctx);
     const auto storage = root_string(root, "storage_type", ctx);
-    if (!compute && !storage) return std::nullopt;
-    if (!compute) ctx.malformed(where_root_attr("compute_type"), "missing while storage_type is given");
+    const auto dequant = root_string(root, "dequant_type", ctx);
+    if (!compute && !storage && !dequant) return std::nullopt;
+    if (!compute)
+        ctx.malformed(where_root_attr("compute_type"),
+                      std::string("missing while ") + (storage ? "storage_type" : "dequant_type") + " is given");
     auto floating = [&](const std::string& name, const std::string& value) {
         const auto t = parse_dtype(value);
         if (!t || !is_floating(*t)) ctx.malformed(where_root_attr(name), "is '" + value + "', expected f64, f32, f16 or bf16");
@@ -47,6 +50,7 @@ std::optional<Precision> read_precision(hid_t root, const FileContext& ctx) {
     Precision p;
     p.compute = floating("compute_type", *compute);
     p.storage = storage ? floating("storage_type", *storage) : p.compute;
+    if (dequant) p.dequant = floating("dequant_type", *dequant);
     return p;
 }
 

@@ -10,6 +10,8 @@
 Every verdict comes from the same comparison engine, tolerance model and reports as the
 `moe-conform` command (spec/tolerance.md, spec/report-format.md).
 """
+import os as _os
+
 from ._moe_conform import Case, Result, Summary, InputError, GoldenFileError, load_case, check
 from . import _moe_conform as _impl
 
@@ -17,7 +19,7 @@ __all__ = ["Case", "Result", "Summary", "InputError", "GoldenFileError", "load_c
 
 
 def run_suite(fn, suite_dir, compute="f32", storage=None, filter=None, json=None, junit=None, name=None,
-              quiet=False):
+              quiet=False, dequant=None):
     """Calls fn(case) for every case of suite_dir and judges what it returns.
 
     fn returns the output (a numpy array of hidden_states' shape, float64/32/16) or
@@ -27,11 +29,28 @@ def run_suite(fn, suite_dir, compute="f32", storage=None, filter=None, json=None
     case's ERROR; the run goes on. KeyboardInterrupt (Ctrl-C) and SystemExit are not case errors:
     they stop the run and propagate, with no summary and no reports written.
 
-    compute, storage: the precision the implementation declares (spec/tolerance.md): "f64",
-    "f32", "f16", "bf16", or "data" for the case's own data type; storage None = compute.
-    filter: a case-name glob or a list of them. json, junit: report files to write.
-    Prints the same table as `moe-conform run` (unless quiet) and returns a Summary.
+    compute, storage, dequant: the precision the implementation declares (spec/tolerance.md):
+    "f64", "f32", "f16", "bf16", or "data" for the case's own data type; storage None = compute.
+    dequant: the type compressed weights are dequantised to before the GEMMs use them
+    (spec/compressed.md; None = compute), e.g. "data" for a kernel that forms W_f in bf16.
+    filter: a case-name glob or a list of them. json, junit: report files to write (their folders
+    are checked before any case runs). Prints the same table as `moe-conform run` (unless quiet)
+    and returns a Summary.
     """
     filters = [] if filter is None else ([filter] if isinstance(filter, str) else list(filter))
     label = name or getattr(fn, "__name__", "python")
-    return _impl._run_suite(fn, str(suite_dir), compute, storage, filters, json, junit, label, quiet)
+    for flag, path in (("json", json), ("junit", junit)):
+        if path is not None:
+            _check_report_path(flag, str(path))
+    return _impl._run_suite(fn, str(suite_dir), compute, storage, dequant, filters, json, junit, label, quiet)
+
+
+def _check_report_path(flag, path):
+    """A report that cannot be written is refused now, not after the whole suite ran."""
+    folder = _os.path.dirname(path) or "."
+    if path == "" or _os.path.isdir(path):
+        raise InputError(f"{flag}={path!r}: give a file name")
+    if not _os.path.isdir(folder):
+        raise InputError(f"{flag}={path!r}: folder {folder} does not exist")
+    if not _os.access(folder, _os.W_OK | _os.X_OK):
+        raise InputError(f"{flag}={path!r}: folder {folder} is not writable")

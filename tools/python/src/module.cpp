@@ -86,12 +86,13 @@ python::PythonCase load_case(const std::string& path) {
 }
 
 CaseResult check(const python::PythonCase& c, const py::object& output, const std::string& compute,
-                 const std::optional<std::string>& storage, const py::object& stages, const std::string& name) {
+                 const std::optional<std::string>& storage, const py::object& stages, const std::string& name,
+                 const std::optional<std::string>& dequant) {
     if (!c.golden.outputs.count("output"))
         throw InputError("case " + c.golden.problem.name + " has no reference output (load it with load_case)");
     Output out = python::output_from_python(stages.is_none() ? output : py::make_tuple(output, stages),
                                             c.golden.problem.attributes.expert_type);
-    const python::PrecisionSpec spec{compute, storage.value_or("")};
+    const python::PrecisionSpec spec{compute, storage.value_or(""), dequant.value_or("")};
     conformance::JudgeInput in;
     in.file = c.file;
     in.backend = name;
@@ -111,10 +112,11 @@ conformance::RunOutcome run_until_stopped(const conformance::RunOptions& o, pyth
 }
 
 Summary run_suite(const py::function& fn, const std::string& suite_dir, const std::string& compute,
-                  const std::optional<std::string>& storage, const std::vector<std::string>& filters,
+                  const std::optional<std::string>& storage, const std::optional<std::string>& dequant,
+                  const std::vector<std::string>& filters,
                   const std::optional<std::string>& json, const std::optional<std::string>& junit,
                   const std::string& name, bool quiet) {
-    python::PythonBackend backend(fn, name, {compute, storage.value_or("")});
+    python::PythonBackend backend(fn, name, {compute, storage.value_or(""), dequant.value_or("")});
     conformance::RunOptions o;
     o.files = golden::suite_files(suite_dir);
     o.filters = filters;
@@ -187,8 +189,10 @@ PYBIND11_MODULE(_moe_conform, m) {
     m.def("load_case", &load_case, py::arg("path"), "Reads a golden file (every input checked, as moe-conform does).");
     m.def("check", &check, py::arg("case"), py::arg("output"), py::arg("compute") = "f32",
           py::arg("storage") = py::none(), py::arg("stages") = py::none(), py::arg("name") = "python",
+          py::arg("dequant") = py::none(),
           "Judges one output (numpy array, any byte order and strides; stages: {name: array} in the golden "
-          "[T, K, features] layout, a name the case's expert type does not have is an InputError).");
+          "[T, K, features] layout, a name the case's expert type does not have is an InputError). compute, "
+          "storage, dequant: the declared precision (spec/tolerance.md); storage and dequant None = compute.");
     m.def("_run_suite", &run_suite, py::arg("fn"), py::arg("suite_dir"), py::arg("compute"), py::arg("storage"),
-          py::arg("filters"), py::arg("json"), py::arg("junit"), py::arg("name"), py::arg("quiet"));
+          py::arg("dequant"), py::arg("filters"), py::arg("json"), py::arg("junit"), py::arg("name"), py::arg("quiet"));
 }

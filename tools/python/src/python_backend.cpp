@@ -37,6 +37,7 @@ Precision PrecisionSpec::for_data(DType data) const {
     Precision p;
     p.compute = type_named(compute, data, "compute");
     p.storage = storage.empty() ? p.compute : type_named(storage, data, "storage");
+    if (!dequant.empty()) p.dequant = type_named(dequant, data, "dequant");
     return p;
 }
 

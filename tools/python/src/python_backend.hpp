@@ -18,10 +18,12 @@ struct Stop {
 };
 
 // The declared precision as Python spells it: a type name, or "data" for the case's own data
-// type; storage "" (None) means the same as compute.
+// type; storage "" (None) means the same as compute, and so does dequant "" (the type compressed
+// weights are dequantised to, spec/compressed.md).
 struct PrecisionSpec {
     std::string compute = "f32";
     std::string storage;
+    std::string dequant;
     Precision for_data(DType data) const;  // throws InputError on an unknown name
 };
 
