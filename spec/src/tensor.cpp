@@ -18,6 +18,20 @@ std::string shape_to_string(const Shape& s) {
     return out + "]";
 }
 
+namespace {
+
+// The index of the element at row-major position flat of shape s, as "[2, 0, 7]".
+std::string index_to_string(const Shape& s, std::size_t flat) {
+    Shape index(s.size());
+    for (std::size_t d = s.size(); d-- > 0;) {
+        index[d] = s[d] ? flat % s[d] : 0;
+        flat = s[d] ? flat / s[d] : 0;
+    }
+    return shape_to_string(index);
+}
+
+}  // namespace
+
 std::size_t element_count(const Shape& s, const std::string& what) {
     std::size_t n = 1;
     for (std::size_t d : s) {
@@ -125,7 +139,7 @@ void Tensor::set_element_bytes(const std::uint8_t* in) {
         const std::uint8_t c = in[i];
         const bool ok = dtype_ == DType::i4 ? (c <= 7 || c >= 0xf8) : c <= 15;
         if (!ok)
-            throw InputError("element " + std::to_string(i) + " is " +
+            throw InputError("element " + index_to_string(shape_, i) + " is " +
                              std::to_string(dtype_ == DType::i4 ? static_cast<int>(static_cast<std::int8_t>(c)) : c) +
                              ", outside " + std::string(dtype_name(dtype_)) + "'s range " +
                              (dtype_ == DType::i4 ? "[-8, 7]" : "[0, 15]"));

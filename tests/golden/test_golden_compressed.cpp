@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "compressed_problem.hpp"
+#include "moe/spec/error.hpp"
 #include "golden_test_support.hpp"
 #include "plain_problem.hpp"
 
@@ -117,9 +118,25 @@ TEST_CASE("malformed: a u4 value of 16, compressed inputs in a version-1 file, a
         "n = f.create_dataset('inputs/weight_1', data=v)\n"
         "for k, x in a.items(): n.attrs[k] = x\n");
     CHECK(has(msg, "/inputs/weight_1"));
-    CHECK(has(msg, "element 5 is 16, outside u4's range [0, 15]"));
+    CHECK(has(msg, "element [0, 0, 5] is 16, outside u4's range [0, 15]"));
     msg = malformed_after("f.attrs['format_version'] = 1\n");
     CHECK(has(msg, "need format_version 2"));
+    // Only weights are compressed: an integer hidden_states in a version-1 file is a wrong type,
+    // which validation names; asking for version 2 would send the user the wrong way.
+    write_golden(p, make_case(ExpertType::gemm3_swiglu, Convention::openvino, DType::f32, DType::i32, 3));
+    REQUIRE(python(dir, "f = h5py.File(" + py_str(p) + ", 'r+')\n"
+                        "assert f.attrs['format_version'] == 1\n"
+                        "v = f['inputs/hidden_states'][...]; del f['inputs/hidden_states']\n"
+                        "n = f.create_dataset('inputs/hidden_states', data=np.zeros(v.shape, np.uint8))\n"
+                        "n.attrs['element_type'] = 'u8'\n") == 0);
+    const GoldenCase read = read_golden(p, false);
+    try {
+        validate(read.problem);
+        FAIL("u8 hidden_states accepted");
+    } catch (const moe::InputError& e) {
+        CHECK(has(e.what(), "hidden_states"));
+        CHECK(!has(e.what(), "format_version"));
+    }
     msg = malformed_after("f['inputs/weight_0'].attrs['group_size'] = 32\n");
     CHECK(has(msg, "attribute 'group_size' of /inputs/weight_0"));
     CHECK(has(msg, "is 32 but"));

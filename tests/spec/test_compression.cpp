@@ -125,13 +125,13 @@ TEST_CASE("4-bit tensors: two elements per byte, element 2i in the low nibble") 
     Tensor t(DType::i4, {4});
     t.set_element_bytes(in.data());
     CHECK(t.element_bytes() == in);
-    const std::vector<std::uint8_t> bad = {3, 16};
-    Tensor v(DType::u4, {2});
+    const std::vector<std::uint8_t> bad = {3, 1, 2, 0, 16, 5};
+    Tensor v(DType::u4, {2, 3});
     try {
         v.set_element_bytes(bad.data());
         FAIL("accepted 16 as u4");
     } catch (const InputError& e) {
-        CHECK(contains(e.what(), "element 1 is 16, outside u4's range [0, 15]"));
+        CHECK(contains(e.what(), "element [1, 1] is 16, outside u4's range [0, 15]"));
     }
 }
 

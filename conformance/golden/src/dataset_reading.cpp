@@ -84,9 +84,17 @@ std::vector<PlannedDataset> plan_group(const H5Id& group, const std::string& gro
 
 namespace {
 
-std::string gib(std::uint64_t bytes) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / double(std::uint64_t{1} << 30));
+// A size in the largest unit that leaves it at least 1 (a small --max-memory read as "0.00 GiB").
+std::string readable_size(std::uint64_t bytes) {
+    const char* units[] = {"bytes", "KiB", "MiB", "GiB"};
+    int u = 0;
+    double v = static_cast<double>(bytes);
+    while (u < 3 && v >= 1024.0) v /= 1024.0, ++u;
+    char buf[40];
+    if (u == 0)
+        std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(bytes));
+    else
+        std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
     return buf;
 }
 
@@ -104,10 +112,10 @@ void check_memory(const std::vector<const PlannedDataset*>& all, std::uint64_t b
     }
     total += 2 * chunk;
     if (total > budget)
-        ctx.fail(Kind::refused, "file", "its datasets need " + gib(total) + " once read (the largest, " + largest->path +
-                                            " " + shape_to_string(largest->shape) + ", " +
-                                            gib(largest->storage.memory_bytes) + "), more than the memory budget of " +
-                                            gib(budget) + " (--max-memory)");
+        ctx.fail(Kind::refused, "file",
+                 "its datasets need " + readable_size(total) + " once read (the largest, " + largest->path + " " +
+                     shape_to_string(largest->shape) + ", " + readable_size(largest->storage.memory_bytes) +
+                     "), more than the memory budget of " + readable_size(budget) + " (--max-memory)");
 }
 
 namespace {
