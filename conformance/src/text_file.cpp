@@ -1,33 +1,54 @@
 #include "moe/conformance/text_file.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
 
+#include "moe/golden/golden_file.hpp"
 #include "moe/spec/error.hpp"
 
 namespace moe::conformance {
 
+// The temporary file is `<file>.tmp.<pid>.<n>` (the golden writers' names: a killed run's is
+// removed by the next writer into the folder), created with O_EXCL and O_NOFOLLOW so that a link
+// planted at that name is never written through, synced, then renamed over the file.
 void write_file_atomically(const std::string& file, const std::string& content) {
     namespace fs = std::filesystem;
-    const std::string tmp = file + ".tmp";
+    if (const std::string why = golden::replace_target_problem(file); !why.empty())
+        throw OutputError("cannot write '" + file + "': it " + why);
+    const fs::path dir = fs::path(file).parent_path().empty() ? fs::path(".") : fs::path(file).parent_path();
+    golden::remove_stale_temp_files(dir);
+    const std::string tmp = golden::temp_path_for(file).string();
+    int fd = -1;
     auto fail = [&](const std::string& what) {
-        std::error_code ignored;
-        fs::remove(tmp, ignored);
+        if (fd >= 0) ::close(fd);
+        ::unlink(tmp.c_str());
         throw OutputError("cannot write '" + file + "': " + what);
     };
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) fail(std::string("cannot create '") + tmp + "': " + std::strerror(errno));
-        out.write(content.data(), static_cast<std::streamsize>(content.size()));
-        out.close();
-        if (!out) fail(std::string("write to '") + tmp + "' failed: " + std::strerror(errno));
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        const int e = errno;
+        throw OutputError("cannot write '" + file + "': cannot create '" + tmp + "': " + std::strerror(e));
     }
+    for (std::size_t done = 0; done < content.size();) {
+        const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) fail(std::string("write to '") + tmp + "' failed: " + std::strerror(n < 0 ? errno : ENOSPC));
+        done += static_cast<std::size_t>(n);
+    }
+    if (::fsync(fd) != 0) fail(std::string("fsync of '") + tmp + "' failed: " + std::strerror(errno));
+    const int closed = ::close(fd);
+    fd = -1;
+    if (closed != 0) fail(std::string("close of '") + tmp + "' failed: " + std::strerror(errno));
     std::error_code ec;
     fs::rename(tmp, file, ec);
     if (ec) fail("rename from '" + tmp + "' failed: " + ec.message());
+    golden::sync_to_disk(dir);  // best effort: the file is whole either way
 }
 
 void create_output_folder(const std::string& dir) {

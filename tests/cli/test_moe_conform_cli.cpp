@@ -1,8 +1,10 @@
 // moe-conform end to end: verdicts, exit codes, reports, repro lines, bad files.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <unistd.h>
@@ -37,6 +39,11 @@ void expect_refused_before_running(const std::string& command, const std::string
     CHECK(r.exit_code == 2);
     CHECK(has(r.output, message));
     CHECK_FALSE(has(r.output, "passed"));
+}
+
+std::string file_bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 fs::path copy_case(const TempDir& dir, const std::string& name) {
@@ -209,6 +216,28 @@ TEST_CASE("report paths that cannot be written exit 2 before anything runs, nami
     };
     for (const auto& [command, message] : refused) expect_refused_before_running(command, message);
     CHECK(fs::is_empty(dir.path()));  // and nothing left behind
+
+    // Outputs onto what the run reads, or onto each other: the suite copied, so that a
+    // regression would damage the copy only.
+    const fs::path suite = dir.path() / "suite";
+    fs::create_directories(suite);
+    fs::copy_file(kSuite + "/exact_gemm2_lane1.h5", suite / "exact_gemm2_lane1.h5");
+    const std::string golden = (suite / "exact_gemm2_lane1.h5").string();
+    const std::string run_copy = moe_conform() + " run --backend loop_f32 --no-manifest --suite " + suite.string();
+    const std::string fifo = (dir.path() / "fifo").string();
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    const std::pair<std::string, std::string> clashes[] = {
+        {run_copy + " --write-results " + suite.string(), "result files there would replace golden files"},
+        {run_copy + " --write-results " + (suite / ".").string(), "result files there would replace golden files"},
+        {run_copy + " --json " + golden, "which this run reads"},
+        {run_copy + " --json " + (dir.path() / "r").string() + " --junit " + (dir.path() / "r").string(),
+         "give each report its own"},
+        {run_copy + " --json " + fifo, "is a device, FIFO or socket"},
+    };
+    const std::string before = file_bytes(golden);
+    for (const auto& [command, message] : clashes) expect_refused_before_running(command, message);
+    CHECK(file_bytes(golden) == before);
+    CHECK(fs::is_fifo(fifo));
 }
 
 TEST_CASE("repro lines run as they are printed, whatever the case's path holds") {

@@ -3,6 +3,7 @@
 // tests/python/check_report_files.py) and the JUnit XML (checked against the JSON by the same
 // script), with every status, non-finite metrics and characters that need escaping.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -487,7 +488,20 @@ TEST_CASE("reports: an unwritable destination throws naming the file") {
     const json doc = json::parse(read_text(file));
     CHECK(doc["summary"]["total"] == 0);
     CHECK(doc["results"].empty());
-    CHECK_FALSE(fs::exists(file + ".tmp"));
+    CHECK(fs::directory_iterator(dir.path()) != fs::directory_iterator());
+    for (const auto& e : fs::directory_iterator(dir.path()))  // no temporary file left
+        CHECK(e.path().filename().string().find(".tmp") == std::string::npos);
+
+    // A FIFO (or a device) at the destination is refused, not replaced by a regular file.
+    const std::string fifo = dir / "fifo";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    try {
+        write_json_report(fifo, sample_info(), {});
+        FAIL("wrote over a FIFO");
+    } catch (const std::runtime_error& e) {
+        CHECK(std::string(e.what()).find("FIFO") != std::string::npos);
+    }
+    CHECK(fs::is_fifo(fifo));
 }
 
 TEST_CASE("shell_word: any text comes back from a shell as one word, itself") {

@@ -1,6 +1,7 @@
 // Golden files (spec/golden-format.md): atomic writing, what the writer refuses, files written by
 // hand with h5py, the h5py checker, and that failures print nothing.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <vector>
 
@@ -28,6 +29,12 @@ TEST_CASE("writing is atomic: no temporary file is left behind") {
     CHECK(has(msg, "/stages/scalar"));
     CHECK(dir_entries(dir.path()) == std::vector<std::string>{"c.h5"});
     CHECK(read_bytes(dir / "c.h5") == before);
+
+    // A FIFO at the destination (a device node alike) is refused, and stays what it was.
+    REQUIRE(::mkfifo((dir / "f.h5").c_str(), 0600) == 0);
+    msg = file_error([&] { write_golden(dir / "f.h5", small_case()); }, FileError::Kind::unreadable);
+    CHECK(has(msg, "FIFO"));
+    CHECK(fs::is_fifo(dir / "f.h5"));
 }
 
 TEST_CASE("the writer refuses cases the format cannot represent") {

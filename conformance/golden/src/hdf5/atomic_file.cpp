@@ -1,7 +1,10 @@
 #include "hdf5/atomic_file.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include <cctype>
 #include <cerrno>
@@ -16,14 +19,31 @@ namespace moe::golden {
 
 namespace fs = std::filesystem;
 
-namespace {
-
 fs::path temp_path_for(const fs::path& target) {
     static std::atomic<unsigned long> counter{0};
     const std::string suffix = ".tmp." + std::to_string(static_cast<long>(::getpid())) + "." +
                                std::to_string(counter.fetch_add(1));
     return target.parent_path() / (target.filename().string() + suffix);
 }
+
+std::string replace_target_problem(const fs::path& target) {
+    std::error_code ec;
+    const fs::file_status st = fs::symlink_status(target, ec);
+    if (ec || !fs::exists(st) || fs::is_regular_file(st) || fs::is_symlink(st)) return {};
+    if (fs::is_directory(st)) return "is a folder";
+    return "is a device, FIFO or socket, not a regular file: refusing to replace it";
+}
+
+std::string sync_to_disk(const fs::path& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::string("cannot open it to sync: ") + std::strerror(errno);
+    const bool ok = ::fsync(fd) == 0 || errno == EINVAL || errno == EROFS;  // a folder on some file systems
+    const std::string why = ok ? std::string() : std::string("fsync failed: ") + std::strerror(errno);
+    ::close(fd);
+    return why;
+}
+
+namespace {
 
 // "<name>.tmp.<pid>.<n>": the pid, or -1 when `name` is not such a temporary file.
 long temp_file_pid(const std::string& name) {
@@ -81,10 +101,16 @@ AtomicFile::~AtomicFile() {
 }
 
 void AtomicFile::commit(const h5::FileContext& ctx) {
+    if (const std::string why = replace_target_problem(target_); !why.empty()) ctx.fail(h5::Kind::unreadable, "file", why);
+    if (const std::string why = sync_to_disk(temp_); !why.empty())
+        ctx.fail(h5::Kind::unreadable, "file", "'" + temp_.string() + "': " + why);
     std::error_code ec;
     fs::rename(temp_, target_, ec);
     if (ec) ctx.fail(h5::Kind::unreadable, "file", "cannot rename '" + temp_.string() + "' over it: " + ec.message());
     committed_ = true;
+    const fs::path dir = target_.parent_path().empty() ? fs::path(".") : target_.parent_path();
+    if (const std::string why = sync_to_disk(dir); !why.empty())
+        ctx.fail(h5::Kind::unreadable, "file", "its folder: " + why);
 }
 
 }  // namespace moe::golden

@@ -25,6 +25,18 @@ std::string printable(std::string_view text) {
 
 namespace moe::golden::h5 {
 
+namespace {
+
+// HDF5 closes every object still open when the process exits (H5_term_library, an atexit
+// handler). A file whose close failed (disk full, a file-size limit) stays half-closed in its
+// table, and closing it again there crashes (SIGSEGV in H5F__close_cb, libhdf5 1.10): a tool
+// that had reported the write error cleanly would then die of a signal. Every file the project
+// opens is closed by its owner (H5Id), so the exit-time pass has nothing else to do. Called
+// before any other HDF5 function, as the library requires: at static initialisation.
+const bool kNoExitTimeClose = (H5dont_atexit(), true);
+
+}  // namespace
+
 void FileContext::fail(Kind kind, const std::string& where, const std::string& what) const {
     throw FileError(kind, printable(std::string(role) + " '" + file.string() + "': " + where + ": " + what));
 }

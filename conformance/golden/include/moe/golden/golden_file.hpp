@@ -108,4 +108,17 @@ void write_golden(const std::filesystem::path& file, const GoldenCase& c);
 // Writers on other machines sharing a folder are not seen.)
 std::vector<std::string> remove_stale_temp_files(const std::filesystem::path& dir);
 
+// The name an atomic writer of `target` writes first and renames over it: `<target>.tmp.<pid>.<n>`,
+// which no other writer, process or thread, uses at the same time.
+std::filesystem::path temp_path_for(const std::filesystem::path& target);
+
+// Why `target` must not be replaced by a new file, or "": a device, FIFO or socket there is
+// refused (as root, renaming over /dev/null would replace the device node). A regular file is
+// replaced; so is a symbolic link, itself, without writing through it.
+std::string replace_target_problem(const std::filesystem::path& target);
+
+// Flushes a written file (and, after a rename, its folder) to the disk, so that a power cut
+// after the rename leaves the new file whole, not empty. "" or the error.
+std::string sync_to_disk(const std::filesystem::path& path);
+
 }  // namespace moe::golden
