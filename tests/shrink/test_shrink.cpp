@@ -100,6 +100,16 @@ TEST_CASE("ddmin: the minimal subset that still fails") {
     });
     CHECK(kept == std::vector<std::size_t>{3, 37});
     CHECK(tests < 60);
+
+    // A spent budget ends the search at once: no further candidate is even built (a million
+    // items, each candidate refused, would otherwise walk every level down to single items).
+    std::vector<std::size_t> many(1000000);
+    for (std::size_t i = 0; i < many.size(); ++i) many[i] = i;
+    std::size_t asked = 0;
+    const auto all = ddmin(
+        many, [&](const std::vector<std::size_t>&) { return ++asked, false; }, 0, [&] { return asked >= 5; });
+    CHECK(all.size() == many.size());
+    CHECK(asked == 5);
 }
 
 TEST_CASE("shrink_case: a backend that fails everything shrinks to one token, slot, expert and feature") {

@@ -11,15 +11,18 @@
 namespace moe::shrink {
 
 // `items` minus the chunks whose removal keeps `still_fails(kept)` true, keeping at least
-// `min_keep` items. `still_fails` returns false once the run budget is spent, which ends it.
+// `min_keep` items. `exhausted()` (when given) is asked before every candidate and ends the search
+// when the budget is spent: on a large tensor the remaining candidates alone (n of them at the
+// finest level, each a copy of n items) would take hours, even if each were refused at once.
 inline std::vector<std::size_t> ddmin(std::vector<std::size_t> items,
                                       const std::function<bool(const std::vector<std::size_t>&)>& still_fails,
-                                      std::size_t min_keep = 1) {
+                                      std::size_t min_keep = 1, const std::function<bool()>& exhausted = {}) {
     std::size_t chunks = 2;
     while (items.size() > min_keep) {
         const std::size_t n = items.size(), size = (n + chunks - 1) / chunks;
         bool removed = false;
         for (std::size_t start = 0; start < n; start += size) {
+            if (exhausted && exhausted()) return items;
             const std::size_t stop = std::min(n, start + size);
             if (n - (stop - start) < min_keep) continue;
             std::vector<std::size_t> kept(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(start));

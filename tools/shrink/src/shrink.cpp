@@ -62,8 +62,9 @@ public:
     bool reduce(const char* what, std::size_t n, std::size_t min_keep, Edit edit) {
         if (n <= min_keep) return false;
         const Problem base = current_.problem;
-        const Keep kept = ddmin(all_of(n), [&](const Keep& k) { return attempt(edit(base, k), arrow(what, n, k.size())); },
-                                min_keep);
+        const Keep kept = ddmin(
+            all_of(n), [&](const Keep& k) { return attempt(edit(base, k), arrow(what, n, k.size())); }, min_keep,
+            [&] { return !budget_left(); });
         return kept.size() < n;
     }
 
@@ -108,7 +109,7 @@ public:
                                                                            std::to_string(zeroed.size()) + " of " +
                                                                            std::to_string(nonzero.size()) + " values zeroed");
                 },
-                0);
+                0, [&] { return !budget_left(); });
             changed |= kept.size() < nonzero.size();
         }
         return changed;
