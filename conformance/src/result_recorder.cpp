@@ -3,8 +3,10 @@
 #include <cctype>
 #include <filesystem>
 #include <map>
+#include <stdexcept>
 
 #include "moe/conformance/text_file.hpp"
+#include "moe/golden/golden_file.hpp"
 #include "moe/golden/result_file.hpp"
 #include "moe/spec/error.hpp"
 
@@ -50,7 +52,13 @@ public:
         r.precision = inner_.precision_for(p);
         r.output = out.output;
         r.stages = out.stages;
-        golden::write_result(std::filesystem::path(dir_) / (file_stem(p.name) + ".h5"), r);
+        try {
+            golden::write_result(std::filesystem::path(dir_) / (file_stem(p.name) + ".h5"), r);
+        } catch (const golden::FileError& e) {
+            // Not the backend's fault: its output was computed, the run's own folder failed it.
+            throw std::runtime_error("not the backend: --write-results could not store its output: " +
+                                     std::string(e.what()));
+        }
         return out;
     }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """kill -9 during `moe-golden generate`: never a partial .h5, and no temporary file after the
-next run.
+next run; Ctrl-C, SIGTERM or SIGHUP during a write: the temporary file removed at once.
 
 Usage: kill_during_generation.py MOE_GOLDEN MOE_CONFORM WORK_DIR
 
@@ -85,6 +85,29 @@ def main(argv):
         failures += problems
     if not seen_temp:
         failures.append("no kill left a temporary file: the test did not hit a write (make the cases larger)")
+
+    # Ctrl-C, SIGTERM, SIGHUP while a case is being written: the writer removes its temporary
+    # file before it ends (kill -9 cannot be caught; the next writer removes those).
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        for attempt in range(20):
+            for p in glob.glob(os.path.join(out, "*")):
+                os.remove(p)
+            p = subprocess.Popen(generate, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            while p.poll() is None and not temp_files(out):
+                time.sleep(0.001)
+            if p.poll() is not None:
+                continue  # finished before a write was seen: try again
+            p.send_signal(sig)
+            p.wait()
+            left = temp_files(out)
+            print("%s during a write: exit %d, temporary files %s" % (sig.name, p.returncode, left or "none"))
+            if left:
+                failures.append("%s left %s" % (sig.name, left))
+            if p.returncode != -sig:
+                failures.append("%s: exit %d, expected death by the signal" % (sig.name, p.returncode))
+            break
+        else:
+            failures.append("%s: no write was ever seen in progress" % sig.name)
 
     # A temporary file whose writer is alive (this process) stays; the killed writers' go.
     live = os.path.join(out, "big_gemm3_0.h5.tmp.%d.0" % os.getpid())

@@ -50,10 +50,6 @@ inline const CLI::Validator kOutputFile(
         std::error_code ec;
         if (path.empty()) return "an empty file name";
         if (std::filesystem::is_directory(path, ec)) return path + " is a folder; give a file name";
-        const auto st = std::filesystem::symlink_status(path, ec);
-        if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st) &&
-            !std::filesystem::is_symlink(st))
-            return path + " is a device, FIFO or socket, not a file: give the name of a file to write";
         const std::string p = detail::writable_folder_problem(std::filesystem::path(path).parent_path());
         return p.empty() ? p : path + ": " + p;
     },

@@ -3,6 +3,9 @@
 // measuring and printing live in tools/bench (moe_bench); this file parses flags and dispatches.
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <thread>
@@ -128,6 +131,27 @@ void check_custom_shape(const CLI::App& app, std::size_t experts, std::size_t to
                               ": each token picks top-k distinct experts");
 }
 
+// What a layer of `s` at the largest of `tokens` holds, in bytes, at least (f32 weights, the token
+// rows in and out, the K routed rows of the first GEMM), computed in double so that a product past
+// 2^64 is a large number, not a wrapped small one. More than the machine's memory: refused with
+// the figure, where allocating it would end in bad_alloc (an internal error) or the OOM killer.
+void check_fits_memory(const std::vector<Shape>& shapes, const std::vector<std::size_t>& tokens) {
+    double t_max = 0;
+    for (const auto t : tokens) t_max = std::max(t_max, static_cast<double>(t));
+    const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+    for (const auto& s : shapes) {
+        const double H = static_cast<double>(s.hidden), I = static_cast<double>(s.inter),
+                     E = static_cast<double>(s.experts), K = static_cast<double>(s.topk);
+        const double bytes = 4.0 * (3.0 * E * H * I + 2.0 * t_max * H + 2.0 * t_max * K * I);
+        if (memory > 0 && bytes > memory) {
+            char buf[160];
+            std::snprintf(buf, sizeof buf, "%.3g GB at T = %.0f, more than this machine's %.3g GB of memory", bytes / 1e9,
+                          t_max, memory / 1e9);
+            throw moe::InputError("shape " + s.name + " needs at least " + buf);
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -212,6 +236,7 @@ int main(int argc, char** argv) {
                                                                        : moe::ExpertType::gemm3_swiglu,
                                          hidden, inter, experts, topk}}
                    : select_shapes(shape_arg);
+        if (!strategy) check_fits_memory(shapes, tokens);
         if ((decode || study) && backend != "cpu")
             throw moe::InputError(std::string(decode ? "--decode-study" : "--engine-study") +
                                   " times the cpu backend's own kernels; --backend " + backend + " has none of them");

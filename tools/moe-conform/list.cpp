@@ -1,4 +1,5 @@
 // list: the built-in backends (availability, precision), the OpenCL devices and the mutants.
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 
@@ -24,8 +25,11 @@ int list(const std::vector<std::string>& backend_libs) {
     std::cout << "OpenCL devices (moe-conform run --backend opencl --device P:D|NAME):\n";
     for (const auto& line : backends::device_list()) std::cout << "  " << line << "\n";
     std::cout << "Selftest mutants (moe-conform selftest):\n";
-    for (const auto& m : backends::selftest_mutants())
-        std::cout << "  " << std::setw(28) << m.name << m.description << "\n";
+    const auto mutants = backends::selftest_mutants();
+    std::size_t width = 0;  // the longest name and two spaces: a name never runs into its description
+    for (const auto& m : mutants) width = std::max(width, m.name.size() + 2);
+    for (const auto& m : mutants)
+        std::cout << "  " << std::setw(static_cast<int>(width)) << m.name << m.description << "\n";
     return 0;
 }
 

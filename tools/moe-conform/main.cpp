@@ -7,8 +7,26 @@
 #include "commands.hpp"
 #include "cli_checks.hpp"
 #include "cli_errors.hpp"
+#include "moe/golden/suite.hpp"
 
 using namespace moe::conform_cli;
+
+namespace {
+
+// I/N, checked when the flag is read: an empty value would otherwise mean "no shard" and run
+// everything.
+const CLI::Validator kShard(
+    [](std::string& text) -> std::string {
+        try {
+            moe::golden::parse_shard(text);
+            return {};
+        } catch (const std::exception& e) {
+            return e.what();
+        }
+    },
+    "I/N");
+
+}  // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{
@@ -48,10 +66,13 @@ int main(int argc, char** argv) {
                   "Backend name(s), comma-separated: built-in names (moe-conform list), the names of plugins loaded "
                   "with --backend-lib, or 'all' (every built-in backend and plugin); default with --backend-lib: "
                   "the plugins")
-        ->delimiter(',');
+        ->delimiter(',')
+        ->check(CLI::Validator(
+            [](std::string& name) { return name.empty() ? std::string("an empty backend name (a stray comma?)") : ""; },
+            "NAME"));
     r->add_option("--backend-lib", rc.backend_libs,
                   "Load a backend plugin: a shared library exporting moe_conform_backend_v2 (compressed weights "
-                  "included) or moe_conform_backend_v1 (include/moe_conform/backend_abi.h); repeatable")
+                  "included) or moe_conform_backend_v1 (spec/include/moe_conform/backend_abi.h); repeatable")
         ->check(CLI::ExistingFile);
     auto* suite = r->add_option("--suite", rc.suite, "Folder of golden files (*.h5)")->check(CLI::ExistingDirectory);
     auto* cases = r->add_option("--case", rc.cases, "Golden file(s) to run")->check(CLI::ExistingFile);
@@ -96,7 +117,8 @@ int main(int argc, char** argv) {
         ->transform(CLI::AsSizeValue(false))->check(moe::cli::kPositive);
     r->add_option("--shard", rc.shard,
                   "Run share I of N (e.g. 2/4): the golden files sorted by name, every N-th from the I-th; spreads "
-                  "a large suite over CI runners (moe_conform_add_suite(... SHARDS N))");
+                  "a large suite over CI runners (moe_conform_add_suite(... SHARDS N))")
+        ->check(kShard);
     r->add_option("--write-results", rc.write_results,
                   "Also write every output as a result file (spec/results-format.md) into this folder (a subfolder "
                   "per backend when several run), to judge again later with `moe-conform check`")
@@ -137,7 +159,7 @@ int main(int argc, char** argv) {
     k->add_option("--case-timeout", cc.case_timeout, "Seconds one file may take (see run)")
         ->check(moe::cli::kNonNegative)
         ->excludes(k_no_isolation);
-    k->add_option("--shard", cc.shard, "Check share I of N of the golden files (see run --shard)");
+    k->add_option("--shard", cc.shard, "Check share I of N of the golden files (see run --shard)")->check(kShard);
     k->add_option("--max-memory", cc.max_memory, "Largest memory one golden or result file may need once read")
         ->transform(CLI::AsSizeValue(false))->check(moe::cli::kPositive);
 
@@ -152,7 +174,8 @@ int main(int argc, char** argv) {
     s->add_flag("--no-manifest", sc.no_manifest, "Do not check the suite folder's MANIFEST.sha256");
     s->add_option("--shard", sc.shard,
                   "Run share I of N of the work: the correct backends and the mutants in order, every N-th from "
-                  "the I-th (each still meets every case, so each verdict stands alone)");
+                  "the I-th (each still meets every case, so each verdict stands alone)")
+        ->check(kShard);
     s->add_option("--json", sc.json, "Also write the score and the catch matrix (mutants x cases) as JSON here")
         ->check(moe::cli::kOutputFile);
     s->add_option("--html", sc.html, "Also write the score and the catch matrix as a self-contained HTML page here")

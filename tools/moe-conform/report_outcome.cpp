@@ -25,16 +25,23 @@ conformance::RunInfo make_run_info(const std::string& command_line, const std::v
 
 int report_outcome(const conformance::RunInfo& info, const conformance::RunOutcome& outcome, const ReportFiles& files) {
     conformance::write_text_report(std::cout, info, outcome.results);
-    if (!files.json.empty()) conformance::write_json_report(files.json, info, outcome.results);
-    if (!files.junit.empty()) conformance::write_junit_report(files.junit, info, outcome.results);
-    if (!files.html.empty()) conformance::write_html_report(files.html, info, outcome.results);
+    const int code = conformance::run_exit_code(outcome);
+    // Exit 2 (a golden file that could not be used, no case matched): no report file, which a
+    // dashboard would read as a clean run of the cases it lists (spec/report-format.md).
+    if (code != 2) {
+        if (!files.json.empty()) conformance::write_json_report(files.json, info, outcome.results);
+        if (!files.junit.empty()) conformance::write_junit_report(files.junit, info, outcome.results);
+        if (!files.html.empty()) conformance::write_html_report(files.html, info, outcome.results);
+    }
     for (const auto& e : outcome.input_errors) std::cerr << "moe-conform: error: " << e << "\n";
     if (!outcome.input_errors.empty())
         std::cerr << "moe-conform: " << outcome.input_errors.size()
                   << " golden file(s) could not be used; their cases were not compared\n";
     else if (outcome.results.empty())
         std::cerr << "moe-conform: error: no case matched the tier and filters\n";
-    return conformance::run_exit_code(outcome);
+    if (code == 2 && !(files.json.empty() && files.junit.empty() && files.html.empty()))
+        std::cerr << "moe-conform: no report file written (exit 2)\n";
+    return code;
 }
 
 }  // namespace moe::conform_cli

@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
         "when its data lies outside it (external storage, external links, virtual datasets), uses a filter\n"
         "other than deflate, shuffle and fletcher32, is not a regular file, or needs more memory than\n"
         "--max-memory; see spec/golden-format.md, \"Untrusted files\".\n\n"
-        "Exit codes: 0 success, 1 a regenerated file differs, 2 bad input (usage, file, catalogue)."};
+        "Exit codes: 0 success, 1 a regenerated file differs, 2 bad input (usage, file, catalogue, an output\n"
+        "that cannot be written), 3 internal error (a bug: please report it)."};
     app.require_subcommand(1);
     const int default_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 

@@ -88,7 +88,6 @@ void write_golden(const std::filesystem::path& file, const GoldenCase& c) {
     check_case_for_writing(c, ctx);
     const ResolvedParams r = resolve_or_fail(c.problem.attributes, ctx);
 
-    if (const std::string why = replace_target_problem(file); !why.empty()) ctx.fail(Kind::unreadable, "file", why);
     AtomicFile out(file);
     write_contents(out.temp_path(), c, r, ctx);
     out.commit(ctx);

@@ -17,8 +17,18 @@ bool tier_includes(const std::string& run_tier, const std::string& case_tier) {
 std::vector<std::string> suite_files(const std::string& dir) {
     if (!fs::is_directory(dir)) throw InputError("suite folder " + dir + " does not exist");
     std::vector<std::string> files;
-    for (const auto& e : fs::directory_iterator(dir))
-        if (e.is_regular_file() && e.path().extension() == ".h5") files.push_back(e.path().string());
+    for (const auto& e : fs::directory_iterator(dir)) {
+        if (e.path().extension() != ".h5") continue;
+        std::error_code ec;
+        // A .h5 entry that is no file (a dangling link, as an incomplete git-annex or LFS checkout
+        // leaves, a FIFO, a folder) would otherwise be skipped and the suite run short, silently.
+        if (!e.is_regular_file(ec))
+            throw InputError("suite folder " + dir + ": " + e.path().filename().string() + " is " +
+                             (e.is_symlink(ec) && !e.exists(ec) ? "a link to nothing (an incomplete checkout?)"
+                                                                : "not a regular file") +
+                             ", not a golden file");
+        files.push_back(e.path().string());
+    }
     std::sort(files.begin(), files.end());
     if (files.empty()) throw InputError("suite folder " + dir + " holds no .h5 golden file");
     return files;

@@ -4,14 +4,12 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <cstring>
-
+#include <atomic>
 #include <cctype>
 #include <cerrno>
+#include <cstring>
 #include <mutex>
 #include <set>
-
-#include <atomic>
 #include <string>
 #include <system_error>
 
@@ -26,12 +24,34 @@ fs::path temp_path_for(const fs::path& target) {
     return target.parent_path() / (target.filename().string() + suffix);
 }
 
-std::string replace_target_problem(const fs::path& target) {
+bool writes_through(const fs::path& target) {
     std::error_code ec;
     const fs::file_status st = fs::symlink_status(target, ec);
-    if (ec || !fs::exists(st) || fs::is_regular_file(st) || fs::is_symlink(st)) return {};
-    if (fs::is_directory(st)) return "is a folder";
-    return "is a device, FIFO or socket, not a regular file: refusing to replace it";
+    return !ec && fs::exists(st) && !fs::is_regular_file(st) && !fs::is_symlink(st) && !fs::is_directory(st);
+}
+
+std::string copy_into(const fs::path& from, const fs::path& target) {
+    const int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+    if (in < 0) return "cannot read '" + from.string() + "': " + std::strerror(errno);
+    const int out = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+    std::string why = out < 0 ? std::string("cannot open it: ") + std::strerror(errno) : std::string();
+    char buf[1 << 16];
+    while (why.empty()) {
+        const ssize_t n = ::read(in, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) why = std::string("read failed: ") + std::strerror(errno);
+        if (n <= 0) break;
+        for (ssize_t done = 0; why.empty() && done < n;) {
+            const ssize_t w = ::write(out, buf + done, static_cast<std::size_t>(n - done));
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) why = std::string("write failed: ") + std::strerror(w < 0 ? errno : ENOSPC);
+            else done += w;
+        }
+    }
+    if (out >= 0 && ::close(out) != 0 && why.empty()) why = std::string("close failed: ") + std::strerror(errno);
+    ::close(in);
+    ::unlink(from.c_str());
+    return why;
 }
 
 std::string sync_to_disk(const fs::path& path) {
@@ -66,6 +86,57 @@ bool process_alive(long pid) {
     return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
+// The temporary files being written now, for a handler of SIGINT, SIGTERM and SIGHUP that removes
+// them before the process ends as the signal says (Ctrl-C in the middle of a 100 MB case left the
+// partial file until the next writer came). Fixed storage: the handler may only read memory and
+// call async-signal-safe functions (unlink, signal, raise).
+constexpr int kTempSlots = 32;
+constexpr std::size_t kTempPathMax = 4096;
+char g_temp_path[kTempSlots][kTempPathMax];
+volatile sig_atomic_t g_temp_used[kTempSlots];
+std::mutex g_temp_mutex;
+
+extern "C" void remove_temp_files_and_end(int sig) {
+    for (int i = 0; i < kTempSlots; ++i)
+        if (g_temp_used[i]) ::unlink(g_temp_path[i]);
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+}
+
+// Only where nothing else handles the signal: a program's own handling (the runner's) stays.
+void install_signal_cleanup_once() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+            struct sigaction old {};
+            if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+            struct sigaction sa {};
+            sa.sa_handler = remove_temp_files_and_end;
+            sigemptyset(&sa.sa_mask);
+            ::sigaction(sig, &sa, nullptr);
+        }
+    });
+}
+
+int claim_temp_slot(const fs::path& temp) {
+    const std::string path = temp.string();
+    if (path.size() >= kTempPathMax) return -1;  // not cleaned on a signal; the next writer removes it
+    std::lock_guard<std::mutex> lock(g_temp_mutex);
+    for (int i = 0; i < kTempSlots; ++i)
+        if (!g_temp_used[i]) {
+            std::memcpy(g_temp_path[i], path.c_str(), path.size() + 1);
+            g_temp_used[i] = 1;  // after the path is complete: the handler never reads half a name
+            return i;
+        }
+    return -1;
+}
+
+void release_temp_slot(int slot) {
+    if (slot < 0) return;
+    std::lock_guard<std::mutex> lock(g_temp_mutex);
+    g_temp_used[slot] = 0;
+}
+
 void clean_folder_once(const fs::path& dir) {
     static std::mutex mutex;
     static std::set<std::string> cleaned;
@@ -91,6 +162,8 @@ std::vector<std::string> remove_stale_temp_files(const fs::path& dir) {
 
 AtomicFile::AtomicFile(fs::path target) : target_(std::move(target)), temp_(temp_path_for(target_)) {
     clean_folder_once(target_.parent_path().empty() ? fs::path(".") : target_.parent_path());
+    install_signal_cleanup_once();
+    slot_ = claim_temp_slot(temp_);
 }
 
 AtomicFile::~AtomicFile() {
@@ -98,16 +171,25 @@ AtomicFile::~AtomicFile() {
         std::error_code ec;
         fs::remove(temp_, ec);
     }
+    release_temp_slot(slot_);
 }
 
 void AtomicFile::commit(const h5::FileContext& ctx) {
-    if (const std::string why = replace_target_problem(target_); !why.empty()) ctx.fail(h5::Kind::unreadable, "file", why);
+    if (writes_through(target_)) {
+        committed_ = true;  // copy_into removes the temporary file, whatever happens
+        release_temp_slot(slot_);
+        slot_ = -1;
+        if (const std::string why = copy_into(temp_, target_); !why.empty()) ctx.fail(h5::Kind::unreadable, "file", why);
+        return;
+    }
     if (const std::string why = sync_to_disk(temp_); !why.empty())
         ctx.fail(h5::Kind::unreadable, "file", "'" + temp_.string() + "': " + why);
     std::error_code ec;
     fs::rename(temp_, target_, ec);
     if (ec) ctx.fail(h5::Kind::unreadable, "file", "cannot rename '" + temp_.string() + "' over it: " + ec.message());
     committed_ = true;
+    release_temp_slot(slot_);  // the name is the target's now: a signal must not remove it
+    slot_ = -1;
     const fs::path dir = target_.parent_path().empty() ? fs::path(".") : target_.parent_path();
     if (const std::string why = sync_to_disk(dir); !why.empty())
         ctx.fail(h5::Kind::unreadable, "file", "its folder: " + why);

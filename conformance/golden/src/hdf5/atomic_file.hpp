@@ -1,7 +1,8 @@
 #pragma once
 // Atomic replacement of a file: write a temporary file in the same folder, then rename it over
 // the target. The temporary name is `<target>.tmp.<pid>.<counter>`, unique within this process
-// and across processes, so that concurrent writers never share one.
+// and across processes, so that concurrent writers never share one. Interrupted (SIGINT, SIGTERM,
+// SIGHUP, where the program does not handle them itself), the temporary file is removed first.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@ public:
 private:
     std::filesystem::path target_, temp_;
     bool committed_ = false;
+    int slot_ = -1;  // where a signal handler finds temp_ (SIGINT, SIGTERM, SIGHUP remove it)
 };
 
 }  // namespace moe::golden

@@ -112,10 +112,15 @@ std::vector<std::string> remove_stale_temp_files(const std::filesystem::path& di
 // which no other writer, process or thread, uses at the same time.
 std::filesystem::path temp_path_for(const std::filesystem::path& target);
 
-// Why `target` must not be replaced by a new file, or "": a device, FIFO or socket there is
-// refused (as root, renaming over /dev/null would replace the device node). A regular file is
-// replaced; so is a symbolic link, itself, without writing through it.
-std::string replace_target_problem(const std::filesystem::path& target);
+// Whether `target` is a device, FIFO or socket (-o /dev/null, a shell's >(gzip > f)): such a
+// destination is written through, the finished temporary file copied into it, never replaced
+// (as root, renaming over /dev/null would replace the device node with a regular file). A
+// regular file is replaced; so is a symbolic link, itself.
+bool writes_through(const std::filesystem::path& target);
+
+// Copies the finished file `from` into the existing `target` (writes_through), then removes
+// `from`. "" or the error.
+std::string copy_into(const std::filesystem::path& from, const std::filesystem::path& target);
 
 // Flushes a written file (and, after a rename, its folder) to the disk, so that a power cut
 // after the rename leaves the new file whole, not empty. "" or the error.
