@@ -49,6 +49,12 @@ TEST_CASE("moe-bench: flags that describe no layer or no timing exit 2, named") 
     expect_refused("--decode-study " + kCustom + " --json /tmp/x.json", "--decode-study prints a table");
     expect_refused("--tokens 1 --reps 1 " + kCustom + " --json /no/such/folder/b.json",
                    "--json: /no/such/folder/b.json: folder /no/such/folder does not exist");
+    // Layers past the machine's memory, products past 2^64 included: the size named, not bad_alloc.
+    expect_refused("--tokens 1 --reps 1 --experts 65536 --topk 2 --hidden 65536 --inter 65536",
+                   "more than this machine's");
+    expect_refused("--tokens 1 --reps 1 --experts 4294967296 --topk 2 --hidden 4294967296 --inter 4294967296",
+                   "more than this machine's");
+    expect_refused("--tokens 4294967297 --reps 1 " + kCustom, "at T = 4294967297");
 }
 
 TEST_CASE("moe-bench: a custom layer with top-k = experts runs (the checks above refuse no good input)") {

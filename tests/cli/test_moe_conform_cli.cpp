@@ -168,10 +168,26 @@ TEST_CASE("usage errors exit 2 with a message") {
     r = run_command(moe_conform() + " run --backend reference");
     CHECK(r.exit_code == 2);
     CHECK(has(r.output, "--suite"));
-    r = run_command(moe_conform() + " run --backend reference --suite " + kSuite + " --filter 'no_such_case*'");
+    TempDir dir;
+    const std::string json = (dir.path() / "r.json").string();
+    r = run_command(moe_conform() + " run --backend reference --suite " + kSuite + " --filter 'no_such_case*' --json " +
+                    json);
     CHECK(r.exit_code == 2);
     CHECK(has(r.output, "no case matched"));
-    TempDir dir;
+    CHECK(has(r.output, "no report file written"));
+    CHECK(!fs::exists(json));  // an empty report would read as a clean run
+    r = run_command(moe_conform() + " run --backend reference --suite " + kSuite + " --shard ''");
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.output, "expected I/N"));
+    // A .h5 entry that is no file (a dangling link: an incomplete checkout) is not skipped.
+    const fs::path short_suite = dir.path() / "short";
+    fs::create_directories(short_suite);
+    fs::copy_file(kSuite + "/topk_one.h5", short_suite / "topk_one.h5");
+    fs::create_symlink(dir.path() / "nowhere.h5", short_suite / "missing.h5");
+    r = run_command(moe_conform() + " run --backend reference --no-manifest --suite " + short_suite.string());
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.output, "missing.h5 is a link to nothing"));
+    fs::remove_all(short_suite);
     r = run_command(moe_conform() + " run --backend reference --suite " + dir.path().string());
     CHECK(r.exit_code == 2);
     CHECK(has(r.output, "holds no .h5 golden file"));
