@@ -196,6 +196,20 @@ TEST_CASE("usage errors exit 2 with a message") {
     CHECK(has(r.output, "loop_lowp"));
 }
 
+TEST_CASE("selftest's repro lines run: a mutant by name, in worker processes, spelled either way") {
+    // The names were checked by making the backends in the parent: an opencl mutant opened its
+    // device there, and the forked workers hung on every case until --case-timeout.
+    const auto r = run_command(moe_conform() + " run --backend mutant:opencl_wrong_offset --case " + kSuite +
+                               "/gemm2_gptoss_spec_bf16.h5 --case-timeout 60");
+    CAPTURE(r.output);
+    CHECK_FALSE(has(r.output, "timed out"));
+    CHECK((r.exit_code == 1 || r.exit_code == 77));  // caught; 77 where no OpenCL device exists
+    const auto twice = run_command(moe_conform() + " run --backend lanes_swapped,mutant:lanes_swapped --case " + kSuite +
+                                   "/topk_one.h5");
+    CHECK(twice.exit_code == 2);
+    CHECK(has(twice.output, "named twice"));
+}
+
 TEST_CASE("flag values out of range exit 2 saying what is wanted, before anything runs") {
     const std::string run = moe_conform() + " run --backend reference --suite " + kSuite;
     const std::pair<std::string, std::string> refused[] = {

@@ -72,14 +72,29 @@ std::vector<std::pair<std::string, int>> resolve_names(const std::vector<std::st
     if (names.empty())
         for (const auto& p : plugins) wanted.push_back(p->name());
     const auto builtins = builtin_backend_names();
+    const auto mutants = selftest_mutants();
     std::vector<std::pair<std::string, int>> out;
+    // A mutant's two spellings (NAME, mutant:NAME) are one backend.
+    const auto mutant_name = [&](const std::string& n) {
+        const std::string bare = n.rfind("mutant:", 0) == 0 ? n.substr(7) : n;
+        for (const auto& m : mutants)
+            if (m.name == bare) return "mutant:" + bare;
+        return std::string();
+    };
+    const auto canonical = [&](const std::string& n) {
+        const std::string m = mutant_name(n);
+        return m.empty() ? n : m;
+    };
     for (const auto& n : wanted) {
         for (const auto& seen : out)
-            if (seen.first == n) throw InputError("backend '" + n + "' is named twice");
+            if (canonical(seen.first) == canonical(n)) throw InputError("backend '" + n + "' is named twice");
         int plugin = -1;
         for (std::size_t i = 0; i < plugins.size(); ++i)
             if (plugins[i]->name() == n) plugin = static_cast<int>(i);
-        if (plugin < 0 && std::find(builtins.begin(), builtins.end(), n) == builtins.end())
+        // Known by name only: making one here (an opencl mutant opens a device context) before the
+        // workers fork left them an OpenCL runtime whose threads did not survive the fork, and every
+        // case hung until --case-timeout.
+        if (plugin < 0 && std::find(builtins.begin(), builtins.end(), n) == builtins.end() && mutant_name(n).empty())
             make_builtin_backend(n);  // throws InputError naming the known backends
         out.emplace_back(n, plugin);
     }
