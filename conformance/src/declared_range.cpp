@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <iterator>
 #include <limits>
 #include <vector>
 
@@ -32,12 +31,8 @@ std::optional<std::string> beyond_declared_range(const Problem& p, const Precisi
     // Inputs rounded to the compute type, which may hold fewer bits or a smaller range than the
     // data type (f16 on bf16 data: 65504 against 3.4e38); weights dequantised into their type.
     // (A scale or zero point is not rounded to it: it enters through the dequantised weight.)
-    const auto is_compression_param = [](const std::string& name) {
-        return std::any_of(std::begin(kCompressionInputNames), std::end(kCompressionInputNames),
-                           [&](const char* n) { return name == n; });
-    };
     for (const auto& [name, t] : p.inputs)
-        if (!is_compressed_weight(t.dtype()) && !is_compression_param(name) && is_floating(t.dtype()) &&
+        if (!is_compressed_weight(t.dtype()) && !is_compression_input(name) && is_floating(t.dtype()) &&
             finite_max_abs(t) > largest_finite(c))
             return beyond("the values of " + name, finite_max_abs(t), c);
     for (const char* w : {kWeight0, kWeight1, kWeight2})

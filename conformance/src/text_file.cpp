@@ -17,22 +17,29 @@ namespace moe::conformance {
 // The temporary file is `<file>.tmp.<pid>.<n>` (the golden writers' names: a killed run's is
 // removed by the next writer into the folder), created with O_EXCL and O_NOFOLLOW so that a link
 // planted at that name is never written through, synced, then renamed over the file.
+namespace {
+
+// Writes all of `content` to `fd`: 0, or the errno of the write that failed.
+int write_all(int fd, const std::string& content) {
+    for (std::size_t done = 0; done < content.size();) {
+        const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return n < 0 ? errno : ENOSPC;
+        done += static_cast<std::size_t>(n);
+    }
+    return 0;
+}
+
+}  // namespace
+
 void write_file_atomically(const std::string& file, const std::string& content) {
     namespace fs = std::filesystem;
     if (golden::writes_through(file)) {  // /dev/null, a pipe: written into, never replaced (as root: the device node)
         const int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
         if (fd < 0) throw OutputError("cannot write '" + file + "': " + std::strerror(errno));
-        for (std::size_t done = 0; done < content.size();) {
-            const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) {
-                const int e = n < 0 ? errno : ENOSPC;
-                ::close(fd);
-                throw OutputError("cannot write '" + file + "': " + std::strerror(e));
-            }
-            done += static_cast<std::size_t>(n);
-        }
+        const int e = write_all(fd, content);
         ::close(fd);
+        if (e != 0) throw OutputError("cannot write '" + file + "': " + std::strerror(e));
         return;
     }
     const fs::path dir = fs::path(file).parent_path().empty() ? fs::path(".") : fs::path(file).parent_path();
@@ -49,12 +56,7 @@ void write_file_atomically(const std::string& file, const std::string& content) 
         const int e = errno;
         throw OutputError("cannot write '" + file + "': cannot create '" + tmp + "': " + std::strerror(e));
     }
-    for (std::size_t done = 0; done < content.size();) {
-        const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) fail(std::string("write to '") + tmp + "' failed: " + std::strerror(n < 0 ? errno : ENOSPC));
-        done += static_cast<std::size_t>(n);
-    }
+    if (const int e = write_all(fd, content); e != 0) fail("write to '" + tmp + "' failed: " + std::strerror(e));
     if (::fsync(fd) != 0) fail(std::string("fsync of '") + tmp + "' failed: " + std::strerror(errno));
     const int closed = ::close(fd);
     fd = -1;

@@ -10,12 +10,22 @@ namespace moe {
 std::string scale_input(const std::string& weight) { return weight + "_scale"; }
 std::string zero_point_input(const std::string& weight) { return weight + "_zero_point"; }
 
-bool is_input_name(const std::string& name) {
-    for (const char* n : kInputNames)
-        if (name == n) return true;
+bool is_compression_input(const std::string& name) {
     for (const char* n : kCompressionInputNames)
         if (name == n) return true;
     return false;
+}
+
+bool is_weight_name(const std::string& name) {
+    for (const char* n : kWeightNames)
+        if (name == n) return true;
+    return false;
+}
+
+bool is_input_name(const std::string& name) {
+    for (const char* n : kInputNames)
+        if (name == n) return true;
+    return is_compression_input(name);
 }
 
 std::optional<WeightCompression> weight_compression(const Problem& p, const std::string& weight) {
@@ -111,9 +121,7 @@ Problem with_dequantized_weights(const Problem& p, DType type) {
     q.name = p.name;
     q.attributes = p.attributes;
     for (const auto& [name, t] : p.inputs) {
-        bool compression_input = false;
-        for (const char* n : kCompressionInputNames) compression_input = compression_input || name == n;
-        if (compression_input) continue;
+        if (is_compression_input(name)) continue;
         q.inputs[name] = is_compressed_weight(t.dtype()) ? dequantize_weight(p, name, type) : t;
     }
     return q;

@@ -6,22 +6,10 @@ namespace moe::golden {
 
 namespace {
 
-bool is_compression_input(const std::string& name) {
-    for (const char* n : kCompressionInputNames)
-        if (name == n) return true;
-    return false;
-}
-
-bool is_weight(const std::string& name) {
-    for (const char* n : kWeightNames)
-        if (name == n) return true;
-    return false;
-}
-
 // Only a weight can be compressed: an integer hidden_states or bias is a wrong type, which
 // validation names, not a reason to ask for format_version 2.
 bool is_compressed(const std::string& name, const Tensor& t) {
-    return is_compression_input(name) || (is_weight(name) && is_compressed_weight(t.dtype()));
+    return is_compression_input(name) || (is_weight_name(name) && is_compressed_weight(t.dtype()));
 }
 
 }  // namespace

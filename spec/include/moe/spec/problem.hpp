@@ -83,6 +83,10 @@ std::string scale_input(const std::string& weight);       // "weight_0" -> "weig
 std::string zero_point_input(const std::string& weight);  // "weight_0" -> "weight_0_zero_point"
 // One of kInputNames or kCompressionInputNames.
 bool is_input_name(const std::string& name);
+// One of kCompressionInputNames: a scale or zero point.
+bool is_compression_input(const std::string& name);
+// One of kWeightNames.
+bool is_weight_name(const std::string& name);
 
 struct Problem {
     std::string name;
