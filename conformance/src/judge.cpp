@@ -17,18 +17,26 @@ namespace {
 // transposed buffer, a harness that dropped the K axis) would pass unnoticed until then.
 std::string misshapen_stage(const golden::GoldenCase& c, const std::map<std::string, Tensor>& stages) {
     const Dims d = validate_structure(c.problem);
-    const ExpertType type = c.problem.attributes.expert_type;
     for (const auto& [name, t] : stages) {
-        const std::size_t features = name == "down" ? d.H : name == "gate_up" ? d.first_gemm_width(type) : d.I;
-        const Shape want{d.T, d.K, features};
-        if (t.shape() != want)
-            return name + " (shape " + shape_to_string(t.shape()) + ", expected " + shape_to_string(want) +
+        const auto want = golden_stage_shape(c.problem, d, name);
+        if (!want) return name + " (not a stage of " + std::string(expert_type_name(c.problem.attributes.expert_type)) + ")";
+        if (t.shape() != *want)
+            return name + " (shape " + shape_to_string(t.shape()) + ", expected " + shape_to_string(*want) +
                    " = [T, K, features])";
     }
     return {};
 }
 
 }  // namespace
+
+std::optional<Shape> golden_stage_shape(const Problem& p, const Dims& d, const std::string& stage) {
+    const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
+    if (stage == "down") return Shape{d.T, d.K, d.H};
+    if (stage == "act") return Shape{d.T, d.K, d.I};
+    if (gemm2 && stage == "gate_up") return Shape{d.T, d.K, 2 * d.I};
+    if (!gemm2 && (stage == "gate" || stage == "up")) return Shape{d.T, d.K, d.I};
+    return std::nullopt;
+}
 
 CaseResult judge_output(const golden::GoldenCase& c, const Output& out, const JudgeInput& in) {
     CaseResult r;

@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "moe/conformance/judge.hpp"
 #include "moe/golden/golden_file.hpp"
 #include "moe/golden/result_file.hpp"
 #include "moe/golden/suite.hpp"
@@ -49,12 +50,6 @@ private:
     std::shared_ptr<const std::map<std::string, Replayed>> by_case_;
 };
 
-std::vector<std::pair<std::string, std::size_t>> stage_layout(const Problem& p, const Dims& d) {
-    if (p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp)
-        return {{"gate_up", 2 * d.I}, {"act", d.I}, {"down", d.H}};
-    return {{"gate", d.I}, {"up", d.I}, {"act", d.I}, {"down", d.H}};
-}
-
 // Shapes against the golden case: the output has hidden_states' shape, each stage the golden
 // stage layout [T, K, features].
 std::optional<std::string> shape_fault(const golden::ResultFile& r, const golden::GoldenCase& c) {
@@ -63,13 +58,11 @@ std::optional<std::string> shape_fault(const golden::ResultFile& r, const golden
         return "output shape " + shape_to_string(r.output.shape()) + " is not hidden_states' " +
                shape_to_string(hidden.shape()) + " (case " + c.problem.name + ")";
     const Dims d = validate(c.problem);
-    const auto layout = stage_layout(c.problem, d);
     for (const auto& [name, t] : r.stages) {
-        const auto it = std::find_if(layout.begin(), layout.end(), [&](const auto& s) { return s.first == name; });
-        if (it == layout.end()) return "stage '" + name + "' is not a stage of " + std::string(expert_type_name(c.problem.attributes.expert_type));
-        const Shape want{d.T, d.K, it->second};
-        if (t.shape() != want)
-            return "stage '" + name + "' has shape " + shape_to_string(t.shape()) + ", expected " + shape_to_string(want);
+        const auto want = golden_stage_shape(c.problem, d, name);
+        if (!want) return "stage '" + name + "' is not a stage of " + std::string(expert_type_name(c.problem.attributes.expert_type));
+        if (t.shape() != *want)
+            return "stage '" + name + "' has shape " + shape_to_string(t.shape()) + ", expected " + shape_to_string(*want);
     }
     return std::nullopt;
 }

@@ -3,6 +3,7 @@
 // failing output that came with stages, and the result record every report prints. The runner,
 // `moe-conform check` and the Python package all judge through this, so that one output gets
 // the same verdict and the same numbers whichever way it arrived.
+#include <optional>
 #include <string>
 
 #include "moe/conformance/results.hpp"
@@ -20,5 +21,9 @@ struct JudgeInput {
 };
 
 CaseResult judge_output(const golden::GoldenCase& c, const Output& out, const JudgeInput& in);
+
+// The golden layout of stage `stage` of `p` (sizes `d`): [T, K, features]; nullopt when the
+// expert type has no such stage.
+std::optional<Shape> golden_stage_shape(const Problem& p, const Dims& d, const std::string& stage);
 
 }  // namespace moe::conformance
