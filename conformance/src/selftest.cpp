@@ -39,8 +39,12 @@ bool SelftestReport::passed() const {
 }
 
 SelftestReport run_selftest(const RunOptions& o, const std::vector<Backend*>& correct,
-                            const std::vector<Mutant>& mutants) {
+                            const std::vector<Mutant>& mutants, const SelftestProgress& progress) {
     SelftestReport report;
+    const std::size_t total = correct.size() + mutants.size();
+    const auto done = [&] {
+        if (progress) progress(report.correct.size() + report.mutants.size(), total, report);
+    };
     for (Backend* b : correct) {
         CorrectBackendVerdict v;
         v.name = b->name();
@@ -48,6 +52,7 @@ SelftestReport run_selftest(const RunOptions& o, const std::vector<Backend*>& co
         if (!a.available) {
             v.unavailable = a.reason;
             report.correct.push_back(std::move(v));
+            done();
             continue;
         }
         RunOutcome outcome = run_suite(o, {b});
@@ -63,6 +68,7 @@ SelftestReport run_selftest(const RunOptions& o, const std::vector<Backend*>& co
             if (r.status != Status::pass && r.status != Status::skip) v.problems.push_back(std::move(r));
         }
         report.correct.push_back(std::move(v));
+        done();
     }
     for (const auto& m : mutants) {
         MutantVerdict v;
@@ -74,6 +80,7 @@ SelftestReport run_selftest(const RunOptions& o, const std::vector<Backend*>& co
         if (!a.available) {
             v.unavailable = a.reason;
             report.mutants.push_back(std::move(v));
+            done();
             continue;
         }
         RunOutcome outcome = run_suite(o, {b.get()});
@@ -90,6 +97,7 @@ SelftestReport run_selftest(const RunOptions& o, const std::vector<Backend*>& co
             ++v.caught_by;
         }
         report.mutants.push_back(std::move(v));
+        done();
     }
     return report;
 }

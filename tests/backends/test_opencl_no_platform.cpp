@@ -43,4 +43,16 @@ TEST_CASE("selftest without an OpenCL platform: the opencl mutants SKIPPED, the 
     REQUIRE(std::regex_search(r.output, summary, line));
     CHECK(summary[1].str() == summary[2].str());
     CHECK(!has(r.output, "MISSED"));
+    // Progress on stderr: a line as each correct backend and mutant finishes, numbered to the end.
+    const std::regex progress(R"(selftest: \[(\d+)/(\d+)\] ([a-z0-9_]+): )");
+    std::size_t lines = 0, total = 0;
+    for (auto it = std::sregex_iterator(r.output.begin(), r.output.end(), progress); it != std::sregex_iterator(); ++it) {
+        ++lines;
+        CHECK(std::stoul((*it)[1].str()) == lines);
+        total = std::stoul((*it)[2].str());
+    }
+    CHECK(lines > 4);
+    CHECK(lines == total);
+    CHECK(has(r.output, "] opencl_missing_barrier: SKIPPED ("));
+    CHECK(has(r.output, "] cpu: ok, "));
 }

@@ -74,6 +74,7 @@ struct SelftestCommand {
     std::string shard;  // --shard I/N: this share of the correct backends and mutants
     std::string json;  // --json: the score and the catch matrix (spec/report-format.md)
     std::string html;  // --html: the same as one page
+    bool quiet = false;  // --quiet: no line per backend and mutant on stderr
     std::string command_line;
 };
 int selftest(const SelftestCommand& c);

@@ -180,6 +180,7 @@ int main(int argc, char** argv) {
         ->check(moe::cli::kOutputFile);
     s->add_option("--html", sc.html, "Also write the score and the catch matrix as a self-contained HTML page here")
         ->check(moe::cli::kOutputFile);
+    s->add_flag("--quiet", sc.quiet, "No progress on stderr (by default a line as each backend and mutant finishes)");
 
     ShrinkCommand kc;
     kc.threads = threads;

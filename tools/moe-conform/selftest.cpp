@@ -77,6 +77,25 @@ void print_mutants(const conformance::SelftestReport& report) {
     }
 }
 
+// A line on stderr as each backend or mutant finishes: a suite pass each, minutes in all.
+void print_progress(std::size_t done, std::size_t total, const conformance::SelftestReport& so_far,
+                    std::chrono::steady_clock::time_point start) {
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cerr << "selftest: [" << done << "/" << total << "] ";
+    if (so_far.mutants.empty()) {
+        const auto& v = so_far.correct.back();
+        std::cerr << v.name << ": ";
+        if (v.unavailable) std::cerr << "unavailable";
+        else std::cerr << (v.clean() ? "ok" : "PROBLEM") << ", " << v.summary.passed << " passed";
+    } else {
+        const auto& m = so_far.mutants.back();
+        std::cerr << m.name << ": ";
+        if (m.unavailable) std::cerr << "SKIPPED";
+        else std::cerr << (m.caught() ? "caught by " : "MISSED by ") << m.caught_by << " of " << m.cases << " cases";
+    }
+    std::cerr << " (" << std::fixed << std::setprecision(1) << s << " s)" << std::defaultfloat << std::endl;
+}
+
 }  // namespace
 
 int selftest(const SelftestCommand& c) {
@@ -102,7 +121,12 @@ int selftest(const SelftestCommand& c) {
     keep_shard(c.shard, correct, mutants);
     for (const Backend* b : correct) info.backends.push_back(b->name());
     const auto start = std::chrono::steady_clock::now();
-    const auto report = conformance::run_selftest(o, correct, mutants);
+    conformance::SelftestProgress progress;
+    if (!c.quiet)
+        progress = [start](std::size_t done, std::size_t total, const conformance::SelftestReport& so_far) {
+            print_progress(done, total, so_far, start);
+        };
+    const auto report = conformance::run_selftest(o, correct, mutants, progress);
     info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!report.input_errors.empty()) {
         for (const auto& e : report.input_errors) std::cerr << "moe-conform: error: " << e << "\n";

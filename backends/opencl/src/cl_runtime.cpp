@@ -1,6 +1,8 @@
 #include "cl_runtime.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -10,12 +12,17 @@
 namespace moe::backends::ocl {
 
 namespace {
-// The f32 program and the f64 one, in build order (common.cl first: shared helpers).
-const std::vector<std::string> kMainFiles = {"common.cl",   "compressed_values.cl", "mask_gen.cl",
-                                             "gather.cl",   "gemm.cl",              "gemm_gpu.cl",
-                                             "gemm_kernels.cl", "gemm_compressed.cl", "swiglu.cl",
-                                             "scatter_reduce.cl"};
+// The f32 program, the compressed-weight GEMMs and the f64 program, in build order (common.cl
+// first: shared helpers).
+const std::vector<std::string> kMainFiles = {"common.cl", "mask_gen.cl",     "gather.cl", "gemm.cl",
+                                             "gemm_gpu.cl", "gemm_kernels.cl", "swiglu.cl", "scatter_reduce.cl"};
+const std::vector<std::string> kCompressedFiles = {"common.cl", "compressed_values.cl", "gemm.cl", "gemm_gpu.cl",
+                                                   "gemm_compressed.cl"};
 const std::vector<std::string> kF64Files = {"common.cl", "f64.cl"};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 std::size_t kernel_work_group(cl_kernel k, cl_device_id d) {
     std::size_t wg = 0;
@@ -59,6 +66,7 @@ Runtime::Runtime(const DeviceInfo& device) : device_(device) {
 Runtime::~Runtime() {
     for (auto& [name, e] : events_) clReleaseEvent(e);
     main_ = Program();
+    compressed_ = Program();
     f64_ = Program();
     if (queue_) clReleaseCommandQueue(queue_);
     if (context_) clReleaseContext(context_);
@@ -66,7 +74,9 @@ Runtime::~Runtime() {
 
 void Runtime::build(const std::string& defines) {
     if (main_.built()) return;
+    const auto t0 = std::chrono::steady_clock::now();
     gemm_ = gemm_config_for(*this);
+    const double tune_s = seconds_since(t0);
     const auto options = [&] { return gemm_.defines() + (defines.empty() ? std::string() : " " + defines); };
     main_ = compile(kMainFiles, options());
     // A kernel may accept smaller work-groups than the device (registers, local memory): the
@@ -81,11 +91,41 @@ void Runtime::build(const std::string& defines) {
         gemm_ = choose_gemm_config(device_, kernel_wg);
         main_ = compile(kMainFiles, options());
     }
+    options_ = options();
+    build_seconds_.emplace_back("f32 program", seconds_since(t0));
+    tune_seconds_ = tune_s;
+}
+
+void Runtime::build_compressed() {
+    if (compressed_.built()) return;
+    if (!main_.built()) build();
+    const auto t0 = std::chrono::steady_clock::now();
+    compressed_ = compile(kCompressedFiles, options_);
+    build_seconds_.emplace_back("compressed-weight GEMMs", seconds_since(t0));
 }
 
 bool Runtime::build_f64() {
-    if (!f64_.built() && device_.fp64) f64_ = compile(kF64Files, "");
+    if (!f64_.built() && device_.fp64) {
+        const auto t0 = std::chrono::steady_clock::now();
+        f64_ = compile(kF64Files, "");
+        build_seconds_.emplace_back("f64 program", seconds_since(t0));
+    }
     return f64_.built();
+}
+
+std::string Runtime::build_report() const {
+    std::string s;
+    for (const auto& [what, sec] : build_seconds_) {
+        char line[160];
+        std::snprintf(line, sizeof line, "%s%s %.2f s", s.empty() ? "" : ", ", what.c_str(), sec);
+        s += line;
+        // The autotune runs inside the f32 program's build, on a GPU whose choice is not cached.
+        if (what == "f32 program" && tune_seconds_ >= 0.01) {
+            std::snprintf(line, sizeof line, " (autotune %.2f s of it)", tune_seconds_);
+            s += line;
+        }
+    }
+    return s;
 }
 
 Program Runtime::compile(const std::vector<std::string>& files, const std::string& options) const {
@@ -130,6 +170,7 @@ Program Runtime::compile(const std::vector<std::string>& files, const std::strin
 
 cl_kernel Runtime::kernel(const std::string& name) const {
     if (cl_kernel k = main_.find(name)) return k;
+    if (cl_kernel k = compressed_.find(name)) return k;
     if (cl_kernel k = f64_.find(name)) return k;
     throw ClError("kernel lookup (" + name + ", program not built)", CL_INVALID_KERNEL_NAME);
 }

@@ -78,7 +78,7 @@ constexpr std::uint32_t kE = 8, kR = 512, kN = 4096, kK = 2048;
 // nullopt when the kernel cannot run its work-group.
 std::optional<double> time_candidate(const Runtime& rt, const GemmConfig& c) {
     const Program prog =
-        rt.compile({"common.cl", "compressed_values.cl", "gemm.cl", "gemm_gpu.cl", "gemm_kernels.cl"},
+        rt.compile({"common.cl", "gemm.cl", "gemm_gpu.cl", "gemm_kernels.cl"},
                    c.defines() + " -DMOE_GEMM_TUNE_ONLY");
     cl_kernel k = prog.find("moe_gemm_f32_kn");
     std::size_t kwg = 0;

@@ -89,10 +89,11 @@ struct OpenclBackend::State {
     std::map<std::string, double> kernel_times;  // of the last run
 
     // The programs a problem needs, built once (the f32 one with the autotuned GEMM sizes on a
-    // GPU; the f64 one for f64 data).
+    // GPU; the compressed-weight GEMMs for compressed weights; the f64 one for f64 data).
     void build(const Problem& p) {
         ocl::Runtime& rt = *selected.runtime;
         rt.build(mutation_defines(options.mutation));
+        if (has_compressed_weights(p)) rt.build_compressed();
         if (p.input(kHiddenStates).dtype() == DType::f64 && !rt.build_f64())
             throw std::runtime_error("opencl: f64 data on a device without cl_khr_fp64");
     }
@@ -117,6 +118,7 @@ std::string OpenclBackend::description() const {
     if (rt.built()) {  // after the first prepare() or run(): the GEMM sizes, and what the autotune measured
         s += "; GEMM " + rt.gemm().describe();
         if (const auto tune = ocl::tune_report(d); !tune.empty()) s += "; autotune on a 4096x4096x2048 GEMM: " + tune;
+        s += "; built: " + rt.build_report();
     }
     return s;
 }

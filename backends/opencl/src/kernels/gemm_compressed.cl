@@ -36,24 +36,93 @@ __kernel void moe_gemm_compressed(__global const float* restrict A, __global con
     }
 }
 
-// moe_gemm_compressed_tiled (GPU bodies only): blocks of rows, in gemm_gpu.cl's tiled body and
-// tile shape (MOE_GT: the work-group and tile of moe_gemm_*_kn), each weight dequantised as in
-// moe_gemm_compressed (moe_dequant) on its way into the local W tile. Any group size. A GPU
-// runs moe_gemm_compressed's one work-item per column with a warp's loads 32 rows apart, and
-// every tile's rows eight at a time; here each weight is decoded once per block of TM rows and
-// the FMAs are the tiled GEMM's. On the CPU bodies blocks go to moe_gemm_compressed_rows* in
-// pieces instead (enqueue_gemm).
+// moe_gemm_compressed_tiled (GPU bodies only): blocks of rows, in the tile shape of
+// moe_gemm_*_kn (MOE_GT: work-group, register block and k-step; gemm_gpu.cl's FMA step and
+// store), each weight dequantised as in moe_gemm_compressed (moe_dequant, any group size) once
+// per block of TM rows, on its way into the local W tile. On the CPU bodies blocks go to
+// moe_gemm_compressed_rows* in pieces instead (enqueue_gemm).
+// Unlike moe_gemm_tile_wide, no register staging: step s's tiles are written straight into
+// buffer s & 1 while the FMAs of step s - 1 read the other one, so the dequantisation sits in
+// one rolled loop. Unrolled into the register staging (8 dequantisations per step at two call
+// sites, each a switch over the code, scale and zero-point types) it slowed NVIDIA's compiler:
+// on an H100 the suite's first case, programs built and autotune run, took 55 s, and 32 s with
+// this loop and the compressed kernels in a program of their own (docs/opencl-backend.md).
 #if MOE_GEMM_WIDE
+inline void moe_gemm_tile_dequant(__global const float* restrict A, __global const uint* restrict tiles, uint N,
+                                  uint K, __global const uchar* restrict W, int w_type,
+                                  __global const uchar* restrict S, int s_type, __global const uchar* restrict Z,
+                                  int z_type, int has_zero, uint groups, uint scale_rows,
+                                  __global const uchar* restrict bias, int b_type, int has_bias,
+                                  __global float* restrict C, __local float* a_buf, __local float* w_buf,
+                                  const uint LX, const uint LY, const uint MWI, const uint NV, const uint TK) {
+    const uint TM = LY * MWI, TN = LX * NV * 4, WG = LX * LY, NVT = TN / 4, KV = TK / 4;
+    const uint TMP = TM + 4;  // padded as in moe_gemm_tile_wide
+    const uint A_SIZE = TK * TMP, W_SIZE = TK * TN;  // in floats
+    __global const uint* t = tiles + 4 * get_group_id(1);
+    const uint expert = t[0], a_row0 = t[1], c_row0 = t[2], rows = t[3];
+    const uint n0 = get_group_id(0) * TN;
+    const uint l = get_local_id(1) * LX + get_local_id(0);
+    uint x, y;
+    moe_wide_xy(LX, LY, &x, &y);
+
+    VT acc[8][4];  // MWI x NV used
+#pragma unroll
+    for (uint i = 0; i < MWI; ++i)
+#pragma unroll
+        for (uint v = 0; v < NV; ++v) acc[i][v] = 0.0f;
+
+    const uint steps = (K + TK - 1) / TK;
+    // Iteration s stores step s's tiles into buffer s & 1 and multiplies step s - 1's: buffer
+    // s & 1 was last read in iteration s - 1, before its barrier.
+    for (uint s = 0; s <= steps; ++s) {
+        if (s < steps) {
+            const uint k0 = s * TK;
+            __local float* at = a_buf + (s & 1) * A_SIZE;
+            __local float* wt = w_buf + (s & 1) * W_SIZE;
+            for (uint q = l; q < TM * KV; q += WG) {  // A k-major, zero past K
+                const uint r = q / KV, c = (q % KV) * 4;
+                const float4 a = moe_keep4(vload4(0, A + (ulong)(a_row0 + min(r, rows - 1)) * K + k0 + c), k0 + c, K);
+                at[(c + 0) * TMP + r] = a.s0;
+                at[(c + 1) * TMP + r] = a.s1;
+                at[(c + 2) * TMP + r] = a.s2;
+                at[(c + 3) * TMP + r] = a.s3;
+            }
+            // W columns fastest (the local stores of a warp are consecutive); columns past N read
+            // the last one (their results are not stored), elements past K are zero.
+#pragma unroll 1
+            for (uint q = l; q < TK * TN; q += WG) {
+                const uint kk = q / TN, k = k0 + kk;
+#ifdef MOE_MUT_TILE_ROW_SKIP
+                if (kk == TK - 1) continue;  // the w_tile row kk = TK - 1 is never stored
+#endif
+                wt[q] = k < K ? moe_dequant(W, w_type, S, s_type, Z, z_type, has_zero, groups, scale_rows, expert, N,
+                                            K, min(n0 + q % TN, N - 1), k)
+                              : 0.0f;
+            }
+        }
+        if (s > 0) {
+            const uint prev = (s - 1) & 1;
+            moe_wide_fmas((__local const float4*)(a_buf + prev * A_SIZE) + y * MWI / 4,
+                          (__local const VT*)(w_buf + prev * W_SIZE) + x, acc, MWI, NV, TK, TMP, NVT, LX);
+        }
+#ifndef MOE_MUT_NO_BARRIER
+        barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+    }
+    moe_wide_store(acc, C, bias, has_bias, b_type, N, expert, c_row0, rows, n0, x, y, LX, MWI, NV, TN);
+}
+
 __kernel __attribute__((reqd_work_group_size(MOE_GT_LX, MOE_GT_LY, 1))) void moe_gemm_compressed_tiled(
     __global const float* restrict A, __global const uint* restrict tiles, uint first, uint N, uint K,
     __global const uchar* restrict W, int w_type, __global const uchar* restrict S, int s_type,
     __global const uchar* restrict Z, int z_type, int has_zero, uint groups, uint scale_rows,
     __global const uchar* restrict bias, int b_type, int has_bias, __global float* restrict C) {
+    // float4 arrays: the FMA step reads both tiles as vectors
     __local float4 a_tile[2 * MOE_GT_TK * (MOE_GT_LY * MOE_GT_MWI + 4) / 4];
-    __local VT w_tile[2 * MOE_GT_TK * MOE_GT_LX * MOE_GT_NV];
-    moe_gemm_tile_wide(A, tiles + 4 * first, N, K, W, bias, has_bias, C, a_tile, w_tile, w_type, b_type, MOE_GT_LX,
-                       MOE_GT_LY, MOE_GT_MWI, MOE_GT_NV, MOE_GT_TK, 1, S, s_type, Z, z_type, has_zero, groups,
-                       scale_rows);
+    __local float4 w_tile[2 * MOE_GT_TK * MOE_GT_LX * MOE_GT_NV];
+    moe_gemm_tile_dequant(A, tiles + 4 * first, N, K, W, w_type, S, s_type, Z, z_type, has_zero, groups, scale_rows,
+                          bias, b_type, has_bias, C, (__local float*)a_tile, (__local float*)w_tile, MOE_GT_LX, MOE_GT_LY, MOE_GT_MWI, MOE_GT_NV,
+                          MOE_GT_TK);
 }
 #endif
 

@@ -65,14 +65,9 @@ inline float8 moe_keep8(float8 v, uint k, uint K) {
 
 // Step k0's tiles from global memory into this work-item's registers (a_st: A vectors along k,
 // w_st: W vectors along n), zero past K. A_LOADS / W_LOADS are at most 8 (checked on the host).
-// Compressed weights (compressed != 0: moe_gemm_compressed_tiled): W is expert e's NK codes with
-// the scales and zero points S, Z, each element dequantised on its way into the tile.
 inline void moe_wide_fetch(__global const float* restrict A, __global const uchar* restrict W, uint N, uint K,
                            uint k0, uint a_row0, uint rows, uint n0, ulong w_base, const int w_type, VT* a_st,
-                           VT* w_st, const uint TM, const uint TK, const uint NVT, const uint WG, const uint l,
-                           const int compressed, __global const uchar* restrict S, int s_type,
-                           __global const uchar* restrict Z, int z_type, int has_zero, uint groups,
-                           uint scale_rows, uint e) {
+                           VT* w_st, const uint TM, const uint TK, const uint NVT, const uint WG, const uint l) {
     const uint KV = TK / 4;
 #pragma unroll
     for (uint p = 0; p < (TM * KV + WG - 1) / WG; ++p) {
@@ -85,16 +80,7 @@ inline void moe_wide_fetch(__global const float* restrict A, __global const ucha
 #pragma unroll
     for (uint p = 0; p < (TK * NVT + WG - 1) / WG; ++p) {
         const uint q = l + p * WG, kk = q / NVT;
-        if (q < TK * NVT && compressed) {
-            // Columns past N read the last one (their results are not stored).
-            const uint n = n0 + (q % NVT) * 4, k = min(k0 + kk, K - 1);
-            VT w;
-            w.s0 = moe_dequant(W, w_type, S, s_type, Z, z_type, has_zero, groups, scale_rows, e, N, K, min(n, N - 1), k);
-            w.s1 = moe_dequant(W, w_type, S, s_type, Z, z_type, has_zero, groups, scale_rows, e, N, K, min(n + 1, N - 1), k);
-            w.s2 = moe_dequant(W, w_type, S, s_type, Z, z_type, has_zero, groups, scale_rows, e, N, K, min(n + 2, N - 1), k);
-            w.s3 = moe_dequant(W, w_type, S, s_type, Z, z_type, has_zero, groups, scale_rows, e, N, K, min(n + 3, N - 1), k);
-            w_st[p] = k0 + kk < K ? w : (VT)0.0f;
-        } else if (q < TK * NVT) {
+        if (q < TK * NVT) {
             const VT w = moe_load_vec(W, w_base + (ulong)min(k0 + kk, K - 1) * N + n0 + (q % NVT) * 4, w_type);
             w_st[p] = k0 + kk < K ? w : (VT)0.0f;
         }
@@ -127,69 +113,33 @@ inline void moe_wide_stage(__local float* a_tile, __local VT* w_tile, const VT* 
     }
 }
 
-inline void moe_gemm_tile_wide(__global const float* restrict A, __global const uint* restrict tiles, uint N,
-                               uint K, __global const uchar* restrict W, __global const uchar* restrict bias,
-                               int has_bias, __global float* restrict C, __local float4* a_buf,
-                               __local VT* w_buf, const int w_type, const int b_type, const uint LX,
-                               const uint LY, const uint MWI, const uint NV, const uint TK, const int compressed,
-                               __global const uchar* restrict S, int s_type, __global const uchar* restrict Z,
-                               int z_type, int has_zero, uint groups, uint scale_rows) {
-    const uint TM = LY * MWI, TN = LX * NV * 4, WG = LX * LY, NVT = TN / 4;
-    const uint TMP = TM + 4;  // padded: the k-major stores of one row hit fewer banks at once
-    const uint A_SIZE = TK * TMP / 4, W_SIZE = TK * NVT;  // in vectors
-    __global const uint* t = tiles + 4 * get_group_id(1);
-    const uint expert = t[0], a_row0 = t[1], c_row0 = t[2], rows = t[3];
-    const uint n0 = get_group_id(0) * TN;
-    const ulong w_base = (ulong)expert * N * K;
-    const uint l = get_local_id(1) * LX + get_local_id(0);
-    uint x, y;
-    moe_wide_xy(LX, LY, &x, &y);
-
-    VT acc[8][4];  // MWI x NV used
+// One k-step's FMAs: the work-item's MWI x NV accumulators from the local tiles of one buffer,
+// ap at its first rows (A k-major, row stride TMP) and bp at its first column vector (W).
+inline void moe_wide_fmas(__local const float4* ap, __local const VT* bp, VT acc[8][4], const uint MWI,
+                          const uint NV, const uint TK, const uint TMP, const uint NVT, const uint LX) {
 #pragma unroll
-    for (uint i = 0; i < MWI; ++i)
+    for (uint kk = 0; kk < TK; ++kk) {
+        VT b[4];
 #pragma unroll
-        for (uint v = 0; v < NV; ++v) acc[i][v] = 0.0f;
-
-    VT a_st[8], w_st[8];
-    moe_wide_fetch(A, W, N, K, 0, a_row0, rows, n0, w_base, w_type, a_st, w_st, TM, TK, NVT, WG, l, compressed, S,
-                   s_type, Z, z_type, has_zero, groups, scale_rows, expert);
-    moe_wide_stage((__local float*)a_buf, w_buf, a_st, w_st, TM, TMP, TK, NVT, WG, l);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint k0 = 0, s = 0; k0 < K; k0 += TK, ++s) {
-        const uint cur = s & 1;
-        const bool next = k0 + TK < K;
-        if (next)
-            moe_wide_fetch(A, W, N, K, k0 + TK, a_row0, rows, n0, w_base, w_type, a_st, w_st, TM, TK, NVT, WG, l,
-                           compressed, S, s_type, Z, z_type, has_zero, groups, scale_rows, expert);
-        __local const float4* ap = a_buf + cur * A_SIZE + y * MWI / 4;
-        __local const VT* bp = w_buf + cur * W_SIZE + x;
+        for (uint v = 0; v < NV; ++v) b[v] = bp[kk * NVT + v * LX];
 #pragma unroll
-        for (uint kk = 0; kk < TK; ++kk) {
-            VT b[4];
+        for (uint i4 = 0; i4 < MWI / 4; ++i4) {
+            const float4 a = ap[kk * TMP / 4 + i4];
 #pragma unroll
-            for (uint v = 0; v < NV; ++v) b[v] = bp[kk * NVT + v * LX];
-#pragma unroll
-            for (uint i4 = 0; i4 < MWI / 4; ++i4) {
-                const float4 a = ap[kk * TMP / 4 + i4];
-#pragma unroll
-                for (uint v = 0; v < NV; ++v) {
-                    acc[4 * i4 + 0][v] = fma((VT)a.s0, b[v], acc[4 * i4 + 0][v]);
-                    acc[4 * i4 + 1][v] = fma((VT)a.s1, b[v], acc[4 * i4 + 1][v]);
-                    acc[4 * i4 + 2][v] = fma((VT)a.s2, b[v], acc[4 * i4 + 2][v]);
-                    acc[4 * i4 + 3][v] = fma((VT)a.s3, b[v], acc[4 * i4 + 3][v]);
-                }
+            for (uint v = 0; v < NV; ++v) {
+                acc[4 * i4 + 0][v] = fma((VT)a.s0, b[v], acc[4 * i4 + 0][v]);
+                acc[4 * i4 + 1][v] = fma((VT)a.s1, b[v], acc[4 * i4 + 1][v]);
+                acc[4 * i4 + 2][v] = fma((VT)a.s2, b[v], acc[4 * i4 + 2][v]);
+                acc[4 * i4 + 3][v] = fma((VT)a.s3, b[v], acc[4 * i4 + 3][v]);
             }
         }
-        // Buffer cur ^ 1 was last read in step s - 1, before that step's barrier.
-        if (next)
-            moe_wide_stage((__local float*)(a_buf + (cur ^ 1) * A_SIZE), w_buf + (cur ^ 1) * W_SIZE, a_st, w_st, TM,
-                           TMP, TK, NVT, WG, l);
-#ifndef MOE_MUT_NO_BARRIER
-        barrier(CLK_LOCAL_MEM_FENCE);  // step s + 1's tiles are stored; buffer cur is free again
-#endif
     }
+}
 
+// The tile's results (rows y*MWI + i < rows, columns n0 + (x + v*LX)*4 .. + 3 below N), plus bias.
+inline void moe_wide_store(VT acc[8][4], __global float* restrict C, __global const uchar* restrict bias,
+                           int has_bias, const int b_type, uint N, uint expert, uint c_row0, uint rows, uint n0,
+                           uint x, uint y, const uint LX, const uint MWI, const uint NV, const uint TN) {
 #pragma unroll
     for (uint i = 0; i < MWI; ++i) {
         const uint m = y * MWI + i;
@@ -212,6 +162,49 @@ inline void moe_gemm_tile_wide(__global const float* restrict A, __global const 
             }
         }
     }
+}
+
+inline void moe_gemm_tile_wide(__global const float* restrict A, __global const uint* restrict tiles, uint N,
+                               uint K, __global const uchar* restrict W, __global const uchar* restrict bias,
+                               int has_bias, __global float* restrict C, __local float4* a_buf,
+                               __local VT* w_buf, const int w_type, const int b_type, const uint LX,
+                               const uint LY, const uint MWI, const uint NV, const uint TK) {
+    const uint TM = LY * MWI, TN = LX * NV * 4, WG = LX * LY, NVT = TN / 4;
+    const uint TMP = TM + 4;  // padded: the k-major stores of one row hit fewer banks at once
+    const uint A_SIZE = TK * TMP / 4, W_SIZE = TK * NVT;  // in vectors
+    __global const uint* t = tiles + 4 * get_group_id(1);
+    const uint expert = t[0], a_row0 = t[1], c_row0 = t[2], rows = t[3];
+    const uint n0 = get_group_id(0) * TN;
+    const ulong w_base = (ulong)expert * N * K;
+    const uint l = get_local_id(1) * LX + get_local_id(0);
+    uint x, y;
+    moe_wide_xy(LX, LY, &x, &y);
+
+    VT acc[8][4];  // MWI x NV used
+#pragma unroll
+    for (uint i = 0; i < MWI; ++i)
+#pragma unroll
+        for (uint v = 0; v < NV; ++v) acc[i][v] = 0.0f;
+
+    VT a_st[8], w_st[8];
+    moe_wide_fetch(A, W, N, K, 0, a_row0, rows, n0, w_base, w_type, a_st, w_st, TM, TK, NVT, WG, l);
+    moe_wide_stage((__local float*)a_buf, w_buf, a_st, w_st, TM, TMP, TK, NVT, WG, l);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint k0 = 0, s = 0; k0 < K; k0 += TK, ++s) {
+        const uint cur = s & 1;
+        const bool next = k0 + TK < K;
+        if (next)
+            moe_wide_fetch(A, W, N, K, k0 + TK, a_row0, rows, n0, w_base, w_type, a_st, w_st, TM, TK, NVT, WG, l);
+        moe_wide_fmas(a_buf + cur * A_SIZE + y * MWI / 4, w_buf + cur * W_SIZE + x, acc, MWI, NV, TK, TMP, NVT, LX);
+        // Buffer cur ^ 1 was last read in step s - 1, before that step's barrier.
+        if (next)
+            moe_wide_stage((__local float*)(a_buf + (cur ^ 1) * A_SIZE), w_buf + (cur ^ 1) * W_SIZE, a_st, w_st, TM,
+                           TMP, TK, NVT, WG, l);
+#ifndef MOE_MUT_NO_BARRIER
+        barrier(CLK_LOCAL_MEM_FENCE);  // step s + 1's tiles are stored; buffer cur is free again
+#endif
+    }
+    moe_wide_store(acc, C, bias, has_bias, b_type, N, expert, c_row0, rows, n0, x, y, LX, MWI, NV, TN);
 }
 
 // Lane groups of 32 (any device: the partial sums are reduced in local memory, `red`, of

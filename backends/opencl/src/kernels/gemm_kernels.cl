@@ -21,14 +21,12 @@
     }
 
 #if MOE_GEMM_WIDE
-// moe_gemm_tile_wide's last arguments for plain weights: not compressed, no scales or zero points.
-#define MOE_WIDE_PLAIN 0, W, 0, W, 0, 0, 1u, 1u
 #define MOE_GEMM_TILED_KERNEL(NAME, WT, P)                                                                      \
     MOE_GEMM_SIGNATURE(NAME, P##_LX, P##_LY) {                                                      \
         __local float4 a_tile[2 * P##_TK * (P##_LY * P##_MWI + 4) / 4];                                         \
         __local VT w_tile[2 * P##_TK * P##_LX * P##_NV];                                                        \
         moe_gemm_tile_wide(A, tiles + 4 * tile0, N, K, W, bias, has_bias, C, a_tile, w_tile, WT, b_type, P##_LX, P##_LY, \
-                           P##_MWI, P##_NV, P##_TK, MOE_WIDE_PLAIN);                                            \
+                           P##_MWI, P##_NV, P##_TK);                                                            \
     }
 // moe_gemm_small_* with tiny tiles (MOE_GS_TINY, 8 rows per work-item): a tile of at most half
 // the rows runs the body with 4 rows per work-item (the same work-group, columns and local
@@ -40,10 +38,10 @@
         __local VT w_tile[2 * P##_TK * P##_LX * P##_NV];                                                        \
         if (!MOE_GS_TINY || tiles[4 * (tile0 + get_group_id(1)) + 3] > P##_LY * P##_MWI / 2)                    \
             moe_gemm_tile_wide(A, tiles + 4 * tile0, N, K, W, bias, has_bias, C, a_tile, w_tile, WT, b_type,    \
-                               P##_LX, P##_LY, P##_MWI, P##_NV, P##_TK, MOE_WIDE_PLAIN);                        \
+                               P##_LX, P##_LY, P##_MWI, P##_NV, P##_TK);                                        \
         else                                                                                                    \
             moe_gemm_tile_wide(A, tiles + 4 * tile0, N, K, W, bias, has_bias, C, a_tile, w_tile, WT, b_type,    \
-                               P##_LX, P##_LY, MOE_GS_TINY_MWI, P##_NV, P##_TK, MOE_WIDE_PLAIN);                \
+                               P##_LX, P##_LY, MOE_GS_TINY_MWI, P##_NV, P##_TK);                                \
     }
 #define MOE_GEMM_ROWS_NK_KERNEL(NAME, WT, MR)                                                                   \
     MOE_GEMM_SIGNATURE(NAME, MOE_GR_WG, 1) {                                                        \

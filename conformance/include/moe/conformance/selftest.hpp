@@ -4,6 +4,7 @@
 // mutant that cannot run here (no device) is reported as skipped, with the reason, and does not
 // count either way.
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,10 +56,15 @@ struct SelftestReport {
     bool passed() const;
 };
 
+// Called after each correct backend and each mutant: how many of the total are done, and the
+// report so far (its last verdict is the one just made). A whole-suite pass per backend can take
+// minutes on a device whose programs compile slowly; the tool prints a line per call.
+using SelftestProgress = std::function<void(std::size_t done, std::size_t total, const SelftestReport& so_far)>;
+
 // Runs `correct` and `mutants` over the files of `o`. Stops at the first input error (a bad
 // golden file makes every verdict meaningless).
 SelftestReport run_selftest(const RunOptions& o, const std::vector<Backend*>& correct,
-                            const std::vector<Mutant>& mutants);
+                            const std::vector<Mutant>& mutants, const SelftestProgress& progress = {});
 
 // The selftest as JSON (spec/report-format.md, "Selftest JSON"; schema spec/selftest.schema.json):
 // the score, the verdicts and the catch matrix (every mutant's and correct backend's status on
