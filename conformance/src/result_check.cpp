@@ -106,7 +106,7 @@ PreparedCheck prepare_check(const CheckInputs& in) {
                 r.case_name = cases.begin()->first;
                 r.golden_sha256 = cases.begin()->second.sha256;
             } else {
-                r = golden::read_result(file, in.max_memory);
+                r = golden::read_result(file, in.max_memory, !in.precision.has_value());
             }
         } catch (const golden::FileError& e) {
             out.problems.push_back(e.what());

@@ -118,6 +118,14 @@ TEST_CASE("a clamp that turns NaN into -L: caught by the NaN-in-the-linear-lane 
                                             "compressed_f8e4m3_nan_code"});
 }
 
+TEST_CASE("a gate cap that turns NaN into L: caught by the NaN-in-the-gate-lane cases alone") {
+    // Elsewhere a NaN reaches the gate lane together with the linear one (NaN in x), which keeps
+    // the output NaN whatever the cap does.
+    auto b = mutant(LoopMutation::gate_nan_capped);
+    const Verdicts v = run_bundled(b, {"nonfinite_*", "compressed_f8e4m3_nan_code"});
+    CHECK(v.failed == std::set<std::string>{"nonfinite_gate_lane_nan_f32", "nonfinite_gate_lane_nan_f64"});
+}
+
 TEST_CASE("FP8 subnormal codes flushed, the E4M3 NaN code read as a number: caught by the FP8 edge cases") {
     auto flush = mutant(LoopMutation::fp8_subnormals_flushed);
     const Verdicts f = run_bundled(flush, {"compressed_*"});

@@ -39,6 +39,8 @@ TEST_CASE("moe-bench: flags that describe no layer or no timing exit 2, named") 
     expect_refused("--tokens 1 --reps 1 --experts 4 --topk 2 --hidden 64", "missing: --inter");
     expect_refused("--tokens 1 --reps 1 --experts 4 --topk 8 --hidden 64 --inter 64", "--topk 8 exceeds --experts 4");
     expect_refused("--tokens 1 --reps 1 --shape nosuch", "unknown shape 'nosuch'");
+    expect_refused("--tokens , --reps 1 " + kCustom, "--tokens: ',' is only commas");
+    expect_refused("--tokens 1 --dtype , --reps 1 " + kCustom, "--dtype: ',' is only commas");
     expect_refused("--tokens 1 --reps 1 " + kCustom + " --weights u5", "unknown --weights 'u5'");
     expect_refused("--tokens 1 --reps 1 " + kCustom + " --dtype f64", "--dtype f64");
     expect_refused("--decode-study --backend opencl " + kCustom, "--decode-study times the cpu backend's own kernels");

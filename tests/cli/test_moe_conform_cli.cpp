@@ -2,9 +2,11 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <unistd.h>
@@ -161,6 +163,41 @@ TEST_CASE("expectations: XPASS fails the run, SKIP is reported with its reason, 
     CHECK(has(r.output, "entry 0"));
 }
 
+TEST_CASE("a suite's manifest is read as sha256sum -c reads it: CRLF, upper-case hex, binary mode") {
+    TempDir dir;
+    fs::copy_file(kSuite + "/topk_one.h5", dir.path() / "topk_one.h5");
+    fs::copy_file(kSuite + "/topk_equals_experts.h5", dir.path() / "topk_equals_experts.h5");
+    std::string sums;
+    {
+        std::ifstream in(kSuite + "/MANIFEST.sha256");
+        for (std::string line; std::getline(in, line);)
+            if (has(line, "  topk_one.h5") || has(line, "  topk_equals_experts.h5")) sums += line + "\n";
+    }
+    REQUIRE(sums.size() == 2 * (64 + 2 + 1) + std::string("topk_one.h5topk_equals_experts.h5").size());
+    // Windows line ends, the first sum in upper case, the second in binary mode ("<sum> *<file>").
+    std::string edited;
+    std::istringstream lines(sums);
+    int n = 0;
+    for (std::string line; std::getline(lines, line); ++n) {
+        if (n == 0)
+            for (std::size_t i = 0; i < 64; ++i) line[i] = static_cast<char>(std::toupper(static_cast<unsigned char>(line[i])));
+        else
+            line[65] = '*';
+        edited += line + "\r\n";
+    }
+    std::ofstream(dir.path() / "MANIFEST.sha256", std::ios::binary) << edited;
+    auto r = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + dir.path().string());
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(last_line(r.output) == "2 passed, 0 failed, 0 skipped");
+    // A changed digit is still a mismatch, whatever the case of the others.
+    edited[3] = edited[3] == '0' ? '1' : '0';
+    std::ofstream(dir.path() / "MANIFEST.sha256", std::ios::binary) << edited;
+    r = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + dir.path().string());
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.output, "topk_"));
+}
+
 TEST_CASE("usage errors exit 2 with a message") {
     auto r = run_command(moe_conform() + " run --backend nosuch --suite " + kSuite);
     CHECK(r.exit_code == 2);
@@ -220,6 +257,9 @@ TEST_CASE("flag values out of range exit 2 saying what is wanted, before anythin
         {moe_conform() + " selftest --threads 0", "--threads: 0: expected more than 0"},
         {moe_conform() + " check --suite " + kSuite + " --results " + kSuite + " --case-timeout -2", "--case-timeout: -2"},
         {run + " --no-such-flag", "--no-such-flag"},  // CLI11 exits 109 by itself; the tools say 2
+        // A list of commas alone: CLI11 would take the next flag as the value (a backend "--suite").
+        {moe_conform() + " run --backend , --suite " + kSuite, "--backend: ',' is only commas"},
+        {moe_conform() + " run --backend=,, --suite " + kSuite, "--backend: ',,' is only commas"},
     };
     for (const auto& [command, message] : refused) expect_refused_before_running(command, message);
     // 0 is a value of its own for --case-timeout (no limit), not refused.

@@ -8,7 +8,11 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
+#include "moe/conformance/expectations.hpp"
 #include "moe/conformance/runner.hpp"
+#include "moe/spec/error.hpp"
 #include "runner_fixtures.hpp"
 
 using namespace moe;
@@ -139,6 +143,51 @@ TEST_CASE("filters and tiers select the cases") {
     CHECK(run({"?e*"}, "full") == Names{"beta"});
     CHECK(run({"g*"}, "ci").empty());  // gamma is of tier full
     CHECK(run({"delta"}, "full").empty());
+}
+
+TEST_CASE("expectation files: each malformed one is an input error naming the key or entry, never accepted") {
+    const auto dir = std::filesystem::temp_directory_path() / ("moe_expect_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto file = dir / "e.json";
+    const std::string head = R"({"format": "moe-expectations", "format_version": 1, )";
+    const std::string good = R"({"backend": "b", "case": "c", "status": "FAIL", "reason": "r"})";
+    const std::pair<std::string, std::string> refused[] = {
+        {"[]", "the file holds an array"},
+        {R"({"format": "moe-expectations", "format_version": "1", "expectations": []})", "\"format_version\" is \"1\""},
+        {R"({"format": "moe-expectations", "format_version": 1.5, "expectations": []})", "\"format_version\" is 1.5"},
+        {R"({"format": 5, "format_version": 1, "expectations": []})", "\"format\" is 5"},
+        {R"({"format": "moe-expectations", "format_version": 1})", "\"expectations\" is missing"},
+        {head + R"("expectations": null})", "\"expectations\" is null"},
+        {head + R"("expectations": {}})", "\"expectations\" is an object"},
+        {head + R"("expectations": "abc"})", "\"expectations\" is a string"},
+        {head + R"("expectations": [], "expectation": []})", "unknown key \"expectation\""},
+        {head + R"("expectations": [7]})", "entry 0: must be an object, not a number"},
+        {head + R"("expectations": [)" + good + R"(, {"backend": "b", "case": "c", "status": "FAIL"}]})",
+         "entry 1: \"reason\" is missing"},
+        {head + R"("expectations": [{"backend": "b", "case": "c", "status": "FAIL", "reason": "r", "tikcet": "#1"}]})",
+         "entry 0: unknown key \"tikcet\""},
+        {head + R"("expectations": [{"backend": "b", "case": "c", "status": "FAIL", "reason": "r", "ticket": 12}]})",
+         "entry 0: \"ticket\" must be a string, not a number"},
+        {head + R"("expectations": [{"backend": "b", "case": "c", "status": "fail", "reason": "r"}]})",
+         "\"status\" must be FAIL or SKIP, not fail"},
+        {head + R"("expectations": [{"backend": "", "case": "c", "status": "FAIL", "reason": "r"}]})", "must not be empty"},
+    };
+    for (const auto& [text, message] : refused) {
+        CAPTURE(text);
+        std::ofstream(file) << text;
+        try {
+            load_expectations(file);
+            FAIL("accepted");
+        } catch (const InputError& e) {
+            CHECK_MESSAGE(std::string(e.what()).find(message) != std::string::npos, e.what());
+        }
+    }
+    std::ofstream(file) << head + R"("description": "known failures", "expectations": [)" + good + "]}";
+    const auto list = load_expectations(file);
+    REQUIRE(list.size() == 1);
+    CHECK(list[0].reason == "r");
+    CHECK(list[0].ticket.empty());
+    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("expectations: FAIL becomes XFAIL, PASS becomes XPASS, SKIP entries are not run") {

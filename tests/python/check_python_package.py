@@ -2,8 +2,9 @@
 """import moe_conform from the build tree, as a user would: a case's inputs and attributes match
 what h5py reads from the file; check() gives the numbers `moe-conform check` gives for the same
 output, whatever the array's byte order and strides; a stage the expert type does not have is
-refused by name; an exception or a wrong return value in the function under test is that case's
-ERROR and the run goes on, but KeyboardInterrupt and SystemExit stop the run as they stop Python.
+refused by name; an exception, a wrong return value or sys.exit in the function under test is that
+case's ERROR and the run goes on, but KeyboardInterrupt stops the run as it stops Python; a filter
+that matches nothing is exit 2 with the reason.
 
 usage: check_python_package.py MOE_CONFORM SUITE WORK_DIR   (PYTHONPATH: build/python)
 """
@@ -72,20 +73,36 @@ def check_stage_names(suite, expect):
 
 
 def check_interrupt(suite, expect):
-    """Ctrl-C in the function under test (KeyboardInterrupt), or sys.exit, stops the run."""
-    for stop, exc in [(KeyboardInterrupt, KeyboardInterrupt), (lambda: SystemExit(3), SystemExit)]:
-        calls = []
+    """Ctrl-C in the function under test (KeyboardInterrupt) stops the run; sys.exit is that case's
+    ERROR (sys.exit(0) would otherwise end a CI job with status 0 after failures)."""
+    calls = []
 
-        def fn(c):
-            calls.append(c.name)
-            raise stop()
+    def interrupted(c):
+        calls.append(c.name)
+        raise KeyboardInterrupt()
 
-        try:
-            moe_conform.run_suite(fn, suite, filter="gemm3_qwen_*", quiet=True)
-            expect(False, f"{exc.__name__} in fn did not stop run_suite")
-        except exc as e:
-            expect(exc is not SystemExit or e.code == 3, f"SystemExit code {getattr(e, 'code', None)}")
-        expect(len(calls) == 1, f"{exc.__name__}: fn called {len(calls)} times")
+    try:
+        moe_conform.run_suite(interrupted, suite, filter="gemm3_qwen_*", quiet=True)
+        expect(False, "KeyboardInterrupt in fn did not stop run_suite")
+    except KeyboardInterrupt:
+        pass
+    expect(len(calls) == 1, f"KeyboardInterrupt: fn called {len(calls)} times")
+
+    calls = []
+
+    def exits(c):
+        calls.append(c.name)
+        sys.exit(0)
+
+    summary = moe_conform.run_suite(exits, suite, filter="gemm3_qwen_*", quiet=True)
+    expect(len(calls) == len(summary.results) > 1, f"sys.exit(0): fn called {len(calls)} times")
+    expect(all(r.status == "ERROR" and "sys.exit(0)" in r.reason for r in summary.results),
+           f"sys.exit(0) in fn: {[(r.status, r.reason) for r in summary.results]}")
+    expect(summary.exit_code == 1, f"sys.exit(0) in fn: exit_code {summary.exit_code}")
+
+    none = moe_conform.run_suite(exits, suite, filter="no_such_case*", quiet=True)
+    expect(none.exit_code == 2 and any("matched" in e for e in none.input_errors),
+           f"a filter matching nothing: exit_code {none.exit_code}, input_errors {none.input_errors}")
 
 
 def check_declarations(moe, suite, work, expect):

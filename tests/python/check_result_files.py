@@ -65,6 +65,11 @@ def main():
     np.save(os.path.join(work, "out.npy"), ref.astype(np.float32))
     expect("npy with --precision", 0, "1 passed", "--results", os.path.join(work, "out.npy"), "--precision", "f32")
     expect("npy without precision", 2, "declares no precision", "--results", os.path.join(work, "out.npy"))
+    # --precision overrides the file's attributes, even a storage_type given without compute_type.
+    half = os.path.join(work, "storage_only.h5")
+    write_result(half, CASE, sha, ref.astype(np.float32), compute=None, storage_type="f32")
+    expect("storage_type alone", 2, "compute_type", "--results", half)
+    expect("storage_type alone, --precision", 0, "1 passed", "--results", half, "--precision", "f32")
 
     cases = {
         "shape": (dict(output=np.zeros((3, 3), np.float32)), "output shape [3, 3] is not hidden_states'"),

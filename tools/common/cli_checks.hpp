@@ -3,6 +3,7 @@
 // CLI11's own PositiveNumber and NonNegativeNumber refuse 0 with "Value 0 not in range 0.000000
 // to " and DBL_MAX written out in 309 digits, which reads as if 0 were allowed.
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 #include <unistd.h>
 
@@ -72,7 +73,22 @@ inline const CLI::Validator kOutputFolder(
 
 // Parses the command line with the tools' exit codes: -1 to go on, 0 after --help, 2 for a bad
 // flag or value (CLI11's own codes are 100 and up, which a CI script would not read as bad input).
+// A value of commas alone ("--backend ,") is refused first: CLI11 splits a comma-separated list
+// and drops its empty items, which leaves the option without a value, so it took the next
+// argument instead (`--backend , --suite DIR` ran a backend named "--suite").
 inline int parse_flags(CLI::App& app, int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        std::string option = i > 1 ? argv[i - 1] : "", value = argv[i];
+        if (const auto eq = value.find('='); value.rfind("--", 0) == 0 && eq != std::string::npos) {
+            option = value.substr(0, eq);
+            value = value.substr(eq + 1);
+        }
+        if (value.find(',') != std::string::npos && value.find_first_not_of(", ") == std::string::npos) {
+            std::cerr << option << ": '" << value << "' is only commas: give at least one value\n"
+                      << "Run with --help for more information.\n";
+            return 2;
+        }
+    }
     try {
         app.parse(argc, argv);
         return -1;

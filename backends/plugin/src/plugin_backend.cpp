@@ -2,7 +2,7 @@
 #include "moe/backends/plugin_backend.hpp"
 
 #include <cstring>
-#include <limits>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -24,11 +24,47 @@ std::string message(const char* buf) {
     return s.empty() ? "(no message)" : s;
 }
 
-Tensor nan_filled(DType t, Shape shape) {
+// The fill of the output and stage buffers before run(): a quiet NaN whose payload no arithmetic
+// makes (x86 and ARM produce the default NaN, f32 0x7fc00000), so that an element still holding
+// these bits afterwards was never written, and is reported so (a NaN alone would pass wherever
+// the golden output is NaN too: in the dense reading of a NaN weight, every element is).
+std::uint64_t unwritten_bits(DType t) {
+    switch (t) {
+        case DType::f64: return 0x7ffa5a5a5a5a5a5aULL;
+        case DType::f32: return 0x7fd5a5a5U;
+        case DType::f16: return 0x7f5aU;
+        case DType::bf16: return 0x7fdaU;
+        default: throw std::logic_error("plugin: output type " + std::string(dtype_name(t)));
+    }
+}
+
+Tensor unwritten_filled(DType t, Shape shape) {
     Tensor x(t, std::move(shape));
-    const std::vector<double> nan(x.size(), std::numeric_limits<double>::quiet_NaN());
-    x.set_range(0, x.size(), nan.data());
+    const std::uint64_t bits = unwritten_bits(t);
+    const std::size_t w = x.size() ? x.nbytes() / x.size() : 0;
+    for (std::size_t i = 0; i < x.size(); ++i) std::memcpy(x.data() + i * w, &bits, w);  // little-endian
     return x;
+}
+
+// The index of the first element still holding the fill, or nullopt.
+std::optional<std::size_t> first_unwritten(const Tensor& x) {
+    const std::uint64_t bits = unwritten_bits(x.dtype());
+    const std::size_t w = x.size() ? x.nbytes() / x.size() : 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        std::uint64_t v = 0;
+        std::memcpy(&v, x.data() + i * w, w);
+        if (v == bits) return i;
+    }
+    return std::nullopt;
+}
+
+std::string index_text(const Tensor& x, std::size_t flat) {
+    std::string s;
+    for (std::size_t d = x.rank(); d-- > 0;) {
+        s = std::to_string(flat % x.shape()[d]) + (s.empty() ? "" : ", ") + s;
+        flat /= x.shape()[d];
+    }
+    return "[" + s + "]";
 }
 
 moe_buffer_v1 buffer_of(const char* name, Tensor& t) {
@@ -124,14 +160,14 @@ public:
         const DType out_type = pp.output;
 
         Output result;
-        result.output = nan_filled(out_type, hidden.shape());
+        result.output = unwritten_filled(out_type, hidden.shape());
         std::vector<std::pair<const char*, Tensor>> stages;
         if (want_stages && provides_stages()) {
             const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
             const std::vector<std::pair<const char*, std::size_t>> layout =
                 gemm2 ? std::vector<std::pair<const char*, std::size_t>>{{"gate_up", 2 * d.I}, {"act", d.I}, {"down", d.H}}
                       : std::vector<std::pair<const char*, std::size_t>>{{"gate", d.I}, {"up", d.I}, {"act", d.I}, {"down", d.H}};
-            for (const auto& [stage, width] : layout) stages.emplace_back(stage, nan_filled(pp.precision.storage, {d.T, d.K, width}));
+            for (const auto& [stage, width] : layout) stages.emplace_back(stage, unwritten_filled(pp.precision.storage, {d.T, d.K, width}));
         }
         std::vector<moe_buffer_v1> stage_buffers;
         for (auto& [stage, tensor] : stages) stage_buffers.push_back(buffer_of(stage, tensor));
@@ -144,8 +180,19 @@ public:
         char err[kMessageSize] = {};
         if (lib_->run(view.get(), &outputs, err, sizeof err) != MOE_OK)
             throw std::runtime_error(name() + ": run failed: " + message(err));
+        // An element left unwritten is the plugin's error, named, rather than a NaN that passes
+        // where the golden value is NaN as well.
+        const auto unwritten = [&](const char* what, const Tensor& t) {
+            if (const auto i = first_unwritten(t))
+                throw std::runtime_error(name() + ": run() left " + what + " element " + index_text(t, *i) +
+                                         " unwritten (it still holds the fill the runner put there)");
+        };
+        unwritten("output", result.output);
         if (outputs.stages_written)
-            for (auto& [stage, tensor] : stages) result.stages.emplace(stage, std::move(tensor));
+            for (auto& [stage, tensor] : stages) {
+                unwritten((std::string("stage '") + stage + "'").c_str(), tensor);
+                result.stages.emplace(stage, std::move(tensor));
+            }
         return result;
     }
 

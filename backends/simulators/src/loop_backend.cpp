@@ -27,6 +27,8 @@ constexpr MutationEntry<LoopMutation> kLoopMutations[] = {
      "GEMM2: a clamp limit of 0 (both conventions' default) read as no clamp at all"},
     {LoopMutation::clamp_nan_dropped, "clamp_nan_dropped",
      "GEMM2: the linear lane's clamp turns NaN into -L, as max(-L, min(x, L)) does with std::max or vmaxps"},
+    {LoopMutation::gate_nan_capped, "gate_nan_capped",
+     "GEMM2: the gate's cap turns NaN into L, as fminf(x, L) or std::min(L, x) do"},
     {LoopMutation::minimum_dropped, "minimum_dropped", "GEMM2: min(gate, L) computed as gate"},
     {LoopMutation::bias0_dropped, "bias0_dropped", "GEMM2: bias_0 ignored"},
     {LoopMutation::bias1_dropped, "bias1_dropped", "GEMM2: bias_1 ignored"},
@@ -170,7 +172,9 @@ std::vector<float> gemm2_act(const Setup& s, const std::vector<float>& gate_up) 
                               : s.mutated(LoopMutation::clamp_nan_dropped) ? std::max(-s.limit, std::min(lin, s.limit))
                                                                            : clamp(lin, -s.limit, s.limit);
         const float linear = s.mutated(LoopMutation::plus_one_dropped) ? clamped : clamped + 1.0f;
-        const float capped = s.mutated(LoopMutation::minimum_dropped) ? gate : minimum(gate, s.limit);
+        const float capped = s.mutated(LoopMutation::minimum_dropped)   ? gate
+                             : s.mutated(LoopMutation::gate_nan_capped) ? std::fmin(gate, s.limit)
+                                                                        : minimum(gate, s.limit);
         act[j] = store(s, linear * swish(capped, s.beta));
     }
     return act;

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -76,10 +77,16 @@ std::map<std::string, std::string> read_manifest(const std::filesystem::path& di
     std::map<std::string, std::string> sums;
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) {
+        // As sha256sum -c reads it: CRLF line ends (a manifest edited or checked out on Windows),
+        // hex digits in either case, and "<sum> *<file>" (binary mode) as well as "<sum>  <file>".
+        if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line.empty()) continue;
-        if (line.size() < 67 || line.substr(64, 2) != "  ")
+        const bool hex = line.size() >= 64 && line.find_first_not_of("0123456789abcdefABCDEF") >= 64;
+        if (!hex || line.size() < 67 || (line.substr(64, 2) != "  " && line.substr(64, 2) != " *"))
             throw InputError(file.string() + ":" + std::to_string(n) + ": expected '<sha256>  <file>'");
-        sums[line.substr(66)] = line.substr(0, 64);
+        std::string sum = line.substr(0, 64);
+        for (char& c : sum) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        sums[line.substr(66)] = sum;
     }
     return sums;
 }

@@ -63,7 +63,7 @@ void require_floating(const std::map<std::string, Tensor>& tensors, const std::s
 
 }  // namespace
 
-ResultFile read_result(const std::filesystem::path& file, std::uint64_t max_memory) {
+ResultFile read_result(const std::filesystem::path& file, std::uint64_t max_memory, bool read_precision_attrs) {
     const h5::QuietHdf5 quiet;
     const FileContext ctx{file, "result file"};
     h5::OpenedFile f = h5::open_file_for_reading(ctx);
@@ -81,7 +81,7 @@ ResultFile read_result(const std::filesystem::path& file, std::uint64_t max_memo
     r.golden_sha256 = *sha;
     // Shown in reports as the backend's name: control characters escaped, like case names.
     r.implementation = printable(root_string(root.get(), "implementation", ctx).value_or(""));
-    r.precision = read_precision(root.get(), ctx);
+    if (read_precision_attrs) r.precision = read_precision(root.get(), ctx);
 
     std::optional<H5Id> outputs = h5::open_group(root.get(), kOutputsGroup, ctx, "group /outputs");
     if (!outputs) ctx.malformed("group /outputs", "missing (required)");

@@ -18,8 +18,11 @@
  *  - Tensors are dense row-major; f16 and bf16 elements are uint16 bit patterns; i32/i64 are
  *    native-endian integers.
  *  - The host owns every buffer it passes; the plugin owns its table, its state and the strings
- *    it returns. Output and stage buffers are filled with NaN before run(), so an element the
- *    plugin forgets to write fails the comparison instead of passing as a zero. Error and reason messages are written NUL-terminated into the caller's buffer.
+ *    it returns. Output and stage buffers are filled with a NaN of a fixed payload before run();
+ *    an element still holding those bits afterwards (the output's, or a stage's when
+ *    stages_written is 1) makes the case an ERROR that names it, instead of passing as a zero, or
+ *    as a NaN where the golden value is NaN too. Error and reason messages are written
+ *    NUL-terminated into the caller's buffer.
  *  - A function returns MOE_OK (0) on success, any other value on failure; the message in `err`
  *    becomes the case's ERROR reason.
  *  - moe_conform_backend_v1() and precision() may be called in a process that then forks the

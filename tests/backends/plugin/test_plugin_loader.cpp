@@ -77,6 +77,20 @@ TEST_CASE("a plugin whose run fails gives ERROR with its message; the run contin
     CHECK(has(r.output, "bad_plugin: run failed: device lost while running exact_gemm2_lane1"));
 }
 
+TEST_CASE("an output element the plugin never wrote is an ERROR that names it, even where the golden value is NaN") {
+    // The runner fills the output with a NaN of its own payload: in the dense reading of a NaN
+    // weight every golden element is NaN, so a plain NaN fill would pass an unwritten row there.
+    for (const std::string c : {kCase, std::string(MOE_SOURCE_DIR) + "/data/golden/nonfinite_linear_lane_nan_f32.h5"}) {
+        const auto r = moe::test::run_command(moe::test::moe_conform() + " run --backend-lib " +
+                                              plugin("leaves_row_unwritten") + " --case " + c);
+        CAPTURE(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(has(r.output, "ERROR"));
+        CHECK(has(r.output, "run() left output element ["));
+        CHECK(has(r.output, ", 0] unwritten (it still holds the fill the runner put there)"));
+    }
+}
+
 TEST_CASE("an unavailable plugin is SKIP with its reason, exit 77") {
     const auto r = run_with(plugin("unavailable"));
     CHECK(r.exit_code == 77);

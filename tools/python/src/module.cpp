@@ -128,9 +128,16 @@ Summary run_suite(const py::function& fn, const std::string& suite_dir, const st
     auto info = run_info(name, suite_dir, "moe_conform.run_suite(" + name + ", '" + suite_dir + "')");
     info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
+    // As the command line says it: a selection that matches nothing, or a suite file that cannot
+    // be read, is exit 2 with the reason in input_errors, and printed unless quiet.
+    if (outcome.results.empty() && outcome.input_errors.empty())
+        outcome.input_errors.push_back("no case in " + suite_dir + " matched the filters");
     Summary s;
     s.report_text = text_report(info, outcome.results);
     if (!quiet) py::module_::import("sys").attr("stdout").attr("write")(s.report_text);
+    if (!quiet)
+        for (const auto& e : outcome.input_errors)
+            py::module_::import("sys").attr("stderr").attr("write")("moe_conform.run_suite: error: " + e + "\n");
     if (json) conformance::write_json_report(*json, info, outcome.results);
     if (junit) conformance::write_junit_report(*junit, info, outcome.results);
     s.counts = conformance::summarize(outcome.results);

@@ -1,6 +1,7 @@
 #include "python_backend.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "moe/reference/interpreter.hpp"
 #include "moe/spec/error.hpp"
@@ -76,9 +77,20 @@ py::object PythonBackend::call(const Problem& p) {
     try {
         return fn_(py::cast(std::move(c)));
     } catch (const py::error_already_set& e) {
-        // Python's own rule (`except Exception`): an Exception is this case's ERROR, the rest
-        // (KeyboardInterrupt from Ctrl-C, SystemExit) end the run.
+        // Python's own rule (`except Exception`): an Exception is this case's ERROR, and so is
+        // SystemExit: sys.exit(0) inside the kernel would otherwise end a CI job with status 0
+        // after failures (a plugin's exit() is an ERROR too). KeyboardInterrupt (Ctrl-C) ends
+        // the run.
         if (e.matches(PyExc_Exception)) throw;
+        if (e.matches(PyExc_SystemExit)) {
+            std::string code = "None";
+            try {
+                code = py::str(e.value().attr("code")).cast<std::string>();
+            } catch (const std::exception&) {
+            }
+            throw std::runtime_error("the function raised SystemExit (sys.exit(" + code +
+                                     ")) while running this case; the run goes on");
+        }
         throw Stop{std::current_exception()};
     }
 }

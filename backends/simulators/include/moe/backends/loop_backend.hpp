@@ -19,6 +19,7 @@ enum class LoopMutation {
     clamp_lower_dropped,       // GEMM2: clamp(lin, -L, L) becomes min(lin, L)
     zero_limit_unclamped,      // GEMM2: a clamp limit of 0 read as "no clamp"
     clamp_nan_dropped,         // GEMM2: clamp(NaN, -L, L) = -L (max(-L, min(x, L)) with NaN-dropping max)
+    gate_nan_capped,           // GEMM2: min(NaN, L) = L for the gate (fminf(x, L), std::min(L, x))
     minimum_dropped,           // GEMM2: min(gate, L) becomes gate
     bias0_dropped,             // GEMM2: bias_0 ignored
     bias1_dropped,             // GEMM2: bias_1 ignored

@@ -26,8 +26,9 @@ struct ResultFile {
 };
 
 // Throws FileError naming the file and the attribute or dataset at fault. max_memory 0: the
-// default budget (golden::default_max_memory()).
-ResultFile read_result(const std::filesystem::path& file, std::uint64_t max_memory = 0);
+// default budget (golden::default_max_memory()). read_precision false: the precision attributes
+// are neither read nor checked (`check --precision` overrides whatever the file says of them).
+ResultFile read_result(const std::filesystem::path& file, std::uint64_t max_memory = 0, bool read_precision = true);
 
 // Writes atomically, with the golden files' format bounds, chunking and checksums.
 void write_result(const std::filesystem::path& file, const ResultFile& r);
