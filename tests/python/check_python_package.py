@@ -100,6 +100,26 @@ def check_interrupt(suite, expect):
            f"sys.exit(0) in fn: {[(r.status, r.reason) for r in summary.results]}")
     expect(summary.exit_code == 1, f"sys.exit(0) in fn: exit_code {summary.exit_code}")
 
+    # expect= and shard= as moe-conform run's --expect and --shard: shards split the cases
+    # without overlap, an expected failure is XFAIL.
+    seen = []
+    for i in (1, 2, 3):
+        part = moe_conform.run_suite(lambda c: np.zeros(c.inputs["hidden_states"].shape, np.float32), suite, filter="gemm3_qwen_*",
+                                     shard=f"{i}/3", quiet=True)
+        seen += [r.case for r in part.results]
+    every = [r.case for r in moe_conform.run_suite(lambda c: np.zeros(c.inputs["hidden_states"].shape, np.float32), suite,
+                                                    filter="gemm3_qwen_*", quiet=True).results]
+    expect(sorted(seen) == sorted(every) and len(every) > 1, f"shards {seen} against {every}")
+    known = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"moe_expect_{os.getpid()}.json")
+    with open(known, "w") as f:
+        json.dump({"format": "moe-expectations", "format_version": 1, "expectations": [
+            {"backend": "*", "case": "gemm3_qwen_*", "status": "FAIL", "reason": "zeros"}]}, f)
+    xfail = moe_conform.run_suite(lambda c: np.zeros(c.inputs["hidden_states"].shape, np.float32), suite, filter="gemm3_qwen_*",
+                                  expect=known, quiet=True)
+    os.remove(known)
+    expect(xfail.exit_code == 0 and all(r.status == "XFAIL" for r in xfail.results),
+           f"expect=: {xfail.exit_code} {[r.status for r in xfail.results]}")
+
     none = moe_conform.run_suite(exits, suite, filter="no_such_case*", quiet=True)
     expect(none.exit_code == 2 and any("matched" in e for e in none.input_errors),
            f"a filter matching nothing: exit_code {none.exit_code}, input_errors {none.input_errors}")

@@ -19,21 +19,24 @@ __all__ = ["Case", "Result", "Summary", "InputError", "GoldenFileError", "load_c
 
 
 def run_suite(fn, suite_dir, compute="f32", storage=None, filter=None, json=None, junit=None, name=None,
-              quiet=False, dequant=None):
+              quiet=False, dequant=None, expect=None, shard=None):
     """Calls fn(case) for every case of suite_dir and judges what it returns.
 
     fn returns the output (a numpy array of hidden_states' shape, float64/32/16) or
     (output, {stage name: array}) to have the first diverging stage named on a failure (the
     stages of case.expert_type: gate_up, act, down for GEMM2_BIAS_SWIGLU_CLAMP; gate, up, act,
     down for GEMM3_SWIGLU; another name is that case's ERROR). An exception raised by fn is that
-    case's ERROR; the run goes on. KeyboardInterrupt (Ctrl-C) and SystemExit are not case errors:
-    they stop the run and propagate, with no summary and no reports written.
+    case's ERROR; the run goes on. So is SystemExit (sys.exit inside fn must not end a CI job with
+    status 0). KeyboardInterrupt (Ctrl-C) is not a case error: it stops the run and propagates,
+    with no summary and no reports written.
 
     compute, storage, dequant: the precision the implementation declares (spec/tolerance.md):
     "f64", "f32", "f16", "bf16", or "data" for the case's own data type; storage None = compute.
     dequant: the type compressed weights are dequantised to before the GEMMs use them
     (spec/compressed.md; None = compute), e.g. "data" for a kernel that forms W_f in bf16.
-    filter: a case-name glob or a list of them. json, junit: report files to write (their folders
+    filter: a case-name glob or a list of them. expect: an expectation file (known failures,
+    XFAIL; cases not to run, SKIP; docs/moe-conform.md). shard: "I/N", this share of the suite's
+    files, as `moe-conform run --shard`. json, junit: report files to write (their folders
     are checked before any case runs). Prints the same table as `moe-conform run` (unless quiet)
     and returns a Summary.
     """
@@ -42,7 +45,8 @@ def run_suite(fn, suite_dir, compute="f32", storage=None, filter=None, json=None
     for flag, path in (("json", json), ("junit", junit)):
         if path is not None:
             _check_report_path(flag, str(path))
-    return _impl._run_suite(fn, str(suite_dir), compute, storage, dequant, filters, json, junit, label, quiet)
+    return _impl._run_suite(fn, str(suite_dir), compute, storage, dequant, filters, json, junit, label, quiet,
+                            None if expect is None else str(expect), shard)
 
 
 def _check_report_path(flag, path):

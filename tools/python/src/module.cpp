@@ -7,6 +7,7 @@
 #include <ctime>
 #include <sstream>
 
+#include "moe/conformance/expectations.hpp"
 #include "moe/conformance/judge.hpp"
 #include "moe/conformance/reports.hpp"
 #include "moe/conformance/runner.hpp"
@@ -115,10 +116,16 @@ Summary run_suite(const py::function& fn, const std::string& suite_dir, const st
                   const std::optional<std::string>& storage, const std::optional<std::string>& dequant,
                   const std::vector<std::string>& filters,
                   const std::optional<std::string>& json, const std::optional<std::string>& junit,
-                  const std::string& name, bool quiet) {
+                  const std::string& name, bool quiet, const std::optional<std::string>& expect,
+                  const std::optional<std::string>& shard) {
     python::PythonBackend backend(fn, name, {compute, storage.value_or(""), dequant.value_or("")});
     conformance::RunOptions o;
     o.files = golden::suite_files(suite_dir);
+    if (shard) {  // as moe-conform run --shard I/N: every N-th file from the I-th
+        const auto [index, count] = golden::parse_shard(*shard);
+        o.files = golden::shard_files(std::move(o.files), index, count);
+    }
+    if (expect) o.expectations = conformance::load_expectations(*expect);
     o.filters = filters;
     o.progress = false;
     const auto start = std::chrono::steady_clock::now();
@@ -201,5 +208,6 @@ PYBIND11_MODULE(_moe_conform, m) {
           "[T, K, features] layout, a name the case's expert type does not have is an InputError). compute, "
           "storage, dequant: the declared precision (spec/tolerance.md); storage and dequant None = compute.");
     m.def("_run_suite", &run_suite, py::arg("fn"), py::arg("suite_dir"), py::arg("compute"), py::arg("storage"),
-          py::arg("dequant"), py::arg("filters"), py::arg("json"), py::arg("junit"), py::arg("name"), py::arg("quiet"));
+          py::arg("dequant"), py::arg("filters"), py::arg("json"), py::arg("junit"), py::arg("name"), py::arg("quiet"),
+          py::arg("expect"), py::arg("shard"));
 }
