@@ -257,6 +257,9 @@ TEST_CASE("flag values out of range exit 2 saying what is wanted, before anythin
         {moe_conform() + " selftest --threads 0", "--threads: 0: expected more than 0"},
         {moe_conform() + " check --suite " + kSuite + " --results " + kSuite + " --case-timeout -2", "--case-timeout: -2"},
         {run + " --no-such-flag", "--no-such-flag"},  // CLI11 exits 109 by itself; the tools say 2
+        // A device that does not exist (PoCL's is 0:0): every opencl case would SKIP.
+        {moe_conform() + " run --backend opencl,loop_f32 --device 9:9 --suite " + kSuite,
+         "--device 9:9: no OpenCL device matches '9:9' (devices found: 0:0 "},
         // A list of commas alone: CLI11 would take the next flag as the value (a backend "--suite").
         {moe_conform() + " run --backend , --suite " + kSuite, "--backend: ',' is only commas"},
         {moe_conform() + " run --backend=,, --suite " + kSuite, "--backend: ',,' is only commas"},

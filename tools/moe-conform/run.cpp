@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "device_check.hpp"
 #include "output_paths.hpp"
 #include "moe/backends/registry.hpp"
 #include "moe/conformance/reports.hpp"
@@ -54,6 +55,7 @@ int run(const RunCommand& c) {
     // names and plugins are checked here all the same.
     std::vector<BackendMaker> makers =
         backends::make_backend_makers(c.backends, c.backend_libs, backends::BuiltinOptions{c.device});
+    check_device_exists(c.device);
     conformance::RunOptions o = run_options(c, selected_files(c.suite, c.cases, c.shard));
     for (const auto& lib : c.backend_libs) o.repro_command += " --backend-lib " + conformance::shell_word(lib);
     if (!c.device.empty()) o.repro_command += " --device " + conformance::shell_word(c.device);

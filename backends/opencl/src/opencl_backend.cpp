@@ -198,6 +198,17 @@ std::vector<std::string> opencl_device_list() {
     return lines;
 }
 
+std::string opencl_device_problem(const std::string& spec) {
+    try {
+        const ocl::Devices devices = ocl::enumerate_devices();
+        if (devices.list.empty()) return "";
+        std::string why;
+        return ocl::select_device(devices, spec, why) ? "" : why;
+    } catch (const ocl::ClError&) {
+        return "";  // no usable platform: the backend reports it as unavailable
+    }
+}
+
 RoutingPlan opencl_mask_gen(const Tensor& indices, std::size_t experts, const std::string& device) {
     Selected s = select(device);
     if (!s.runtime) throw std::runtime_error("opencl backend unavailable: " + s.reason);

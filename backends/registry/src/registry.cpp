@@ -142,4 +142,6 @@ std::vector<Mutant> selftest_mutants() {
 
 std::vector<std::string> device_list() { return opencl_device_list(); }
 
+std::string device_problem(const std::string& spec) { return opencl_device_problem(spec); }
+
 }  // namespace moe::backends

@@ -71,6 +71,11 @@ private:
 // compute units, max work-group size, local memory, fp16/fp64), or one line saying why none.
 std::vector<std::string> opencl_device_list();
 
+// Why OpenclOptions::device `spec` picks no device where devices exist (the devices found
+// named), or "" when it picks one, or when there is no OpenCL platform at all (the backend is
+// then unavailable and its cases SKIP, as on any machine without a driver).
+std::string opencl_device_problem(const std::string& spec);
+
 // Testing hook: runs only the moe_mask_gen kernel on the selected device and returns what it
 // produced, in make_routing_plan's form. Throws (with the reason) when no device is available.
 RoutingPlan opencl_mask_gen(const Tensor& indices, std::size_t experts, const std::string& device = "");

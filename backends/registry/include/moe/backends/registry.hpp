@@ -44,4 +44,7 @@ std::vector<Mutant> selftest_mutants();
 // One line per OpenCL device found, or one line saying why none (moe-conform list).
 std::vector<std::string> device_list();
 
+// Why --device `spec` names no OpenCL device where there are some (the devices named), else "".
+std::string device_problem(const std::string& spec);
+
 }  // namespace moe::backends

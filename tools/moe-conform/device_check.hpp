@@ -1,0 +1,15 @@
+#pragma once
+// --device must name an OpenCL device that exists: a typo would otherwise make every opencl case
+// SKIP (exit 77, or 0 beside another backend), which a CI reads as "nothing to test here".
+// Checked before anything runs; InputError (exit 2) naming the devices found.
+#include <string>
+
+namespace moe::conform_cli {
+
+// Asks in a child process: the run forks its case workers later, and a parent that has loaded
+// an OpenCL driver must not fork (drivers keep threads and device state that a child inherits
+// broken). No platform at all is not an error here: the backend is then unavailable, as on any
+// machine without a driver, and says so.
+void check_device_exists(const std::string& spec);
+
+}  // namespace moe::conform_cli
