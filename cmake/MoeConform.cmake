@@ -7,7 +7,8 @@
 #                         [JSON <file>] [JUNIT <file>] [SHARDS <n>])
 #
 # SHARDS n registers n tests, <name>_1of<n> ... <name>_<n>of<n>, each running one share of the
-# golden files (moe-conform run --shard i/n), so that `ctest -j` or CI runners spread the suite;
+# cases FILTER and TIER select (moe-conform run --shard i/n; a share left with none is "Not Run"),
+# so that `ctest -j` or CI runners spread the suite;
 # JSON and JUNIT files then get the shard in their name (r.json -> r_1of4.json).
 #
 # BACKEND_LIBS loads plugins (moe_conform/backend_abi.h; a generator expression such as

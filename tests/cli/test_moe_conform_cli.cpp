@@ -163,6 +163,31 @@ TEST_CASE("expectations: XPASS fails the run, SKIP is reported with its reason, 
     CHECK(has(r.output, "entry 0"));
 }
 
+TEST_CASE("--shard divides the cases --filter and --tier select; a shard left with none exits 77") {
+    std::size_t total = 0;
+    for (int i = 1; i <= 3; ++i) {
+        const auto r = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite +
+                                   " --filter 'gemm2_*' --shard " + std::to_string(i) + "/3");
+        CAPTURE(r.output);
+        CHECK(r.exit_code == 0);
+        const auto line = last_line(r.output);
+        const std::size_t n = std::stoul(line.substr(0, line.find(' ')));
+        CHECK(n > 0);  // cut before the filter, shares of the 161 files held 0 to 3 gemm2 cases
+        total += n;
+    }
+    const auto all = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite + " --filter 'gemm2_*'");
+    CHECK(std::to_string(total) + " passed, 0 failed, 0 skipped" == last_line(all.output));
+    const auto empty = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite +
+                                   " --filter topk_one --shard 2/3");
+    CHECK(empty.exit_code == 77);
+    CHECK(has(empty.output, "shard 2/3 holds none of the 1 selected case(s)"));
+    // A file the tier leaves out is not read at all: its size cannot fail the run.
+    const auto quick = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite +
+                                   " --tier quick --max-memory 300k");
+    CAPTURE(quick.output);
+    CHECK(quick.exit_code == 0);
+}
+
 TEST_CASE("a suite's manifest is read as sha256sum -c reads it: CRLF, upper-case hex, binary mode") {
     TempDir dir;
     fs::copy_file(kSuite + "/topk_one.h5", dir.path() / "topk_one.h5");

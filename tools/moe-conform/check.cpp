@@ -61,8 +61,9 @@ int check(const CheckCommand& c) {
         std::cerr << "moe-conform: " << prepared.problems.size() << " result file problem(s); nothing was compared\n";
         return 2;
     }
-    conformance::RunOptions o =
-        run_options(c, c.shard.empty() ? in.golden_files : selected_files(c.suite, c.cases, c.shard));
+    const Selection selection = selected_files(in.golden_files, c, c.shard);
+    if (selection.empty_shard()) return 77;
+    conformance::RunOptions o = run_options(c, selection.files);
     auto info = make_run_info(c.command_line, {prepared.replay.name}, c.suite.empty() ? "(files)" : c.suite, c.tier);
     const auto start = std::chrono::steady_clock::now();
     conformance::RunOutcome outcome = conformance::run_suite_from_makers(o, {prepared.replay});

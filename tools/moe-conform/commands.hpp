@@ -91,8 +91,16 @@ struct ShrinkCommand {
 // 0 shrunk and written, 1 the case does not fail on the backend, 2 usage or input error.
 int shrink(const ShrinkCommand& c);
 
-// The golden files of --suite or --case, restricted to --shard I/N when given.
-std::vector<std::string> selected_files(const std::string& suite, const std::vector<std::string>& cases,
-                                        const std::string& shard);
+// The golden files among `files` that --filter and --tier select (from their root attributes
+// alone), then --shard I/N of those: the shares divide the cases the run selects, so each holds
+// some while N does not exceed their number. `selected`: how many the filters and tier kept.
+struct Selection {
+    std::vector<std::string> files;
+    std::size_t selected = 0;
+    // A shard left with none of the selected cases (N above their number): nothing to compare
+    // here, exit 77 (CTest's "Not Run" for moe_conform_add_suite), not an error.
+    bool empty_shard() const { return files.empty() && selected > 0; }
+};
+Selection selected_files(const std::vector<std::string>& files, const SuiteRunFlags& flags, const std::string& shard);
 
 }  // namespace moe::conform_cli

@@ -34,12 +34,17 @@ bool manifest_agrees(const std::string& suite, const std::vector<std::string>& c
     return problems.empty();
 }
 
-std::vector<std::string> selected_files(const std::string& suite, const std::vector<std::string>& cases,
-                                        const std::string& shard) {
-    std::vector<std::string> files = suite.empty() ? cases : golden::suite_files(suite);
-    if (shard.empty()) return files;
+Selection selected_files(const std::vector<std::string>& files, const SuiteRunFlags& flags, const std::string& shard) {
+    Selection s;
+    s.files = golden::select_files(files, flags.filters, flags.tier);
+    s.selected = s.files.size();
+    if (shard.empty()) return s;
     const auto [index, count] = golden::parse_shard(shard);
-    return golden::shard_files(std::move(files), index, count);
+    s.files = golden::shard_files(std::move(s.files), index, count);
+    if (s.empty_shard())
+        std::cerr << "moe-conform: shard " << shard << " holds none of the " << s.selected
+                  << " selected case(s): nothing to compare here (exit 77)\n";
+    return s;
 }
 
 int run(const RunCommand& c) {
@@ -56,7 +61,9 @@ int run(const RunCommand& c) {
     std::vector<BackendMaker> makers =
         backends::make_backend_makers(c.backends, c.backend_libs, backends::BuiltinOptions{c.device});
     check_device_exists(c.device);
-    conformance::RunOptions o = run_options(c, selected_files(c.suite, c.cases, c.shard));
+    const Selection selection = selected_files(c.suite.empty() ? c.cases : golden::suite_files(c.suite), c, c.shard);
+    if (selection.empty_shard()) return 77;
+    conformance::RunOptions o = run_options(c, selection.files);
     for (const auto& lib : c.backend_libs) o.repro_command += " --backend-lib " + conformance::shell_word(lib);
     if (!c.device.empty()) o.repro_command += " --device " + conformance::shell_word(c.device);
     if (!c.expect.empty()) o.expectations = conformance::load_expectations(c.expect);

@@ -1,3 +1,5 @@
+#include <optional>
+
 #include "golden_rules.hpp"
 #include "hdf5/h5_attributes.hpp"
 #include "hdf5/h5_file.hpp"
@@ -22,6 +24,35 @@ CaseIdentity identify_case(const std::string& file) {
     }
     id.sha256 = sha256_file(file);
     return id;
+}
+
+std::vector<std::string> select_files(const std::vector<std::string>& files, const std::vector<std::string>& filters,
+                                      const std::string& tier) {
+    if (filters.empty() && tier.empty()) return files;
+    std::vector<std::string> kept;
+    for (const auto& file : files) {
+        std::optional<std::string> name, case_tier;
+        try {
+            const h5::QuietHdf5 quiet;
+            const h5::FileContext ctx{file};
+            h5::OpenedFile f = h5::open_file_for_reading(ctx);
+            h5::H5Id root = h5::open_root(f.file, ctx);
+            name = h5::read_string_attr(root.get(), "case", ctx, where_root_attr("case"));
+            case_tier = h5::read_string_attr(root.get(), "tier", ctx, where_root_attr("tier"));
+        } catch (const std::exception&) {
+            kept.push_back(file);  // unreadable: the full read names what is wrong
+            continue;
+        }
+        if (!name) {
+            kept.push_back(file);
+            continue;
+        }
+        if (!tier.empty() && case_tier && !case_tier->empty() && !tier_includes(tier, *case_tier)) continue;
+        bool keep = filters.empty();
+        for (const auto& f : filters) keep = keep || glob_match(f, *name);
+        if (keep) kept.push_back(file);
+    }
+    return kept;
 }
 
 }  // namespace moe::golden

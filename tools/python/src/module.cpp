@@ -121,9 +121,9 @@ Summary run_suite(const py::function& fn, const std::string& suite_dir, const st
     python::PythonBackend backend(fn, name, {compute, storage.value_or(""), dequant.value_or("")});
     conformance::RunOptions o;
     o.files = golden::suite_files(suite_dir);
-    if (shard) {  // as moe-conform run --shard I/N: every N-th file from the I-th
+    if (shard) {  // as moe-conform run --shard I/N: every N-th selected case from the I-th
         const auto [index, count] = golden::parse_shard(*shard);
-        o.files = golden::shard_files(std::move(o.files), index, count);
+        o.files = golden::shard_files(golden::select_files(o.files, filters, ""), index, count);
     }
     if (expect) o.expectations = conformance::load_expectations(*expect);
     o.filters = filters;

@@ -35,4 +35,12 @@ struct CaseIdentity {
 // Throws FileError for a file that is not a golden file.
 CaseIdentity identify_case(const std::string& file);
 
+// The files of `files` whose case the `filters` (globs on the case name; none: every case) and
+// the run tier `tier` ("" or a tier, as tier_includes) select, judged from the root attributes
+// `case` and `tier` alone: nothing else of a file left out is read, so its size, checksums and
+// datasets cannot fail a run that does not run it. A file whose attributes cannot be read stays
+// in, for the full read to report. Order kept.
+std::vector<std::string> select_files(const std::vector<std::string>& files, const std::vector<std::string>& filters,
+                                      const std::string& tier);
+
 }  // namespace moe::golden
