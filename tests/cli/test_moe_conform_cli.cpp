@@ -270,6 +270,18 @@ TEST_CASE("selftest's repro lines run: a mutant by name, in worker processes, sp
                                    "/topk_one.h5");
     CHECK(twice.exit_code == 2);
     CHECK(has(twice.output, "named twice"));
+    // Spelt bare, a mutant is still listed under the name its results carry; the recorded command
+    // line is quoted as a shell reads it.
+    TempDir dir;
+    const std::string json = (dir.path() / "r.json").string();
+    const auto bare = run_command(moe_conform() + " run --quiet --backend loop_f32,lanes_swapped --case " + kSuite +
+                                  "/topk_one.h5 --filter 'top*' --json " + json);
+    CHECK(bare.exit_code == 1);
+    const std::string report = file_bytes(json);
+    CHECK(has(report, R"("backends": [)"));
+    CHECK(has(report, R"("mutant:lanes_swapped")"));
+    CHECK_FALSE(has(report, R"("lanes_swapped")"));
+    CHECK(has(report, "--filter 'top*'"));
 }
 
 TEST_CASE("flag values out of range exit 2 saying what is wanted, before anything runs") {

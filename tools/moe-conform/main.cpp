@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "cli_checks.hpp"
 #include "cli_errors.hpp"
+#include "moe/conformance/shell_word.hpp"
 #include "moe/golden/suite.hpp"
 
 using namespace moe::conform_cli;
@@ -199,7 +200,8 @@ int main(int argc, char** argv) {
     sh->add_flag("--quiet", kc.quiet, "No progress lines on stderr");
 
     if (const int code = moe::cli::parse_flags(app, argc, argv); code >= 0) return code;
-    for (int i = 0; i < argc; ++i) rc.command_line += (i ? " " : "") + std::string(argv[i]);
+    // Quoted as a shell reads it, so that the line in the reports can be pasted back.
+    for (int i = 0; i < argc; ++i) rc.command_line += (i ? " " : "") + moe::conformance::shell_word(argv[i]);
     cc.command_line = rc.command_line;
     sc.command_line = rc.command_line;
     return moe::cli::run_with_exit_codes("moe-conform", [&] {

@@ -96,7 +96,9 @@ std::vector<std::pair<std::string, int>> resolve_names(const std::vector<std::st
         // case hung until --case-timeout.
         if (plugin < 0 && std::find(builtins.begin(), builtins.end(), n) == builtins.end() && mutant_name(n).empty())
             make_builtin_backend(n);  // throws InputError naming the known backends
-        out.emplace_back(n, plugin);
+        // A mutant under the name it reports (mutant:NAME), however it was spelt: the reports'
+        // list of backends, their results and the result folders then agree.
+        out.emplace_back(plugin >= 0 ? n : canonical(n), plugin);
     }
     return out;
 }
