@@ -217,7 +217,7 @@ golden::GoldenCase exact_case(DType dtype) {
 
 }  // namespace
 
-TEST_CASE("an exact case demands the reference rounded to the output type, bit for bit") {
+TEST_CASE("an exact case demands the reference rounded to the data type, or itself in a wider output, bit for bit") {
     const golden::GoldenCase c = exact_case(DType::f32);
     REQUIRE(c.exact);
     const Tensor& ref = c.outputs.at("output");
@@ -251,7 +251,9 @@ TEST_CASE("an exact case demands the reference rounded to the output type, bit f
     CHECK_FALSE(r.exact);
     CHECK(r.status == Status::pass);
 
-    // f16 data: the f32-exact output rounded to f16 is the one answer; the unrounded value is not.
+    // f16 data: in an f16 output the f32-exact output rounded to f16 is the one answer; in a wider
+    // output (an f32 output declared for f16 data) the unrounded value is exact too, so it passes
+    // as well; a value that is neither (the rounding moved by one f16 ulp) fails.
     const golden::GoldenCase h = exact_case(DType::f16);
     const Tensor& href = h.outputs.at("output");
     std::size_t unrepresentable = 0;
@@ -260,9 +262,21 @@ TEST_CASE("an exact case demands the reference rounded to the output type, bit f
     r = compare_output(h, Tensor::from_f64(DType::f16, href.shape(), href.to_f64()), kF32, 1);
     CHECK(r.exact);
     CHECK(r.status == Status::pass);
-    r = compare_output(h, href, kF32, 1);
+    r = compare_output(h, Tensor::from_f64(DType::f32, href.shape(), href.to_f64()), kF32, 1);
+    CHECK(r.status == Status::pass);
+    Tensor moved = Tensor::from_f64(DType::f32, href.shape(), href.to_f64());
+    std::size_t changed = 0;
+    for (std::size_t k = 0; k < href.size(); ++k) {
+        const double v = href.get(k), rounded = round_to(DType::f16, v);
+        if (rounded == v) continue;
+        // Past v on the side away from its rounding, by twice the rounding's distance (at least
+        // two f32 ulps): neither v nor its correct rounding.
+        moved.set(k, v + 2 * (v - rounded));
+        ++changed;
+    }
+    r = compare_output(h, moved, kF32, 1);
     CHECK(r.status == Status::fail);
-    CHECK(r.metrics.over_bound == unrepresentable);
+    CHECK(r.metrics.over_bound == changed);
 }
 
 TEST_CASE("the worst element is the largest error relative to its own bound") {

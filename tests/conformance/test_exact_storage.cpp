@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "conformance_check.hpp"
 #include "moe/conformance/exact_storage.hpp"
@@ -129,6 +130,29 @@ TEST_CASE("a truncating output conversion fails an exact case for its storage an
         const Comparison bounded = compare_output(c, bad, lowp, 1);
         CHECK_FALSE(bounded.exact);
         CHECK(bounded.status == Status::pass);
+    }
+}
+
+TEST_CASE("an exact case in a wider output type: the exact reference or its rounding to the data type, nothing else") {
+    // A plugin may declare an f32 output for bf16 data, and a Python kernel returns y.float():
+    // either holds a correct answer; a truncated conversion stays wrong in any container.
+    for (DType dt : {DType::bf16, DType::f16}) {
+        CAPTURE(dtype_name(dt));
+        const golden::GoldenCase c = storage_exact_case(dt);
+        const Precision f32{DType::f32, DType::f32};
+        const Tensor& ref = c.outputs.at("output");
+        const Tensor exact = Tensor::from_f64(DType::f32, ref.shape(), ref.to_f64());
+        const Tensor rounded =
+            Tensor::from_f64(DType::f32, ref.shape(), Tensor::from_f64(dt, ref.shape(), ref.to_f64()).to_f64());
+        const Tensor cut = Tensor::from_f64(DType::f32, ref.shape(), truncated(c, dt).to_f64());
+        REQUIRE(test::max_abs_diff(exact, rounded) > 0.0);  // the case's output needs more bits than dt
+        for (const auto& [label, out, pass] :
+             {std::tuple{"exact", &exact, true}, std::tuple{"rounded", &rounded, true}, std::tuple{"truncated", &cut, false}}) {
+            CAPTURE(label);
+            const Comparison r = compare_output(c, *out, f32, 1);
+            CHECK(r.exact);
+            CHECK((r.status == Status::pass) == pass);
+        }
     }
 }
 
