@@ -181,6 +181,9 @@ TEST_CASE("--shard divides the cases --filter and --tier select; a shard left wi
                                    " --filter topk_one --shard 2/3");
     CHECK(empty.exit_code == 77);
     CHECK(has(empty.output, "shard 2/3 holds none of the 1 selected case(s)"));
+    const auto no_work = run_command(moe_conform() + " selftest --shard 1000/1000");
+    CHECK(no_work.exit_code == 77);
+    CHECK(has(no_work.output, "selftest shard 1000/1000 holds none of the"));
     // A file the tier leaves out is not read at all: its size cannot fail the run.
     const auto quick = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite +
                                    " --tier quick --max-memory 300k");

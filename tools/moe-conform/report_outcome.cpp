@@ -26,6 +26,10 @@ conformance::RunInfo make_run_info(const std::string& command_line, const std::v
 int report_outcome(const conformance::RunInfo& info, const conformance::RunOutcome& outcome, const ReportFiles& files) {
     conformance::write_text_report(std::cout, info, outcome.results);
     const int code = conformance::run_exit_code(outcome);
+    // The count line above reads like a verdict to a log parser; an input error makes it none.
+    if (!outcome.input_errors.empty())
+        std::cout << "NOT A VERDICT: " << outcome.input_errors.size()
+                  << " golden file(s) could not be used (exit 2); the counts above leave their cases out\n";
     // Exit 2 (a golden file that could not be used, no case matched): no report file, which a
     // dashboard would read as a clean run of the cases it lists (spec/report-format.md).
     if (code != 2) {
