@@ -113,6 +113,7 @@ PreparedCheck prepare_check(const CheckInputs& in) {
             continue;
         }
         const auto c = cases.find(r.case_name);
+        if (c == cases.end() && in.others_ignored) continue;
         if (c == cases.end()) {
             out.problems.push_back(file + ": answers case '" + r.case_name + "', which is not among the golden files of "
                                           "this run (an extra result)");

@@ -227,7 +227,10 @@ TEST_CASE("a suite's manifest is read as sha256sum -c reads it: CRLF, upper-case
 }
 
 TEST_CASE("usage errors exit 2 with a message") {
-    auto r = run_command(moe_conform() + " run --backend nosuch --suite " + kSuite);
+    auto r = run_command(moe_conform() + " frob");
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.output, "unknown command 'frob' (commands: list, run, check, selftest, shrink"));
+    r = run_command(moe_conform() + " run --backend nosuch --suite " + kSuite);
     CHECK(r.exit_code == 2);
     CHECK(has(r.output, "unknown backend 'nosuch' (built-in backends: reference, reference_dense, loop_f32, loop_lowp"));
     r = run_command(moe_conform() + " run --backend reference");

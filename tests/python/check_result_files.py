@@ -65,6 +65,14 @@ def main():
     np.save(os.path.join(work, "out.npy"), ref.astype(np.float32))
     expect("npy with --precision", 0, "1 passed", "--results", os.path.join(work, "out.npy"), "--precision", "f32")
     expect("npy without precision", 2, "declares no precision", "--results", os.path.join(work, "out.npy"))
+    # --case picks its result out of a folder that answers more cases: the others are not extras.
+    folder = os.path.join(work, "folder")
+    os.makedirs(folder)
+    shutil.copy(good, os.path.join(folder, CASE + ".h5"))
+    other = os.path.join(suite, "topk_one.h5")
+    with h5py.File(other, "r") as g:
+        write_result(os.path.join(folder, "topk_one.h5"), "topk_one", sha256(other), g["outputs/output"][...])
+    expect("a folder answering more cases", 0, "1 passed, 0 failed", "--results", folder)
     # --precision overrides the file's attributes, even a storage_type given without compute_type.
     half = os.path.join(work, "storage_only.h5")
     write_result(half, CASE, sha, ref.astype(np.float32), compute=None, storage_type="f32")

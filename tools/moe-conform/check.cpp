@@ -50,6 +50,9 @@ int check(const CheckCommand& c) {
     in.golden_files = c.suite.empty() ? c.cases : golden::suite_files(c.suite);
     in.result_files = result_files(c.results);
     if (!c.precision.empty()) in.precision = parse_precision(c.precision);
+    // --case picks cases out of what a results folder answers, as --filter picks them out of a
+    // suite: the folder's other results are not extras.
+    in.others_ignored = !c.cases.empty() && c.results.size() == 1 && std::filesystem::is_directory(c.results.front());
     RunPaths paths{in.golden_files, {{"--json", c.json}, {"--junit", c.junit}, {"--html", c.html}}, {}};
     paths.inputs.insert(paths.inputs.end(), in.result_files.begin(), in.result_files.end());
     check_outputs_spare_inputs(paths);

@@ -199,6 +199,16 @@ int main(int argc, char** argv) {
         ->check(moe::cli::kPositive);
     sh->add_flag("--quiet", kc.quiet, "No progress lines on stderr");
 
+    // CLI11 says only "A subcommand is required" for a mistyped one.
+    if (argc > 1 && argv[1][0] != '-') {
+        bool known = false;
+        for (const auto* sub : app.get_subcommands({})) known = known || sub->get_name() == argv[1];
+        if (!known) {
+            std::cerr << "moe-conform: unknown command '" << argv[1] << "' (commands: list, run, check, selftest, shrink; "
+                      << "moe-conform --help)\n";
+            return 2;
+        }
+    }
     if (const int code = moe::cli::parse_flags(app, argc, argv); code >= 0) return code;
     // Quoted as a shell reads it, so that the line in the reports can be pasted back.
     for (int i = 0; i < argc; ++i) rc.command_line += (i ? " " : "") + moe::conformance::shell_word(argv[i]);

@@ -73,7 +73,9 @@ void write_manifest(const std::filesystem::path& dir) {
 std::map<std::string, std::string> read_manifest(const std::filesystem::path& dir) {
     const auto file = dir / kManifestName;
     std::ifstream in(file);
-    if (!in) throw InputError("cannot read " + file.string());
+    if (!in)
+        throw InputError("cannot read " + file.string() +
+                         (std::filesystem::exists(file) ? "" : " (there is none: moe-golden generate --manifest writes one)"));
     std::map<std::string, std::string> sums;
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) {

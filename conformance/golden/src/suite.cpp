@@ -15,7 +15,8 @@ bool tier_includes(const std::string& run_tier, const std::string& case_tier) {
 }
 
 std::vector<std::string> suite_files(const std::string& dir) {
-    if (!fs::is_directory(dir)) throw InputError("suite folder " + dir + " does not exist");
+    if (!fs::is_directory(dir))
+        throw InputError("suite folder " + dir + (fs::exists(dir) ? " is a file, not a folder (give it with --case)" : " does not exist"));
     std::vector<std::string> files;
     for (const auto& e : fs::directory_iterator(dir)) {
         if (e.path().extension() != ".h5") continue;

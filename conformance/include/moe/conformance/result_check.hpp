@@ -20,6 +20,9 @@ struct CheckInputs {
     std::optional<Precision> precision;     // --precision: overrides or supplies the files' own
     std::string name;                       // --name: the implementation's name in reports
     std::uint64_t max_memory = 0;
+    // Results of cases outside golden_files are passed over, not "extra results" (exit 2): for
+    // `check --case FILE --results FOLDER`, where the folder answers a whole suite.
+    bool others_ignored = false;
 };
 
 struct PreparedCheck {
