@@ -66,10 +66,7 @@ inline void moe_gemm_tile_dequant(__global const float* restrict A, __global con
     moe_wide_xy(LX, LY, &x, &y);
 
     VT acc[8][4];  // MWI x NV used
-#pragma unroll
-    for (uint i = 0; i < MWI; ++i)
-#pragma unroll
-        for (uint v = 0; v < NV; ++v) acc[i][v] = 0.0f;
+    moe_wide_zero(acc, MWI, NV);
 
     const uint steps = (K + TK - 1) / TK;
     // Iteration s stores step s's tiles into buffer s & 1 and multiplies step s - 1's: buffer

@@ -113,6 +113,14 @@ inline void moe_wide_stage(__local float* a_tile, __local VT* w_tile, const VT* 
     }
 }
 
+// The work-item's MWI x NV accumulators, zeroed.
+inline void moe_wide_zero(VT acc[8][4], const uint MWI, const uint NV) {
+#pragma unroll
+    for (uint i = 0; i < MWI; ++i)
+#pragma unroll
+        for (uint v = 0; v < NV; ++v) acc[i][v] = 0.0f;
+}
+
 // One k-step's FMAs: the work-item's MWI x NV accumulators from the local tiles of one buffer,
 // ap at its first rows (A k-major, row stride TMP) and bp at its first column vector (W).
 inline void moe_wide_fmas(__local const float4* ap, __local const VT* bp, VT acc[8][4], const uint MWI,
@@ -181,10 +189,7 @@ inline void moe_gemm_tile_wide(__global const float* restrict A, __global const 
     moe_wide_xy(LX, LY, &x, &y);
 
     VT acc[8][4];  // MWI x NV used
-#pragma unroll
-    for (uint i = 0; i < MWI; ++i)
-#pragma unroll
-        for (uint v = 0; v < NV; ++v) acc[i][v] = 0.0f;
+    moe_wide_zero(acc, MWI, NV);
 
     VT a_st[8], w_st[8];
     moe_wide_fetch(A, W, N, K, 0, a_row0, rows, n0, w_base, w_type, a_st, w_st, TM, TK, NVT, WG, l);
