@@ -303,6 +303,9 @@ TEST_CASE("flag values out of range exit 2 saying what is wanted, before anythin
         // A device that does not exist (PoCL's is 0:0): every opencl case would SKIP.
         {moe_conform() + " run --backend opencl,loop_f32 --device 9:9 --suite " + kSuite,
          "--device 9:9: no OpenCL device matches '9:9' (devices found: 0:0 "},
+        // One file twice: its results would be reported twice.
+        {moe_conform() + " run --backend loop_f32 --case " + kSuite + "/topk_one.h5 --case " + kSuite + "/../golden/topk_one.h5",
+         "the same file as --case " + kSuite + "/topk_one.h5"},
         // A list of commas alone: CLI11 would take the next flag as the value (a backend "--suite").
         {moe_conform() + " run --backend , --suite " + kSuite, "--backend: ',' is only commas"},
         {moe_conform() + " run --backend=,, --suite " + kSuite, "--backend: ',,' is only commas"},

@@ -45,6 +45,7 @@ std::vector<std::string> result_files(const std::vector<std::string>& given) {
 }  // namespace
 
 int check(const CheckCommand& c) {
+    refuse_repeated_cases(c.cases);
     if (!c.no_manifest && !manifest_agrees(c.suite, c.cases, "moe-conform")) return 2;
     conformance::CheckInputs in;
     in.golden_files = c.suite.empty() ? c.cases : golden::suite_files(c.suite);

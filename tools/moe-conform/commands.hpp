@@ -103,4 +103,8 @@ struct Selection {
 };
 Selection selected_files(const std::vector<std::string>& files, const SuiteRunFlags& flags, const std::string& shard);
 
+// --case naming one file twice (under any spelling of its path): InputError, exit 2. Its results
+// would be reported twice, and JUnit would hold two test cases of one name.
+void refuse_repeated_cases(const std::vector<std::string>& cases);
+
 }  // namespace moe::conform_cli

@@ -3,6 +3,7 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include "commands.hpp"
 #include "device_check.hpp"
@@ -16,6 +17,7 @@
 #include "moe/golden/golden_file.hpp"
 #include "moe/golden/manifest.hpp"
 #include "moe/golden/suite.hpp"
+#include "moe/spec/error.hpp"
 
 namespace moe::conform_cli {
 
@@ -47,7 +49,19 @@ Selection selected_files(const std::vector<std::string>& files, const SuiteRunFl
     return s;
 }
 
+void refuse_repeated_cases(const std::vector<std::string>& cases) {
+    std::map<std::filesystem::path, std::string> seen;
+    for (const auto& file : cases) {
+        std::error_code ec;
+        const auto key = std::filesystem::weakly_canonical(file, ec);
+        const auto [it, fresh] = seen.emplace(ec ? std::filesystem::path(file) : key, file);
+        if (!fresh)
+            throw InputError("--case " + file + ": the same file as --case " + it->second + " (each case runs once)");
+    }
+}
+
 int run(const RunCommand& c) {
+    refuse_repeated_cases(c.cases);
     if (!c.suite.empty()) {
         // Temporary files of generators killed half-way are never cases (not *.h5); remove them.
         const auto stale = golden::remove_stale_temp_files(c.suite);

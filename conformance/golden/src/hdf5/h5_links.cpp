@@ -50,18 +50,18 @@ bool check_link(hid_t parent, const std::string& name, const FileContext& ctx, c
             external_link_refused = false;
             const htri_t target = H5Oexists_by_name(parent, name.c_str(), lapl.get());
             if (external_link_refused)
-                ctx.fail(Kind::refused, where, "is a soft link that leaves the file through an external link "
-                                               "(golden files must hold their data themselves)");
+                ctx.fail(Kind::refused, where, "is a soft link that leaves the file through an external link (" +
+                                               std::string(ctx.role) + "s must hold their data themselves)");
             H5Eclear2(H5E_DEFAULT);
             if (target <= 0) ctx.malformed(where, "is a soft link whose target does not exist in the file");
             return true;
         }
         case H5L_TYPE_EXTERNAL:
             ctx.fail(Kind::refused, where, "is an external link to file " + external_target(parent, name, info.u.val_size) +
-                                               " (golden files must hold their data themselves)");
+                                               " (" + std::string(ctx.role) + "s must hold their data themselves)");
         default:
             ctx.fail(Kind::refused, where, "is a user-defined link (type " + std::to_string(static_cast<int>(info.type)) +
-                                               "); golden files use hard links only");
+                                               "); " + std::string(ctx.role) + "s use hard links only");
     }
 }
 

@@ -35,7 +35,7 @@ void check_filters(hid_t dcpl, DatasetStorage& s, const FileContext& ctx, const 
         else if (id == H5Z_FILTER_FLETCHER32) s.fletcher32 = true;
         else
             ctx.fail(Kind::refused, where, "uses the " + filter_name(id, name) + " filter (id " + std::to_string(id) +
-                                               "); golden files may use deflate, shuffle and fletcher32 only");
+                                               "); " + std::string(ctx.role) + "s may use deflate, shuffle and fletcher32 only");
     }
 }
 
@@ -84,8 +84,8 @@ DatasetStorage check_dataset_storage(hid_t dset, const Shape& shape, std::size_t
     H5Id dcpl = own(H5Dget_create_plist(dset), H5Pclose, ctx, Kind::malformed, where, "cannot read its properties");
     const H5D_layout_t layout = H5Pget_layout(dcpl.get());
     if (layout == H5D_VIRTUAL)
-        ctx.fail(Kind::refused, where, "is a virtual dataset (its data maps to other datasets or files); golden files "
-                                       "must hold their data themselves");
+        ctx.fail(Kind::refused, where, "is a virtual dataset (its data maps to other datasets or files); " +
+                                           std::string(ctx.role) + "s must hold their data themselves");
     const int external = H5Pget_external_count(dcpl.get());
     if (external < 0) ctx.malformed(where, "cannot read its properties" + hdf5_detail());
     if (external > 0) {
@@ -94,7 +94,7 @@ DatasetStorage check_dataset_storage(hid_t dset, const Shape& shape, std::size_t
         hsize_t size = 0;
         H5Pget_external(dcpl.get(), 0, sizeof name, name, &offset, &size);
         ctx.fail(Kind::refused, where, "uses external raw storage (data in file '" + std::string(name) +
-                                           "'); golden files must hold their data themselves");
+                                           "'); " + std::string(ctx.role) + "s must hold their data themselves");
     }
     check_filters(dcpl.get(), s, ctx, where);
 
