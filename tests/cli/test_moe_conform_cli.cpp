@@ -191,6 +191,34 @@ TEST_CASE("--shard divides the cases --filter and --tier select; a shard left wi
     CHECK(quick.exit_code == 0);
 }
 
+TEST_CASE("files that hung or crashed HDF5, in a suite run with --filter and checked against results: exit 2 or an ERROR") {
+    // --filter reads each file's case attribute before the workers run, and check identifies
+    // every golden file: both outside the workers, both guarded (global heap check, a child
+    // process with a time limit for the selection).
+    TempDir dir;
+    const fs::path suite = dir.path() / "suite", results = dir.path() / "results";
+    fs::create_directories(suite);
+    REQUIRE(run_command(moe_conform() + " run --quiet --backend loop_f32 --case " + kSuite + "/topk_one.h5 --write-results " +
+                        results.string()).exit_code == 0);
+    for (const auto& e : fs::directory_iterator(std::string(MOE_SOURCE_DIR) + "/tests/golden/fuzz-regressions")) {
+        if (e.path().extension() != ".h5") continue;
+        CAPTURE(e.path().filename().string());
+        for (const auto& f : fs::directory_iterator(suite)) fs::remove(f.path());
+        fs::copy_file(kSuite + "/topk_one.h5", suite / "topk_one.h5");
+        fs::copy_file(e.path(), suite / e.path().filename());
+        const auto run = run_command(moe_conform() + " run --quiet --no-manifest --backend loop_f32 --filter '*' --suite " +
+                                     suite.string());
+        CAPTURE(run.output);
+        CHECK((run.exit_code == 1 || run.exit_code == 2));
+        CHECK((has(run.output, "golden file") || has(run.output, "ERROR")));
+        const auto check = run_command(moe_conform() + " check --quiet --no-manifest --suite " + suite.string() +
+                                       " --results " + results.string());
+        CAPTURE(check.output);
+        CHECK(check.exit_code == 2);
+        CHECK(has(check.output, "problem(s) with the golden or result files"));
+    }
+}
+
 TEST_CASE("a suite's manifest is read as sha256sum -c reads it: CRLF, upper-case hex, binary mode") {
     TempDir dir;
     fs::copy_file(kSuite + "/topk_one.h5", dir.path() / "topk_one.h5");

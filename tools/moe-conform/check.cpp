@@ -62,7 +62,8 @@ int check(const CheckCommand& c) {
     const conformance::PreparedCheck prepared = conformance::prepare_check(in);
     if (!prepared.problems.empty()) {
         for (const auto& p : prepared.problems) std::cerr << "moe-conform: error: " << p << "\n";
-        std::cerr << "moe-conform: " << prepared.problems.size() << " result file problem(s); nothing was compared\n";
+        std::cerr << "moe-conform: " << prepared.problems.size()
+                  << " problem(s) with the golden or result files; nothing was compared\n";
         return 2;
     }
     const Selection selection = selected_files(in.golden_files, c, c.shard);

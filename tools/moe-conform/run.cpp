@@ -3,7 +3,6 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
-#include <map>
 
 #include "commands.hpp"
 #include "device_check.hpp"
@@ -17,7 +16,6 @@
 #include "moe/golden/golden_file.hpp"
 #include "moe/golden/manifest.hpp"
 #include "moe/golden/suite.hpp"
-#include "moe/spec/error.hpp"
 
 namespace moe::conform_cli {
 
@@ -34,30 +32,6 @@ bool manifest_agrees(const std::string& suite, const std::vector<std::string>& c
         std::cerr << tool << ": error: the golden files do not match " << golden::kManifestName
                   << " (changed or damaged after it was written); nothing was run (--no-manifest skips this check)\n";
     return problems.empty();
-}
-
-Selection selected_files(const std::vector<std::string>& files, const SuiteRunFlags& flags, const std::string& shard) {
-    Selection s;
-    s.files = golden::select_files(files, flags.filters, flags.tier);
-    s.selected = s.files.size();
-    if (shard.empty()) return s;
-    const auto [index, count] = golden::parse_shard(shard);
-    s.files = golden::shard_files(std::move(s.files), index, count);
-    if (s.empty_shard())
-        std::cerr << "moe-conform: shard " << shard << " holds none of the " << s.selected
-                  << " selected case(s): nothing to compare here (exit 77)\n";
-    return s;
-}
-
-void refuse_repeated_cases(const std::vector<std::string>& cases) {
-    std::map<std::filesystem::path, std::string> seen;
-    for (const auto& file : cases) {
-        std::error_code ec;
-        const auto key = std::filesystem::weakly_canonical(file, ec);
-        const auto [it, fresh] = seen.emplace(ec ? std::filesystem::path(file) : key, file);
-        if (!fresh)
-            throw InputError("--case " + file + ": the same file as --case " + it->second + " (each case runs once)");
-    }
 }
 
 int run(const RunCommand& c) {
