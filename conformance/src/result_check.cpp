@@ -106,7 +106,7 @@ PreparedCheck prepare_check(const CheckInputs& in) {
                 r.case_name = cases.begin()->first;
                 r.golden_sha256 = cases.begin()->second.sha256;
             } else {
-                r = golden::read_result(file, in.max_memory, !in.precision.has_value());
+                r = golden::read_result(file, in.max_memory, !in.precision);
             }
         } catch (const golden::FileError& e) {
             out.problems.push_back(e.what());
@@ -125,7 +125,16 @@ PreparedCheck prepare_check(const CheckInputs& in) {
                                    c->second.sha256.substr(0, 16) + "...)");
             continue;
         }
-        const std::optional<Precision> precision = in.precision ? in.precision : r.precision;
+        golden::GoldenCase golden_case;
+        try {
+            golden_case = golden::read_golden(c->second.file);
+        } catch (const std::exception& e) {
+            out.problems.push_back(e.what());
+            continue;
+        }
+        const std::optional<Precision> precision =
+            in.precision ? std::optional<Precision>(in.precision(golden_case.problem.input(kHiddenStates).dtype()))
+                         : r.precision;
         if (!precision) {
             out.problems.push_back(file + ": declares no precision (root attributes compute_type, storage_type): give "
                                           "--precision COMPUTE[/STORAGE]");
@@ -135,13 +144,8 @@ PreparedCheck prepare_check(const CheckInputs& in) {
             out.problems.push_back(file + ": case '" + r.case_name + "' already has a result, " + by_case.at(r.case_name).file);
             continue;
         }
-        try {
-            if (auto fault = shape_fault(r, golden::read_golden(c->second.file))) {
-                out.problems.push_back(file + ": " + *fault);
-                continue;
-            }
-        } catch (const std::exception& e) {
-            out.problems.push_back(e.what());
+        if (auto fault = shape_fault(r, golden_case)) {
+            out.problems.push_back(file + ": " + *fault);
             continue;
         }
         if (implementation.empty()) implementation = r.implementation;

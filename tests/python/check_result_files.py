@@ -65,6 +65,12 @@ def main():
     np.save(os.path.join(work, "out.npy"), ref.astype(np.float32))
     expect("npy with --precision", 0, "1 passed", "--results", os.path.join(work, "out.npy"), "--precision", "f32")
     expect("npy without precision", 2, "declares no precision", "--results", os.path.join(work, "out.npy"))
+    # "data" stands for the case's data type (f32 here), as in the Python door.
+    expect("npy with --precision data", 0, "1 passed", "--results", os.path.join(work, "out.npy"), "--precision", "data")
+    expect("npy with --precision f32/data/data", 0, "1 passed", "--results", os.path.join(work, "out.npy"),
+           "--precision", "f32/data/data")
+    expect("npy with --precision f32/f99", 2, "'f99' is not f64, f32, f16, bf16 or data", "--results",
+           os.path.join(work, "out.npy"), "--precision", "f32/f99")
     # --case picks its result out of a folder that answers more cases: the others are not extras.
     folder = os.path.join(work, "folder")
     os.makedirs(folder)

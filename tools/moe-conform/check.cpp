@@ -1,8 +1,10 @@
 // check: result files written by any framework, judged against the golden cases they answer.
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "commands.hpp"
 #include "output_paths.hpp"
@@ -18,20 +20,29 @@ namespace moe::conform_cli {
 namespace {
 
 // "f32", "f32/bf16" or "f32/f32/bf16": compute type, then storage type and dequantisation type
-// (each by default the compute type).
-Precision parse_precision(const std::string& text) {
+// (each by default the compute type); "data" in any place is the case's data type, as in the
+// Python door's compute=, storage=, dequant=.
+std::function<Precision(DType)> parse_precision(const std::string& text) {
     const auto slash = text.find('/'), second = slash == std::string::npos ? slash : text.find('/', slash + 1);
-    auto floating = [&](const std::string& name) {
+    // nullopt: "data".
+    auto floating = [&](const std::string& name) -> std::optional<DType> {
+        if (name == "data") return std::nullopt;
         const auto t = parse_dtype(name);
         if (!t || !is_floating(*t))
-            throw InputError("--precision " + text + ": '" + name + "' is not f64, f32, f16 or bf16");
+            throw InputError("--precision " + text + ": '" + name + "' is not f64, f32, f16, bf16 or data");
         return *t;
     };
-    Precision p;
-    p.compute = floating(text.substr(0, slash));
-    p.storage = slash == std::string::npos ? p.compute : floating(text.substr(slash + 1, second - slash - 1));
-    if (second != std::string::npos) p.dequant = floating(text.substr(second + 1));
-    return p;
+    const auto compute = floating(text.substr(0, slash));
+    const auto storage = slash == std::string::npos ? compute : floating(text.substr(slash + 1, second - slash - 1));
+    const bool has_dequant = second != std::string::npos;
+    const auto dequant = has_dequant ? floating(text.substr(second + 1)) : std::nullopt;
+    return [=](DType data) {
+        Precision p;
+        p.compute = compute.value_or(data);
+        p.storage = storage.value_or(data);
+        if (has_dequant) p.dequant = dequant.value_or(data);
+        return p;
+    };
 }
 
 std::vector<std::string> result_files(const std::vector<std::string>& given) {

@@ -138,9 +138,10 @@ int main(int argc, char** argv) {
         ->required()
         ->check(CLI::ExistingPath);
     k->add_option("--precision", cc.precision,
-                  "The implementation's precision COMPUTE[/STORAGE[/DEQUANT]] (f64, f32, f16, bf16; DEQUANT: the "
-                  "type compressed weights are dequantised to), e.g. f32, f32/bf16 or f32/f32/bf16: required for "
-                  ".npy and for result files without compute_type; overrides the files' own");
+                  "The implementation's precision COMPUTE[/STORAGE[/DEQUANT]] (f64, f32, f16, bf16, or data: each "
+                  "case's data type; DEQUANT: the type compressed weights are dequantised to), e.g. f32, f32/bf16, "
+                  "f32/data or f32/f32/bf16: required for .npy and for result files without compute_type; overrides "
+                  "the files' own");
     k->add_option("--name", cc.name, "The implementation's name in reports (default: the files' `implementation`)");
     k->add_option("--filter", cc.filters, "Only cases whose name matches this glob (* and ?); repeatable");
     k->add_option("--tier", cc.tier, "Largest tier to run: quick < ci < full")->check(CLI::IsMember({"quick", "ci", "full"}));

@@ -4,6 +4,7 @@
 // every fault that makes a file unusable (wrong case hash, wrong shape, no precision, a case not
 // in the run) is collected before anything is compared. The replay is then an ordinary backend
 // for the runner, so statuses, metrics and reports are those of `moe-conform run`.
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -17,7 +18,9 @@ namespace moe::conformance {
 struct CheckInputs {
     std::vector<std::string> golden_files;  // the cases of the run
     std::vector<std::string> result_files;  // .h5 result files, or one .npy (with one golden file)
-    std::optional<Precision> precision;     // --precision: overrides or supplies the files' own
+    // --precision: overrides or supplies the files' own, given the case's data type ("data" in
+    // --precision stands for it); empty: the files' own.
+    std::function<Precision(DType data)> precision;
     std::string name;                       // --name: the implementation's name in reports
     std::uint64_t max_memory = 0;
     // Results of cases outside golden_files are passed over, not "extra results" (exit 2): for
