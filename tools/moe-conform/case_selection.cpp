@@ -1,17 +1,11 @@
 // Which golden files a run or check compares: --case given once each, --filter and --tier from
 // each file's root attributes, then --shard of what they select.
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <sstream>
 
+#include "child_process.hpp"
 #include "commands.hpp"
 #include "moe/golden/suite.hpp"
 #include "moe/spec/error.hpp"
@@ -27,19 +21,9 @@ namespace {
 std::vector<std::string> select_in_child(const std::vector<std::string>& files, const std::vector<std::string>& filters,
                                          const std::string& tier) {
     // Reading two attributes takes milliseconds a file: the limit only ends a hang.
-    const long kLimitMs = 10000 + 20 * static_cast<long>(files.size());
-    int fds[2];
-    if (::pipe(fds) != 0) return files;
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-        ::close(fds[0]);
-        ::close(fds[1]);
-        return files;
-    }
-    if (pid == 0) {
-        ::close(fds[0]);
-        std::ostringstream out;
-        try {
+    const auto text = in_child_process(
+        [&] {
+            std::ostringstream out;  // the indices of the kept files, a line each
             const auto kept = golden::select_files(files, filters, tier);
             std::size_t at = 0;
             for (std::size_t i = 0; i < files.size() && at < kept.size(); ++i)
@@ -47,45 +31,12 @@ std::vector<std::string> select_in_child(const std::vector<std::string>& files, 
                     out << i << '\n';
                     ++at;
                 }
-        } catch (...) {
-            ::_exit(1);
-        }
-        const std::string text = out.str();
-        for (std::size_t at = 0; at < text.size();) {
-            const ssize_t n = ::write(fds[1], text.data() + at, text.size() - at);
-            if (n <= 0) ::_exit(1);
-            at += static_cast<std::size_t>(n);
-        }
-        ::_exit(0);
-    }
-    ::close(fds[1]);
-    std::string text;
-    bool finished = false;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kLimitMs);
-    for (;;) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) break;
-        pollfd p{fds[0], POLLIN, 0};
-        const int r = ::poll(&p, 1, static_cast<int>(left.count()));
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        char buf[4096];
-        const ssize_t n = ::read(fds[0], buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            finished = n == 0;
-            break;
-        }
-        text.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(fds[0]);
-    if (!finished) ::kill(pid, SIGKILL);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!finished || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return files;
+            return out.str();
+        },
+        10000 + 20 * static_cast<long>(files.size()));
+    if (!text) return files;
     std::vector<std::string> kept;
-    std::istringstream in(text);
+    std::istringstream in(*text);
     for (std::size_t i; in >> i;)
         if (i < files.size()) kept.push_back(files[i]);
     return kept;
