@@ -8,7 +8,6 @@
 #include "hdf5/h5_attributes.hpp"
 #include "hdf5/h5_datasets.hpp"
 #include "hdf5/h5_file.hpp"
-#include "hdf5/h5_global_heap.hpp"
 
 namespace moe::golden {
 
@@ -68,8 +67,6 @@ ResultFile read_result(const std::filesystem::path& file, std::uint64_t max_memo
     const h5::QuietHdf5 quiet;
     const FileContext ctx{file, "result file"};
     h5::OpenedFile f = h5::open_file_for_reading(ctx);
-    // Before the first string attribute is read, as for golden files (h5_global_heap.hpp).
-    h5::check_global_heaps(ctx, f.bytes, h5::length_size(f.file, ctx));
     H5Id root = h5::open_root(f.file, ctx);
     check_result_format(root.get(), ctx);
 

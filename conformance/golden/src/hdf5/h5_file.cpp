@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "hdf5/h5_global_heap.hpp"
+
 namespace moe::golden::h5 {
 
 namespace fs = std::filesystem;
@@ -50,6 +52,7 @@ OpenedFile open_file_for_reading(const FileContext& ctx) {
     f.file = own(H5Fopen(ctx.file.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose, ctx, Kind::unreadable, "file",
                  "cannot be opened as HDF5");
     f.bytes = static_cast<std::uint64_t>(st.st_size);
+    check_global_heaps(ctx, f.bytes, length_size(f.file, ctx));
     return f;
 }
 

@@ -14,7 +14,9 @@ struct OpenedFile {
 
 // Opens ctx.file read-only: unreadable when it does not exist, is a directory, is not HDF5 or
 // cannot be opened; refused when it is not a regular file (a FIFO, a device, a socket: reading
-// one could block forever). HDF5 filter plugins are never loaded.
+// one could block forever). HDF5 filter plugins are never loaded. The file's global heap
+// collections are checked before it is returned (h5_global_heap.hpp): every string attribute
+// read from it, by any reader, is then safe from the damage that hung or crashed HDF5.
 OpenedFile open_file_for_reading(const FileContext& ctx);
 
 // Creates `path` (which must not exist) for writing with the newest format bounds (checksummed
