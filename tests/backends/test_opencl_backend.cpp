@@ -64,7 +64,8 @@ TEST_CASE("opencl passes the conformance comparison: both expert types, conventi
 TEST_CASE("opencl: hidden states and output of several MB (staged through pinned memory in chunks)") {
     OpenclBackend b;
     REQUIRE_MESSAGE(b.availability().available, b.availability().reason);
-    // 2100 tokens x H = 520 f32: 4.4 MB in and out, more than one 4 MiB chunk each way.
+    // 2100 tokens x H = 520 f32: 4.4 MB in and out, several 1 MiB chunks each way (on two threads
+    // or more where the host has them: host_transfer.cpp).
     for (auto dtype : {DType::f32, DType::bf16}) {
         CAPTURE(dtype_name(dtype));
         const Problem p = test::small_problem(ExpertType::gemm3_swiglu, Convention::openvino, 2100, 520, 24, 8, 2, dtype);

@@ -77,6 +77,7 @@ const std::vector<Case>& cases() {
         {"expert 0 takes 90 tokens (a small block and a tiny remainder)", 90, {}, {0}},
         {"expert 0 takes 140 tokens (a big block and a tiny remainder)", 140, {}, {0}},
         {"H = 200, I = 70 (several column tiles and k-steps)", 45, {}, {}, 200, 70},
+        {"T = 3, H = 600 (decode GEMMs over more than two of the NK rows kernel's k-steps)", 3, {}, {}, 600, 70},
     };
     return list;
 }
@@ -223,15 +224,19 @@ TEST_CASE("opencl kernels one by one against the reference's stages") {
 TEST_CASE("opencl kernels: weights read in their own type (f16, bf16), both layouts") {
     for (auto dtype : {DType::f16, DType::bf16}) {
         for (auto conv : {Convention::spec, Convention::openvino}) {
-            for (std::size_t T : {8u, 45u}) {  // moe_gemm_rows only; mostly moe_gemm
-                CAPTURE(dtype_name(dtype));
-                CAPTURE(convention_name(conv));
-                CAPTURE(T);
-                // The reference widens the stored f16/bf16 values exactly, and so do the kernels.
-                const Problem p =
-                    test::small_problem(ExpertType::gemm2_bias_swiglu_clamp, conv, T, 33, 19, 5, 2, dtype);
-                check_kernels(p);
-            }
+            // H = 600: the GPU bodies' NK rows kernel over two whole k-steps of 256 and a partial
+            // third (H = 33 is a single partial step).
+            for (std::size_t H : {33u, 600u})
+                for (std::size_t T : {8u, 45u}) {  // moe_gemm_rows only; mostly moe_gemm
+                    CAPTURE(dtype_name(dtype));
+                    CAPTURE(convention_name(conv));
+                    CAPTURE(T);
+                    CAPTURE(H);
+                    // The reference widens the stored f16/bf16 values exactly, and so do the kernels.
+                    const Problem p =
+                        test::small_problem(ExpertType::gemm2_bias_swiglu_clamp, conv, T, H, 19, 5, 2, dtype);
+                    check_kernels(p);
+                }
         }
     }
 }

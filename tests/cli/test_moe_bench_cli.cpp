@@ -45,6 +45,9 @@ TEST_CASE("moe-bench: flags that describe no layer or no timing exit 2, named") 
     expect_refused("--tokens 1 --reps 1 " + kCustom + " --dtype f64", "--dtype f64");
     expect_refused("--decode-study --backend opencl " + kCustom, "--decode-study times the cpu backend's own kernels");
     expect_refused("--tokens 1 --reps 1 --device 0:0 " + kCustom, "--device 0:0 picks an OpenCL device; backend cpu");
+    expect_refused("--transfer-study " + kCustom, "--transfer-study times host-device transfers of the opencl backend");
+    expect_refused("--transfer-study --backend opencl " + kCustom + " --json /tmp/x.json", "--transfer-study writes none");
+    expect_refused("--transfer-study --backend opencl --dtype f64 " + kCustom, "--dtype f64: expected f32, f16 or bf16");
     expect_refused("--decode-study " + kCustom + " --weights u5", "unknown --weights 'u5'");
     // --json writes timed rows: the other modes have none, and a silently missing file misleads.
     expect_refused("--strategy-stats --shape mixtral --tokens 1 --json /tmp/x.json", "--strategy-stats prints a table");
@@ -57,6 +60,25 @@ TEST_CASE("moe-bench: flags that describe no layer or no timing exit 2, named") 
     expect_refused("--tokens 1 --reps 1 --experts 4294967296 --topk 2 --hidden 4294967296 --inter 4294967296",
                    "more than this machine's");
     expect_refused("--tokens 4294967297 --reps 1 " + kCustom, "at T = 4294967297");
+}
+
+TEST_CASE("moe-bench: a malformed MOE_OPENCL_STAGING is named, exit 2") {
+    const auto r =
+        run_command("MOE_OPENCL_STAGING=8x " + moe_bench() + " --backend opencl --transfer-study --tokens 2 " + kCustom);
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("MOE_OPENCL_STAGING: '8x' is not THREADSxKIB") != std::string::npos);
+}
+
+TEST_CASE("moe-bench --transfer-study: a row per way of moving the hidden states, each plan named") {
+    const auto r = run_command("MOE_OPENCL_STAGING=3x8 " + moe_bench() +
+                               " --backend opencl --transfer-study --reps 2 --tokens 3,700 --dtype f32,bf16 " + kCustom);
+    CAPTURE(r.output);
+    REQUIRE(r.exit_code == 0);
+    for (const char* want : {"(the backend runs 3x8;", "custom T=3 f32", "custom T=700 f32", "custom T=700 bf16",
+                             "pageable, one DMA", "pinned, one DMA", "staged 3x8 (backend)", "staged 1x2048",
+                             "staged 16x256", "175.0 KiB", "87.5 KiB"})
+        CHECK(r.output.find(want) != std::string::npos);
 }
 
 TEST_CASE("moe-bench: a custom layer with top-k = experts runs (the checks above refuse no good input)") {

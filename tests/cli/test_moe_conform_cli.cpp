@@ -331,6 +331,15 @@ TEST_CASE("flag values out of range exit 2 saying what is wanted, before anythin
         // A device that does not exist (PoCL's is 0:0): every opencl case would SKIP.
         {moe_conform() + " run --backend opencl,loop_f32 --device 9:9 --suite " + kSuite,
          "--device 9:9: no OpenCL device matches '9:9' (devices found: 0:0 "},
+        // A malformed setting of the opencl backend's environment: every opencl case would SKIP.
+        {"MOE_OPENCL_STAGING=8y1024 " + moe_conform() + " run --backend opencl --suite " + kSuite,
+         "MOE_OPENCL_STAGING: '8y1024' is not THREADSxKIB"},
+        {"MOE_OPENCL_STAGING=0x1024 " + moe_conform() + " run --backend all --suite " + kSuite,
+         "MOE_OPENCL_STAGING: '0x1024' is not THREADSxKIB (threads 1-64"},
+        {"MOE_OPENCL_GEMM=wid " + moe_conform() + " selftest --suite " + kSuite,
+         "MOE_OPENCL_GEMM: 'wid' is neither wide nor compact"},
+        {"MOE_OPENCL_KERNEL_DIR=/no/such/dir " + moe_conform() + " run --backend opencl --suite " + kSuite,
+         "MOE_OPENCL_KERNEL_DIR: /no/such/dir is not a folder"},
         // One file twice: its results would be reported twice.
         {moe_conform() + " run --backend loop_f32 --case " + kSuite + "/topk_one.h5 --case " + kSuite + "/../golden/topk_one.h5",
          "the same file as --case " + kSuite + "/topk_one.h5"},
@@ -339,10 +348,39 @@ TEST_CASE("flag values out of range exit 2 saying what is wanted, before anythin
         {moe_conform() + " run --backend=,, --suite " + kSuite, "--backend: ',,' is only commas"},
     };
     for (const auto& [command, message] : refused) expect_refused_before_running(command, message);
+    // Those variables concern the opencl backend only; a well-formed plan runs.
+    const auto cpu = run_command("MOE_OPENCL_STAGING=bad " + run + " --filter 'exact_*'");
+    CHECK(cpu.exit_code == 0);
+    const auto staged = run_command("MOE_OPENCL_STAGING=3x4 " + moe_conform() + " run --backend opencl --suite " +
+                                    kSuite + " --filter 'exact_*'");
+    CAPTURE(staged.output);
+    CHECK((staged.exit_code == 0 || staged.exit_code == 77));  // 77 where no OpenCL device exists
     // 0 is a value of its own for --case-timeout (no limit), not refused.
     const auto r = run_command(run + " --filter 'exact_*' --case-timeout 0");
     CAPTURE(r.output);
     CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("MOE_OPENCL_KERNEL_DIR: its .cl files replace the embedded ones (a changed activation fails)") {
+    TempDir dir;
+    std::string swiglu = file_bytes(std::string(MOE_SOURCE_DIR) + "/backends/opencl/src/kernels/swiglu.cl");
+    const std::string exact = "x / (1.0f + exp(-beta * x))";
+    REQUIRE(swiglu.find(exact) != std::string::npos);
+    swiglu.replace(swiglu.find(exact), exact.size(), "x / (2.0f + exp(-beta * x))");
+    {
+        std::ofstream out(dir.path() / "swiglu.cl", std::ios::binary);
+        out << swiglu;
+    }
+    const std::string run = moe_conform() + " run --backend opencl --suite " + kSuite + " --filter 'exact_gemm*'";
+    const auto changed = run_command("MOE_OPENCL_KERNEL_DIR=" + dir.path().string() + " " + run);
+    CAPTURE(changed.output);
+    CHECK(changed.exit_code == 1);
+    CHECK(has(changed.output, "0 passed"));
+    // A folder without that file: the embedded kernels, which pass.
+    fs::remove(dir.path() / "swiglu.cl");
+    const auto same = run_command("MOE_OPENCL_KERNEL_DIR=" + dir.path().string() + " " + run);
+    CAPTURE(same.output);
+    CHECK(same.exit_code == 0);
 }
 
 TEST_CASE("report paths that cannot be written exit 2 before anything runs, naming the path") {

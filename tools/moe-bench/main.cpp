@@ -19,6 +19,7 @@
 #include "moe/bench/device_baselines.hpp"
 #include "moe/bench/engine_study.hpp"
 #include "moe/bench/strategy_stats.hpp"
+#include "moe/bench/transfer_study.hpp"
 
 namespace {
 
@@ -223,6 +224,11 @@ int main(int argc, char** argv) {
                  "expert's first-GEMM weights of each --shape, for bf16, f32 and each --weights type (default u4,mxfp4):\n"
                  "GB/s of stored bytes and weights/s with the weights in cache and from memory, against the read\n"
                  "bandwidth and bf16 (--threads threads)");
+    bool transfers = false;
+    app.add_flag("--transfer-study", transfers,
+                 "--backend opencl: print no backend timings, but what moving each --shape's hidden states (T x hidden\n"
+                 "in each --dtype, for each --tokens) to the device and back costs: the backend's staged path with its\n"
+                 "own plan and other thread counts and chunk sizes, one DMA from pinned memory, one from pageable memory");
     if (const int code = moe::cli::parse_flags(app, argc, argv); code >= 0) return code;
 
     return moe::cli::run_with_exit_codes("moe-bench", [&] {
@@ -244,6 +250,24 @@ int main(int argc, char** argv) {
             throw moe::InputError(std::string("--json writes the timed rows; ") +
                                   (decode ? "--decode-study" : study ? "--engine-study" : "--strategy-stats") +
                                   " prints a table of its own and writes none");
+        if (transfers) {
+            if (backend != "opencl")
+                throw moe::InputError("--transfer-study times host-device transfers of the opencl backend; --backend " +
+                                      backend + " moves nothing to a device");
+            if (!json_file.empty()) throw moe::InputError("--json writes the timed rows; --transfer-study writes none");
+            std::vector<TransferSize> sizes;
+            for (const auto& name : dtypes) {
+                const auto t = moe::parse_dtype(name);
+                if (!t || (*t != moe::DType::f32 && *t != moe::DType::f16 && *t != moe::DType::bf16))
+                    throw moe::InputError("--dtype " + name + ": expected f32, f16 or bf16");
+                for (const auto& s : shapes)
+                    for (const auto T : tokens)
+                        sizes.push_back({s.name + " T=" + std::to_string(T) + " " + name,
+                                         T * s.hidden * moe::dtype_size(*t)});
+            }
+            transfer_study(device, sizes, timing.reps > 0 ? timing.reps : 15);
+            return 0;
+        }
         if (decode) {
             const std::vector<std::string> types = weights.empty() ? std::vector<std::string>{"u4", "mxfp4"} : weights;
             for (const auto& s : shapes)  // a bad --weights refused before anything runs

@@ -14,4 +14,8 @@ void check_device_exists(const std::string& spec) {
     if (why && !why->empty()) throw InputError("--device " + spec + ": " + *why);
 }
 
+void check_opencl_environment() {
+    if (const std::string why = backends::environment_problem(); !why.empty()) throw InputError(why);
+}
+
 }  // namespace moe::conform_cli

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "device_check.hpp"
 #include "moe/backends/registry.hpp"
 #include "moe/conformance/selftest.hpp"
 #include "moe/golden/suite.hpp"
@@ -100,6 +101,7 @@ void print_progress(std::size_t done, std::size_t total, const conformance::Self
 
 int selftest(const SelftestCommand& c) {
     if (!c.no_manifest && !manifest_agrees(c.suite, {}, "moe-conform")) return 2;
+    check_opencl_environment();  // the opencl backend and its mutants would all be unavailable
     conformance::RunOptions o;
     o.files = golden::suite_files(c.suite);
     o.threads = c.threads;

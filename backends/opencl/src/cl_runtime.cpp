@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cl_tune.hpp"
+#include "kernel_override.hpp"
 #include "opencl_kernels.hpp"  // generated at configure time from kernels/*.cl
 
 namespace moe::backends::ocl {
@@ -132,11 +133,13 @@ Program Runtime::compile(const std::vector<std::string>& files, const std::strin
     arg_cache_.clear();
     std::vector<const char*> sources;
     std::vector<std::size_t> lengths;
-    for (const auto& f : files)
+    std::vector<std::string> from_disk = kernel_overrides(files);  // "" where none
+    for (std::size_t i = 0; i < files.size(); ++i)
         for (const auto& s : kernel_sources())
-            if (f == s.file) {
-                sources.push_back(s.text);
-                lengths.push_back(std::char_traits<char>::length(s.text));
+            if (files[i] == s.file) {
+                const bool disk = !from_disk[i].empty();
+                sources.push_back(disk ? from_disk[i].c_str() : s.text);
+                lengths.push_back(disk ? from_disk[i].size() : std::char_traits<char>::length(s.text));
             }
     cl_int rc = CL_SUCCESS;
     Program p;

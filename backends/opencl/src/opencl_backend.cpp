@@ -1,8 +1,10 @@
 #include "moe/backends/opencl_backend.hpp"
 
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 
 #include "moe/backends/mutation_table.hpp"
 #include "moe/backends/opencl_testing.hpp"
@@ -11,6 +13,8 @@
 #include "cl_device.hpp"
 #include "cl_runtime.hpp"
 #include "cl_tune.hpp"
+#include "host_transfer.hpp"
+#include "kernel_override.hpp"
 #include "opencl_pipeline.hpp"
 
 namespace moe::backends {
@@ -33,6 +37,11 @@ Selected select(const std::string& spec) {
         const auto d = ocl::select_device(devices, spec, why);
         if (!d) {
             s.reason = why;
+            return s;
+        }
+        // A malformed MOE_OPENCL_* variable is named here, not in the middle of a run.
+        if (std::string env = opencl_environment_problem(); !env.empty()) {
+            s.reason = env;
             return s;
         }
         s.runtime = std::make_unique<ocl::Runtime>(*d);
@@ -263,5 +272,17 @@ std::vector<float> scatter_reduce(const std::vector<float>& down, const std::vec
 }
 
 }  // namespace opencl_testing
+
+std::string opencl_environment_problem() {
+    try {
+        ocl::staging_plan();
+    } catch (const std::invalid_argument& e) {
+        return e.what();
+    }
+    if (std::string dir = ocl::kernel_dir_problem(); !dir.empty()) return dir;
+    if (const char* g = std::getenv("MOE_OPENCL_GEMM"); g && *g && std::string(g) != "wide" && std::string(g) != "compact")
+        return std::string("MOE_OPENCL_GEMM: '") + g + "' is neither wide nor compact";
+    return "";
+}
 
 }  // namespace moe::backends

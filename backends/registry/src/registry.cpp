@@ -146,4 +146,6 @@ std::vector<std::string> device_list() { return opencl_device_list(); }
 
 std::string device_problem(const std::string& spec) { return opencl_device_problem(spec); }
 
+std::string environment_problem() { return opencl_environment_problem(); }
+
 }  // namespace moe::backends

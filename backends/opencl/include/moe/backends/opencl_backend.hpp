@@ -76,6 +76,12 @@ std::vector<std::string> opencl_device_list();
 // then unavailable and its cases SKIP, as on any machine without a driver).
 std::string opencl_device_problem(const std::string& spec);
 
+// What is wrong with the opencl backend's environment variables, "" when nothing:
+// MOE_OPENCL_STAGING (THREADSxKIB), MOE_OPENCL_GEMM (wide or compact) and MOE_OPENCL_KERNEL_DIR
+// (a folder) when set. A malformed
+// value makes the backend unavailable (its cases SKIP, naming it); tools refuse it up front.
+std::string opencl_environment_problem();
+
 // Testing hook: runs only the moe_mask_gen kernel on the selected device and returns what it
 // produced, in make_routing_plan's form. Throws (with the reason) when no device is available.
 RoutingPlan opencl_mask_gen(const Tensor& indices, std::size_t experts, const std::string& device = "");

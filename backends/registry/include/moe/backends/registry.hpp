@@ -47,4 +47,8 @@ std::vector<std::string> device_list();
 // Why --device `spec` names no OpenCL device where there are some (the devices named), else "".
 std::string device_problem(const std::string& spec);
 
+// What is wrong with the built-in backends' environment variables (the opencl backend's
+// MOE_OPENCL_STAGING and MOE_OPENCL_GEMM), "" when nothing.
+std::string environment_problem();
+
 }  // namespace moe::backends
