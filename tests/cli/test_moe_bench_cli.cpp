@@ -72,13 +72,19 @@ TEST_CASE("moe-bench: a malformed MOE_OPENCL_STAGING is named, exit 2") {
 
 TEST_CASE("moe-bench --transfer-study: a row per way of moving the hidden states, each plan named") {
     const auto r = run_command("MOE_OPENCL_STAGING=3x8 " + moe_bench() +
-                               " --backend opencl --transfer-study --reps 2 --tokens 3,700 --dtype f32,bf16 " + kCustom);
+                               " --backend opencl --transfer-study --reps 2 --tokens 3,700,5000 --dtype f32,bf16 " + kCustom);
     CAPTURE(r.output);
     REQUIRE(r.exit_code == 0);
     for (const char* want : {"(the backend runs 3x8;", "custom T=3 f32", "custom T=700 f32", "custom T=700 bf16",
-                             "pageable, one DMA", "pinned, one DMA", "staged 3x8 (backend)", "staged 1x2048",
-                             "staged 16x256", "175.0 KiB", "87.5 KiB"})
+                             "pageable, one DMA", "pinned, one DMA", "staged 1x2048", "staged 16x256", "175.0 KiB",
+                             "87.5 KiB", "1.2 MiB", "staged 3x8 (backend: output)"})
         CHECK(r.output.find(want) != std::string::npos);
+    // Hidden states over 1 MiB (T = 5000 f32) are staged both ways; smaller ones go in the packed
+    // upload, so only their output takes the staged path.
+    const auto big = r.output.find("custom T=5000 f32");
+    REQUIRE(big != std::string::npos);
+    CHECK(r.output.find("staged 3x8 (backend) ") > big);  // first under T = 5000 f32
+    CHECK(r.output.find("staged 3x8 (backend) ") != std::string::npos);
 }
 
 TEST_CASE("moe-bench: a custom layer with top-k = experts runs (the checks above refuse no good input)") {

@@ -340,6 +340,11 @@ TEST_CASE("flag values out of range exit 2 saying what is wanted, before anythin
          "MOE_OPENCL_GEMM: 'wid' is neither wide nor compact"},
         {"MOE_OPENCL_KERNEL_DIR=/no/such/dir " + moe_conform() + " run --backend opencl --suite " + kSuite,
          "MOE_OPENCL_KERNEL_DIR: /no/such/dir is not a folder"},
+        // The opencl mutants read the same variables: SKIPped, they would read as "not caught".
+        {"MOE_OPENCL_STAGING=bad " + moe_conform() + " run --backend cpu,mutant:opencl_wrong_offset --suite " + kSuite,
+         "MOE_OPENCL_STAGING: 'bad' is not THREADSxKIB"},
+        {"MOE_OPENCL_STAGING=bad " + moe_conform() + " run --backend opencl_missing_barrier --suite " + kSuite,
+         "MOE_OPENCL_STAGING: 'bad' is not THREADSxKIB"},
         // One file twice: its results would be reported twice.
         {moe_conform() + " run --backend loop_f32 --case " + kSuite + "/topk_one.h5 --case " + kSuite + "/../golden/topk_one.h5",
          "the same file as --case " + kSuite + "/topk_one.h5"},
@@ -376,11 +381,27 @@ TEST_CASE("MOE_OPENCL_KERNEL_DIR: its .cl files replace the embedded ones (a cha
     CAPTURE(changed.output);
     CHECK(changed.exit_code == 1);
     CHECK(has(changed.output, "0 passed"));
-    // A folder without that file: the embedded kernels, which pass.
-    fs::remove(dir.path() / "swiglu.cl");
+    // The embedded kernel back: every case passes.
+    {
+        std::ofstream out(dir.path() / "swiglu.cl", std::ios::binary);
+        out << file_bytes(std::string(MOE_SOURCE_DIR) + "/backends/opencl/src/kernels/swiglu.cl");
+    }
     const auto same = run_command("MOE_OPENCL_KERNEL_DIR=" + dir.path().string() + " " + run);
     CAPTURE(same.output);
     CHECK(same.exit_code == 0);
+    // A file that replaces nothing (a typo), or the files one folder down: refused, not ignored
+    // (an A/B would compare the embedded kernels with themselves).
+    fs::rename(dir.path() / "swiglu.cl", dir.path() / "swiglu_new.cl");
+    const auto typo = run_command("MOE_OPENCL_KERNEL_DIR=" + dir.path().string() + " " + run);
+    CAPTURE(typo.output);
+    CHECK(typo.exit_code == 2);
+    CHECK(has(typo.output, "/swiglu_new.cl replaces no kernel (the kernel files: common.cl, "));
+    fs::create_directory(dir.path() / "kernels");
+    fs::rename(dir.path() / "swiglu_new.cl", dir.path() / "kernels" / "swiglu.cl");
+    const auto nested = run_command("MOE_OPENCL_KERNEL_DIR=" + dir.path().string() + " " + run);
+    CAPTURE(nested.output);
+    CHECK(nested.exit_code == 2);
+    CHECK(has(nested.output, "holds none of the kernel files"));
 }
 
 TEST_CASE("report paths that cannot be written exit 2 before anything runs, naming the path") {

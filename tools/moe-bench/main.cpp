@@ -197,7 +197,7 @@ int main(int argc, char** argv) {
     app.add_option("--hidden", hidden, "Custom shape: hidden size")->check(moe::cli::kPositive);
     app.add_option("--inter", inter, "Custom shape: intermediate size")->check(moe::cli::kPositive);
     app.add_option("--expert-type", type_arg, "Custom shape: gemm2 | gemm3")->check(CLI::IsMember({"gemm2", "gemm3"}));
-    app.add_option("--reps", timing.reps, "Timed repetitions, at least 1 (default: 20 for decode, 5 for prefill)")
+    app.add_option("--reps", timing.reps, "Timed repetitions, at least 1 (default: 20 for decode, 5 for prefill, 15 for --transfer-study)")
         ->check(moe::cli::kPositive);
     app.add_option("--threads", threads,
                    "Threads for the machine baselines (the backend uses all) and for --decode-study")

@@ -12,9 +12,10 @@ namespace moe::conform_cli {
 // machine without a driver, and says so.
 void check_device_exists(const std::string& spec);
 
-// The opencl backend's environment variables (MOE_OPENCL_STAGING, MOE_OPENCL_GEMM), when set,
-// must be well formed: a malformed one would make the backend unavailable and its cases SKIP.
-// InputError (exit 2) naming the variable. Nothing is loaded: the values are only parsed.
+// The opencl backend's environment variables (MOE_OPENCL_STAGING, MOE_OPENCL_GEMM,
+// MOE_OPENCL_KERNEL_DIR), when set, must be well formed: a malformed one would make the backend
+// (and its mutants) unavailable and their cases SKIP. InputError (exit 2) naming the variable.
+// Nothing is loaded: the values are only parsed, the folder only listed.
 void check_opencl_environment();
 
 }  // namespace moe::conform_cli

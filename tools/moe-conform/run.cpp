@@ -49,8 +49,9 @@ int run(const RunCommand& c) {
     std::vector<BackendMaker> makers =
         backends::make_backend_makers(c.backends, c.backend_libs, backends::BuiltinOptions{c.device});
     check_device_exists(c.device);
+    // The opencl backend and its mutants (opencl_*, mutant:opencl_*) read the variables.
     for (const auto& m : makers)
-        if (m.name == "opencl") check_opencl_environment();
+        if (m.name.find("opencl") != std::string::npos) check_opencl_environment();
     const Selection selection = selected_files(c.suite.empty() ? c.cases : golden::suite_files(c.suite), c, c.shard);
     if (selection.empty_shard()) return 77;
     conformance::RunOptions o = run_options(c, selection.files);

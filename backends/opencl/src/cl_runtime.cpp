@@ -126,6 +126,10 @@ std::string Runtime::build_report() const {
             s += line;
         }
     }
+    // An A/B on a lent GPU must be able to tell which kernels ran.
+    const std::vector<std::string> replaced = replaced_kernels();
+    for (std::size_t i = 0; i < replaced.size() && !s.empty(); ++i)
+        s += (i ? ", " : "; kernels from MOE_OPENCL_KERNEL_DIR: ") + replaced[i];
     return s;
 }
 
@@ -154,7 +158,11 @@ Program Runtime::compile(const std::vector<std::string>& files, const std::strin
         clGetProgramBuildInfo(p.program_, device_.device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
         std::string log(n, '\0');
         clGetProgramBuildInfo(p.program_, device_.device, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
-        throw ClError("clBuildProgram", rc, "build log:\n" + log);
+        std::string replaced;  // a build that fails on a replaced kernel says so
+        for (std::size_t i = 0; i < files.size(); ++i)
+            if (!from_disk[i].empty()) replaced += (replaced.empty() ? "" : ", ") + files[i];
+        if (!replaced.empty()) replaced = " (" + replaced + " from MOE_OPENCL_KERNEL_DIR)";
+        throw ClError("clBuildProgram", rc, "build log" + replaced + ":\n" + log);
     }
     cl_uint count = 0;
     check(clCreateKernelsInProgram(p.program_, 0, nullptr, &count), "clCreateKernelsInProgram");

@@ -33,6 +33,9 @@ std::map<std::string, std::string>& reports() {  // device key -> what the tune 
 std::string device_key(const DeviceInfo& d) { return d.name + "\t" + d.driver_version; }
 
 std::optional<fs::path> cache_file() {
+    // Kernels replaced from MOE_OPENCL_KERNEL_DIR tune for themselves: their choice must not be
+    // kept for the embedded kernels, nor the embedded kernels' choice used for them.
+    if (const char* k = std::getenv("MOE_OPENCL_KERNEL_DIR"); k && *k) return std::nullopt;
     if (const char* v = std::getenv("MOE_OPENCL_TUNE_CACHE")) {
         if (std::string(v) == "off" || !*v) return std::nullopt;
         return fs::path(v);

@@ -120,7 +120,7 @@ std::string OpenclBackend::name() const {
 }
 
 std::string OpenclBackend::description() const {
-    if (!state_->selected.runtime) return std::string(kStagesText) + "; no device";
+    if (!state_->selected.runtime) return kStagesText;  // availability() says why
     const auto& rt = *state_->selected.runtime;
     const auto& d = rt.device();
     std::string s = std::string(kStagesText) + " on " + d.name + " (" + d.platform_name + ", driver " + d.driver_version + ")";

@@ -19,10 +19,6 @@ using i32 = std::int32_t;
 
 std::size_t align16(std::size_t n) { return (n + 15) / 16 * 16; }
 
-// Hidden states up to this size travel in the packed upload (decode: one transfer in); larger
-// ones are written from the tensor on their own, where a copy into the staging memory would cost
-// more host time than a second transfer.
-constexpr std::size_t kPackedX = std::size_t(1) << 20;
 // Outputs from this size on have their pages touched before the read back (run_pipeline, 9.).
 constexpr std::size_t kTouchPages = std::size_t(1) << 20;
 
@@ -141,7 +137,7 @@ Output run_pipeline(const Runtime& rt, Workspace& ws, const Problem& p, bool wan
     // 2. One upload: indices, routing weights, the tile table and (when small) the hidden states,
     //    as the problem stores them, packed in pinned memory; large hidden states on their own,
     //    staged in chunks (host_transfer.hpp).
-    const bool pack_x = x.nbytes() <= kPackedX;
+    const bool pack_x = x.nbytes() <= kPackedHiddenBytes;
     const std::size_t rw_off = align16(idx.nbytes()), tiles_off = rw_off + align16(rw.nbytes());
     const std::size_t x_off = tiles_off + align16(table.size() * sizeof(u32));
     const std::size_t total = x_off + (pack_x ? x.nbytes() : 0), x_stage = align16(total);

@@ -21,6 +21,10 @@ struct Workspace {
     Buffer gathered, first, up, act, down, out;
 };
 
+// Hidden states up to this size travel in the packed upload (decode: one transfer in); larger
+// ones are staged on their own (host_transfer.hpp), the host copies spread over threads.
+constexpr std::size_t kPackedHiddenBytes = std::size_t(1) << 20;
+
 struct PipelineOptions {
     const DeviceWeights* weights = nullptr;  // uploaded by prepare() (which validated p); null: upload now
     bool wrong_offset = false;               // mutant: the second used expert's first GEMM reads the first's rows

@@ -8,6 +8,7 @@
 #include "../cl_device.hpp"
 #include "../cl_runtime.hpp"
 #include "../host_transfer.hpp"
+#include "../opencl_pipeline.hpp"
 
 namespace moe::backends {
 
@@ -65,8 +66,16 @@ bool OpenclTransferAnchor::staged_round_trip(unsigned threads, std::size_t chunk
     ++s.round;
     for (std::size_t i = 0; i < s.bytes; ++i) s.host_in[i] = static_cast<unsigned char>(i * 131 + 7 * s.round);
     std::memset(s.host_out.data(), 0xA5, s.bytes);
-    staged(threads, chunk_bytes);
-    return std::memcmp(s.host_in.data(), s.host_out.data(), s.bytes) == 0;
+    const ocl::StagingPlan plan = threads ? ocl::StagingPlan{threads, chunk_bytes} : ocl::staging_plan();
+    ocl::upload(*s.rt, s.device, 0, s.host_in.data(), s.bytes, s.staging.data(), plan);
+    // The device holds the bytes (read on its own), and the download reads them from the device,
+    // not from what the upload left in the staging memory.
+    std::vector<unsigned char> on_device(s.bytes);
+    s.rt->read(s.device, s.bytes, on_device.data());
+    std::memset(s.staging.data(), 0x5A, s.bytes);
+    ocl::download(*s.rt, s.device, s.bytes, s.host_out.data(), s.staging.data(), plan);
+    return std::memcmp(s.host_in.data(), on_device.data(), s.bytes) == 0 &&
+           std::memcmp(s.host_in.data(), s.host_out.data(), s.bytes) == 0;
 }
 
 OpenclTransferAnchor::Seconds OpenclTransferAnchor::pinned() {
@@ -90,6 +99,8 @@ std::size_t OpenclTransferAnchor::bytes() const { return s_->bytes; }
 std::string OpenclTransferAnchor::device() const {
     return s_->rt->device().name + " (driver " + s_->rt->device().driver_version + ")";
 }
+
+bool OpenclTransferAnchor::backend_stages_input(std::size_t bytes) { return bytes > ocl::kPackedHiddenBytes; }
 
 std::string OpenclTransferAnchor::backend_plan() {
     const ocl::StagingPlan p = ocl::staging_plan();

@@ -29,6 +29,9 @@ public:
     std::size_t bytes() const;
     std::string device() const;  // the device's name and driver version
     static std::string backend_plan();  // the plan the backend runs with, "8x1024"
+    // Whether the backend stages hidden states of `bytes` (larger ones) or packs them into its one
+    // upload of indices and routing weights (small ones); the output is always staged.
+    static bool backend_stages_input(std::size_t bytes);
 
 private:
     struct State;

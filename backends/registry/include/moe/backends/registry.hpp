@@ -48,7 +48,7 @@ std::vector<std::string> device_list();
 std::string device_problem(const std::string& spec);
 
 // What is wrong with the built-in backends' environment variables (the opencl backend's
-// MOE_OPENCL_STAGING and MOE_OPENCL_GEMM), "" when nothing.
+// MOE_OPENCL_STAGING, MOE_OPENCL_GEMM and MOE_OPENCL_KERNEL_DIR), "" when nothing.
 std::string environment_problem();
 
 }  // namespace moe::backends
