@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 
 #include "run_command.hpp"
 
@@ -85,6 +86,41 @@ TEST_CASE("moe-bench --transfer-study: a row per way of moving the hidden states
     REQUIRE(big != std::string::npos);
     CHECK(r.output.find("staged 3x8 (backend) ") > big);  // first under T = 5000 f32
     CHECK(r.output.find("staged 3x8 (backend) ") != std::string::npos);
+}
+
+TEST_CASE("moe-bench --backend-lib: a plugin timed on a layer; its failures exit 1, named, with the rows before them") {
+    const std::string plugin = MOE_EXAMPLE_PLUGIN;
+    const auto ok = run_command(moe_bench() + " --backend-lib " + plugin + " --tokens 2,3 --reps 1 " + kCustom);
+    CAPTURE(ok.output);
+    CHECK(ok.exit_code == 0);
+    CHECK(ok.output.find("backend example_loops") != std::string::npos);
+    CHECK(ok.output.find("custom             2 f32") != std::string::npos);
+    CHECK(ok.output.find("custom             3 f32") != std::string::npos);
+    // The same plugin named, and a built-in backend beside loaded plugins.
+    CHECK(run_command(moe_bench() + " --backend-lib " + plugin + " --backend example_loops --tokens 2 --reps 1 " +
+                      kCustom).exit_code == 0);
+    const auto builtin = run_command(moe_bench() + " --backend-lib " + plugin + " --backend loop_f32 --tokens 2 --reps 1 " +
+                                     kCustom);
+    CHECK(builtin.exit_code == 0);
+    CHECK(builtin.output.find("backend loop_f32") != std::string::npos);
+    const std::string bad = std::string(MOE_BAD_PLUGIN_DIR) + "/bad_plugin_";
+    const std::pair<std::string, std::string> failing[] = {
+        {"crashes_with_child", "backend bad_plugin crashed while being timed (signal 11"},
+        {"exits_in_run", "backend bad_plugin ended the process (exit status 0) while being timed"},
+        {"run_fails", "backend bad_plugin failed: bad_plugin: run failed: device lost"},
+    };
+    for (const auto& [which, message] : failing) {
+        const auto r = run_command(moe_bench() + " --backend-lib " + bad + which + ".so --tokens 2 --reps 1 " + kCustom);
+        CAPTURE(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(r.output.find(message) != std::string::npos);
+        CHECK(r.output.find("making the problems") != std::string::npos);  // the timing had begun
+    }
+    expect_refused("--backend-lib " + plugin + " --backend-lib " + bad + "run_fails.so --tokens 2 --reps 1 " + kCustom,
+                   "--backend-lib loaded 2 plugins (example_loops, bad_plugin): pick one with --backend NAME");
+    expect_refused("--backend-lib " + plugin + " --backend nosuch --tokens 2 --reps 1 " + kCustom, "unknown backend 'nosuch'");
+    expect_refused("--backend-lib " + plugin + " --decode-study " + kCustom, "--decode-study runs none of a plugin's code");
+    expect_refused("--backend-lib /no/such.so --tokens 2 " + kCustom, "--backend-lib");
 }
 
 TEST_CASE("moe-bench: a custom layer with top-k = experts runs (the checks above refuse no good input)") {

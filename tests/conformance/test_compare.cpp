@@ -335,6 +335,23 @@ TEST_CASE("a vacuous case (output mostly zero) is MISTRUSTED, not PASS") {
     CHECK(has(r.reason, "60 of 60 reference elements are zero"));
 }
 
+TEST_CASE("a case whose output is mostly NaN or Inf is MISTRUSTED; a few non-finite elements are not") {
+    Problem p = test::small_problem(G3, Convention::openvino);
+    Tensor& x = p.inputs[kHiddenStates];
+    for (std::size_t i = 0; i < x.size(); ++i) x.set(i, NAN);  // every output element NaN
+    const auto c = test::golden_case(p);
+    const Comparison r = compare_output(c, c.outputs.at("output"), kF32, 1);
+    CHECK(r.status == Status::mistrusted);
+    CHECK(has(r.reason, "60 of 60 reference elements are zero or not finite (0 zero, 60 NaN or Inf)"));
+    // Two tokens of five NaN (24 of 60): still a test of the other three.
+    Problem q = test::small_problem(G3, Convention::openvino);
+    Tensor& y = q.inputs[kHiddenStates];
+    const std::size_t H = y.shape().back();
+    for (std::size_t i = 0; i < 2 * H; ++i) y.set(i, NAN);
+    const auto d = test::golden_case(q);
+    CHECK(compare_output(d, d.outputs.at("output"), kF32, 1).status == Status::pass);
+}
+
 TEST_CASE("first_divergent_stage names the first stage, in pipeline order, that leaves its bounds") {
     const auto c = make_case(DType::f32, true);
     REQUIRE(c.stages.size() == 3);  // gate_up, act, down

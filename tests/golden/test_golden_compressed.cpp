@@ -145,6 +145,31 @@ TEST_CASE("malformed: a u4 value of 16, compressed inputs in a version-1 file, a
     CHECK(has(msg, "does not divide K = 64"));
     msg = malformed_after("f['inputs/hidden_states'].attrs['group_size'] = 16\n");
     CHECK(has(msg, "/inputs/hidden_states is not a compressed weight"));
+    // On an output or a stage, group_size means nothing: refused, not ignored.
+    msg = malformed_after("o = f.create_dataset('outputs/output', data=np.zeros((3, 64))); o.attrs['group_size'] = 16\n");
+    CHECK(has(msg, "attribute 'group_size' of /outputs/output: applies to compressed weights under /inputs only"));
+    // A weight whose shape is wrong in itself: the shape is named (validation), not the attribute.
+    write_golden(p, c);
+    REQUIRE(python(dir, "f = h5py.File(" + py_str(p) + ", 'r+')\n"
+                        "d = f['inputs/weight_0']; v = d[...]; a = dict(d.attrs); del f['inputs/weight_0']\n"
+                        "n = f.create_dataset('inputs/weight_0', data=v.reshape(v.shape + (1,)))\n"
+                        "for k, x in a.items(): n.attrs[k] = x\n") == 0);
+    const GoldenCase rank4 = read_golden(p, false);
+    CHECK_THROWS_WITH_AS(validate(rank4.problem), doctest::Contains("weight_0: expected rank 3"), moe::InputError);
+}
+
+TEST_CASE("a scale beside a weight that is not compressed is named as such, in a version-1 file too") {
+    TempDir dir;
+    const fs::path p = dir / "c.h5";
+    write_golden(p, make_case(ExpertType::gemm3_swiglu, Convention::openvino, DType::f32, DType::i32, 3));
+    REQUIRE(python(dir, "f = h5py.File(" + py_str(p) + ", 'r+')\n"
+                        "assert f.attrs['format_version'] == 1\n"
+                        "w = f['inputs/weight_0']\n"
+                        "s = f.create_dataset('inputs/weight_0_scale', data=np.ones((w.shape[0], w.shape[1], 1), np.float16))\n"
+                        "s.attrs['element_type'] = 'f16'\n") == 0);
+    const GoldenCase read = read_golden(p, false);  // not "needs format_version 2": that would not help
+    CHECK_THROWS_WITH_AS(validate(read.problem), doctest::Contains("weight_0_scale is given but weight_0 is not compressed"),
+                         moe::InputError);
 }
 
 TEST_CASE("an 8-bit integer dataset without element_type is not guessed") {

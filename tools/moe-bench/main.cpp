@@ -20,6 +20,7 @@
 #include "moe/bench/engine_study.hpp"
 #include "moe/bench/strategy_stats.hpp"
 #include "moe/bench/transfer_study.hpp"
+#include "plugin_child.hpp"
 
 namespace {
 
@@ -33,14 +34,31 @@ moe::DType timed_dtype(const std::string& name) {
     return *dtype;
 }
 
-int time_rows(const std::string& backend, const std::string& device, const std::vector<Shape>& shapes,
+// The one backend moe-bench times: a built-in one by name, or a plugin loaded with --backend-lib
+// (named by --backend, or the only one loaded). InputError naming what is wrong otherwise.
+moe::BackendMaker backend_maker(const std::string& backend, bool backend_given, const std::vector<std::string>& libs,
+                                const std::string& device) {
+    std::vector<std::string> names;
+    if (backend_given || libs.empty()) names.push_back(backend);
+    auto makers = moe::backends::make_backend_makers(names, libs, {device});
+    if (makers.size() != 1) {
+        std::string loaded;
+        for (const auto& m : makers) loaded += (loaded.empty() ? "" : ", ") + m.name;
+        throw moe::InputError("moe-bench times one backend; --backend-lib loaded " + std::to_string(makers.size()) +
+                              " plugins (" + loaded + "): pick one with --backend NAME");
+    }
+    return makers.front();
+}
+
+int time_rows(const moe::BackendMaker& maker, const std::string& device, const std::vector<Shape>& shapes,
               const std::vector<std::size_t>& tokens, const std::vector<std::string>& dtypes,
               const std::vector<std::string>& weights, const std::string& routing, int threads, const TimingOptions& o,
               const std::string& json_file) {
+    const std::string& backend = maker.name;
     if (!device.empty() && backend != "opencl")
         throw moe::InputError("--device " + device + " picks an OpenCL device; backend " + backend +
                               " runs on the host");
-    auto b = moe::backends::make_builtin_backend(backend, {device});
+    auto b = maker.make();
     if (!b->availability().available) throw moe::InputError("backend " + backend + " unavailable: " + b->availability().reason);
     for (const auto& dt : dtypes) timed_dtype(dt);  // refuse a bad --dtype or --weights before anything is timed
     for (const auto& w : weights)
@@ -88,7 +106,7 @@ int time_rows(const std::string& backend, const std::string& device, const std::
                     std::vector<RowRequest> requests{{nullptr, timed_dtype(dt), ""}};
                     for (const auto& w : weights) requests.push_back({nullptr, timed_dtype(dt), w});
                     for (auto& q : requests) {
-                        instances.push_back(moe::backends::make_builtin_backend(backend, {device}));
+                        instances.push_back(maker.make());
                         q.backend = instances.back().get();
                     }
                     groups.push_back(time_backends_together(requests, s, T, routing, gemm_probe, read_probe, o));
@@ -165,7 +183,12 @@ int main(int argc, char** argv) {
         "  moe-bench --backend cpu --shape gpt-oss-20b --tokens 1,8,512 --dtype f32,bf16\n"
         "  moe-bench --backend cpu --shape all --tokens 512 --routing skewed --json bench.json\n"
         "  moe-bench --backend cpu --tokens 64 --experts 16 --topk 2 --hidden 1024 --inter 512 --vs-reference\n"
-        "  moe-bench --backend cpu --shape gpt-oss-20b --tokens 1,8 --dtype bf16,f32 --weights u4,mxfp4"};
+        "  moe-bench --backend cpu --shape gpt-oss-20b --tokens 1,8 --dtype bf16,f32 --weights u4,mxfp4\n"
+        "  moe-bench --backend-lib ./libmy_moe.so --shape gpt-oss-20b --tokens 1,512   # your kernel as a C plugin"};
+    app.footer(
+        "Exit status: 0 the table printed; 1 the backend failed while being timed (threw, or, for a --backend-lib\n"
+        "plugin, timed in a child process, crashed or ended the process); 2 bad flags, an unavailable backend or an\n"
+        "unwritable --json; 3 an internal error of moe-bench.");
     std::string backend = "cpu", shape_arg = "gpt-oss-20b", routing = "uniform", json_file, type_arg = "gemm3";
     std::vector<std::size_t> tokens{512};
     std::vector<std::string> dtypes{"f32"};
@@ -175,7 +198,13 @@ int main(int argc, char** argv) {
     bool strategy = false;
     TimingOptions timing;
     StrategyOptions stats;
-    app.add_option("--backend", backend, "Backend to time (default cpu)");
+    auto* backend_opt = app.add_option(
+        "--backend", backend, "Backend to time (default cpu; with --backend-lib: the plugin, or which of the plugins)");
+    std::vector<std::string> backend_libs;
+    app.add_option("--backend-lib", backend_libs,
+                   "Time a backend plugin (a shared library speaking spec/include/moe_conform/backend_abi.h, as for\n"
+                   "moe-conform run --backend-lib): your kernel on model-shaped layers, against the same machine figures")
+        ->check(CLI::ExistingFile);
     std::string device;
     app.add_option("--device", device, "opencl: the device (\"P:D\" or a name substring; default the first GPU, else the first device)");
     app.add_option("--shape", shape_arg, "gpt-oss-20b | qwen3-30b-a3b | mixtral | all (ignored with --hidden)");
@@ -237,6 +266,11 @@ int main(int argc, char** argv) {
             return 0;
         }
         check_custom_shape(app, experts, topk);
+        if (!backend_libs.empty() && (decode || study || transfers || strategy))
+            throw moe::InputError(std::string("--backend-lib times a plugin's rows; ") +
+                                  (decode ? "--decode-study" : study ? "--engine-study" : transfers ? "--transfer-study"
+                                                                                                  : "--strategy-stats") +
+                                  " runs none of a plugin's code");
         const std::vector<Shape> shapes =
             hidden ? std::vector<Shape>{{"custom", type_arg == "gemm2" ? moe::ExpertType::gemm2_bias_swiglu_clamp
                                                                        : moe::ExpertType::gemm3_swiglu,
@@ -291,6 +325,28 @@ int main(int argc, char** argv) {
             print_strategy_stats(stdout, shapes, tokens, stats);
             return 0;
         }
-        return time_rows(backend, device, shapes, tokens, dtypes, weights, routing, threads, timing, json_file);
+        const moe::BackendMaker maker = backend_maker(backend, backend_opt->count() > 0, backend_libs, device);
+        const auto timed = [&] {
+            return time_rows(maker, device, shapes, tokens, dtypes, weights, routing, threads, timing, json_file);
+        };
+        const auto builtins = moe::backends::builtin_backend_names();
+        const bool plugin = std::find(builtins.begin(), builtins.end(), maker.name) == builtins.end() &&
+                            maker.name.rfind("mutant:", 0) != 0;
+        if (!plugin) return timed();
+        // A plugin's failure is the plugin's (exit 1), not moe-bench's internal error (exit 3).
+        return moe::bench_cli::run_plugin_in_child(maker.name, [&] {
+            return moe::cli::run_with_exit_codes("moe-bench", [&] {
+                try {
+                    return timed();
+                } catch (const moe::InputError&) {
+                    throw;
+                } catch (const moe::OutputError&) {
+                    throw;
+                } catch (const std::exception& e) {
+                    std::fprintf(stderr, "moe-bench: error: backend %s failed: %s\n", maker.name.c_str(), e.what());
+                    return 1;
+                }
+            });
+        });
     });
 }

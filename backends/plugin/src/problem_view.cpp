@@ -61,7 +61,8 @@ moe_tensor_view_v1 tensor_view(const char* name, const Tensor& t) {
 
 }  // namespace
 
-ProblemView::ProblemView(const Problem& p) : dims_(validate(p)) {
+ProblemView::ProblemView(const Problem& p, bool values_checked)
+    : dims_(values_checked ? validate_structure(p) : validate(p)) {
     for (const char* name : kInputNames) {
         if (!p.has(name)) continue;
         const std::optional<WeightCompression> c = weight_compression(p, name);

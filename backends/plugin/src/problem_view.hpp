@@ -14,7 +14,9 @@ DType dtype_from_abi(int32_t t);  // throws InputError for an unknown value
 
 class ProblemView {
 public:
-    explicit ProblemView(const Problem& p);  // validates p (throws InputError)
+    // Validates p (throws InputError); with `values_checked` (p is the problem prepare() saw,
+    // its inputs unchanged) only its structure: validate_structure().
+    explicit ProblemView(const Problem& p, bool values_checked = false);
     const moe_problem_v2* get() const { return &view_; }
     const Dims& dims() const { return dims_; }
 

@@ -23,8 +23,10 @@ std::int64_t format_version_for(const std::map<std::string, Tensor>& inputs) {
 void check_inputs_for_version(const std::map<std::string, Tensor>& inputs, std::int64_t version,
                               const h5::FileContext& ctx) {
     if (version >= 2) return;
+    // The weights only: a scale beside a weight that is not compressed is a mistake of its own,
+    // which validation names (asking for format_version 2 would not help).
     for (const auto& [name, t] : inputs)
-        if (is_compressed(name, t))
+        if (is_weight_name(name) && is_compressed_weight(t.dtype()))
             ctx.malformed("dataset /inputs/" + name,
                           "compressed weights (element type " + std::string(dtype_name(t.dtype())) +
                               ") need format_version 2, the file says 1");
@@ -48,26 +50,33 @@ std::map<std::string, std::int64_t> group_sizes(const std::map<std::string, Tens
     return out;
 }
 
-void check_group_sizes(const std::map<std::string, Tensor>& inputs,
+void check_group_sizes(const std::map<std::string, DeclaredInput>& inputs,
                        const std::map<std::string, std::int64_t>& declared, const h5::FileContext& ctx) {
     for (const auto& [name, gs] : declared) {
         const std::string where = where_attr(kGroupSizeAttr, "/inputs/" + name);
         auto w = inputs.find(name);
-        if (w == inputs.end() || !is_compressed_weight(w->second.dtype()))
-            ctx.malformed(where, "is given but /inputs/" + name + " is not a compressed weight");
-        const Shape& ws = w->second.shape();
-        if (ws.size() != 3 || gs <= 0 || ws[2] % static_cast<std::size_t>(gs) != 0)
-            ctx.malformed(where, "is " + std::to_string(gs) + ", which does not divide K = " +
-                                     (ws.size() == 3 ? std::to_string(ws[2]) : std::string("?")) + " of " +
-                                     shape_to_string(ws));
+        if (w == inputs.end()) continue;
+        if (!is_compressed_weight(w->second.dtype)) {
+            if (is_floating(w->second.dtype))
+                ctx.malformed(where, "is given but /inputs/" + name + " is not a compressed weight (element type " +
+                                         std::string(dtype_name(w->second.dtype)) + ")");
+            continue;  // a type no weight has: validation names it
+        }
+        const Shape& ws = w->second.shape;
+        if (ws.size() != 3) continue;  // validation names the rank
+        if (gs <= 0 || ws[2] % static_cast<std::size_t>(gs) != 0)
+            ctx.malformed(where, "is " + std::to_string(gs) + ", which does not divide K = " + std::to_string(ws[2]) +
+                                     " of " + shape_to_string(ws));
         auto s = inputs.find(scale_input(name));
-        if (s == inputs.end() || s->second.rank() < 3) continue;  // validate() names the missing scale
-        const std::size_t G = s->second.shape()[2];
+        if (s == inputs.end()) continue;  // validation names the missing scale
+        const Shape& ss = s->second.shape;
+        const bool shaped = ss.size() == 3 || (ss.size() == 4 && ss[3] == 1);
+        if (!shaped || ss[2] == 0 || ws[2] % ss[2] != 0) continue;  // validation names the scale's shape
+        const std::size_t G = ss[2];
         if (G * static_cast<std::size_t>(gs) != ws[2])
             ctx.malformed(where, "is " + std::to_string(gs) + " but /inputs/" + scale_input(name) + " " +
-                                     shape_to_string(s->second.shape()) + " has G = " + std::to_string(G) +
-                                     " groups along K = " + std::to_string(ws[2]) + " (group size " +
-                                     (G ? std::to_string(ws[2] / G) : std::string("?")) + ")");
+                                     shape_to_string(ss) + " has G = " + std::to_string(G) + " groups along K = " +
+                                     std::to_string(ws[2]) + " (group size " + std::to_string(ws[2] / G) + ")");
     }
 }
 

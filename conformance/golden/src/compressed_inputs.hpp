@@ -26,9 +26,18 @@ void check_inputs_for_version(const std::map<std::string, Tensor>& inputs, std::
 std::map<std::string, std::int64_t> group_sizes(const std::map<std::string, Tensor>& inputs,
                                                 const h5::FileContext& ctx);
 
+// An input as its dataset declares it, before any data is read.
+struct DeclaredInput {
+    DType dtype;
+    Shape shape;
+};
+
 // The `group_size` attributes found on /inputs/<weight> must be what the shapes give, and name
-// compressed weights only.
-void check_group_sizes(const std::map<std::string, Tensor>& inputs,
+// compressed weights only. Checked from the datasets' declarations, before any data is read.
+// Shapes that are wrong in themselves (a weight not of rank 3, a scale whose G does not divide
+// K or whose trailing dimension is not 1, a type no weight can have) are left to validation,
+// which names the shape rather than the attribute.
+void check_group_sizes(const std::map<std::string, DeclaredInput>& inputs,
                        const std::map<std::string, std::int64_t>& declared, const h5::FileContext& ctx);
 
 }  // namespace moe::golden

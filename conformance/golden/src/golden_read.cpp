@@ -206,18 +206,26 @@ GoldenCase read_golden(const std::filesystem::path& file, const ReadOptions& opt
         for (const PlannedDataset* p : all) options.storage->datasets.push_back(p->storage);
     }
 
-    // A compressed weight's group_size (read while its dataset is open; checked once all are read).
+    // A compressed weight's group_size, checked against the declared shapes before any data is
+    // read; on an output or a stage it means nothing, and a writer that put it there is wrong.
     std::map<std::string, std::int64_t> declared_group_sizes;
-    for (const PlannedDataset& p : planned_inputs)
+    std::map<std::string, DeclaredInput> declared_inputs;
+    for (const PlannedDataset& p : planned_inputs) {
+        declared_inputs[p.name] = {p.dtype, p.shape};
         if (auto gs = h5::read_i64_attr(p.dset.get(), kGroupSizeAttr, ctx, where_attr(kGroupSizeAttr, p.path)))
             declared_group_sizes[p.name] = *gs;
+    }
+    check_group_sizes(declared_inputs, declared_group_sizes, ctx);
+    for (const auto* group : {&planned_outputs, &planned_stages})
+        for (const PlannedDataset& p : *group)
+            if (h5::has_attr(p.dset.get(), kGroupSizeAttr, ctx, where_attr(kGroupSizeAttr, p.path)))
+                ctx.malformed(where_attr(kGroupSizeAttr, p.path), "applies to compressed weights under /inputs only");
 
     c.problem.inputs = read_planned_group(planned_inputs, ctx);
     c.outputs = read_planned_group(planned_outputs, ctx);
     c.stages = read_planned_group(planned_stages, ctx);
     check_inputs_known(c.problem.inputs, ctx);
     check_inputs_for_version(c.problem.inputs, version, ctx);
-    check_group_sizes(c.problem.inputs, declared_group_sizes, ctx);
     check_outputs_f64(c.outputs, "/outputs", ctx);
     check_outputs_f64(c.stages, "/stages", ctx);
     check_output_shape(c, ctx);

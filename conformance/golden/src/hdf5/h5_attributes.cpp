@@ -36,6 +36,16 @@ H5Id utf8_string_type(const FileContext& ctx, const std::string& where) {
 // ----------------------------------------------------------------------------------------------
 // Reading
 
+}  // namespace
+
+bool has_attr(hid_t obj, const std::string& name, const FileContext& ctx, const std::string& where) {
+    const htri_t exists = H5Aexists(obj, name.c_str());
+    if (exists < 0) ctx.malformed(where, "cannot look up attribute" + hdf5_detail());
+    return exists > 0;
+}
+
+namespace {
+
 // Opens attribute `name` of `obj` when it exists, checking that it holds a single value.
 std::optional<H5Id> open_attr(hid_t obj, const std::string& name, const FileContext& ctx, const std::string& where) {
     const htri_t exists = H5Aexists(obj, name.c_str());

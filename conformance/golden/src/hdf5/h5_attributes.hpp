@@ -30,6 +30,8 @@ std::optional<std::int64_t> read_i64_attr(hid_t obj, const std::string& name, co
                                           const std::string& where);
 std::optional<std::uint64_t> read_u64_attr(hid_t obj, const std::string& name, const FileContext& ctx,
                                            const std::string& where);
+// Whether `obj` has attribute `name` (of any type).
+bool has_attr(hid_t obj, const std::string& name, const FileContext& ctx, const std::string& where);
 // Any HDF5 integer or float type.
 std::optional<double> read_f64_attr(hid_t obj, const std::string& name, const FileContext& ctx,
                                     const std::string& where);
