@@ -12,6 +12,7 @@
 #include "conformance_check.hpp"
 #include "moe/conformance/compare.hpp"
 #include "moe/generator/golden_builder.hpp"
+#include "moe/golden/golden_file.hpp"
 #include "moe/reference/error_terms.hpp"
 #include "small_cases.hpp"
 
@@ -350,6 +351,24 @@ TEST_CASE("a case whose output is mostly NaN or Inf is MISTRUSTED; a few non-fin
     for (std::size_t i = 0; i < 2 * H; ++i) y.set(i, NAN);
     const auto d = test::golden_case(q);
     CHECK(compare_output(d, d.outputs.at("output"), kF32, 1).status == Status::pass);
+}
+
+TEST_CASE("an output of NaN everywhere, accepted as the dense reading's, is MISTRUSTED, not PASS") {
+    // A NaN in the gate lane of a weight row that the clamp drops in the sparse reading: the dense
+    // reading (0 x NaN) is NaN everywhere, so an all-NaN output matches it whatever else it got wrong.
+    const auto c = golden::read_golden(std::string(MOE_SOURCE_DIR) + "/data/golden/nonfinite_gate_lane_nan_f32.h5", false);
+    REQUIRE(c.outputs.count("output_dense") == 1);
+    const Tensor& dense = c.outputs.at("output_dense");
+    std::size_t nan = 0;
+    for (std::size_t i = 0; i < dense.size(); ++i) nan += std::isnan(dense.get(i));
+    REQUIRE(nan == dense.size());
+    CHECK(compare_output(c, c.outputs.at("output"), kF32, 1).status == Status::pass);  // the sparse reading
+    const Comparison d = compare_output(c, dense, kF32, 1);
+    CHECK(d.status == Status::mistrusted);
+    CHECK(has(d.reason, "96 of 96 of its elements are zero or not finite (0 zero, 96 NaN or Inf)"));
+    Tensor all_nan = c.outputs.at("output");
+    for (std::size_t i = 0; i < all_nan.size(); ++i) all_nan.set(i, NAN);
+    CHECK(compare_output(c, all_nan, kF32, 1).status == Status::mistrusted);
 }
 
 TEST_CASE("first_divergent_stage names the first stage, in pipeline order, that leaves its bounds") {
