@@ -131,6 +131,10 @@ Dims validate_impl(const Problem& p, bool check_values) {
     d.T = element_count({d.B, d.S}, "hidden_states");
     if (d.H == 0) throw InputError("hidden_states: hidden size (last dim) is 0 in shape " + shape_to_string(x.shape()));
 
+    // Compressed weights exist in OpenVINO's NK layout only: said before the shapes are read in
+    // the convention's layout, whose complaint (an input size that does not match) would hide it.
+    check_compressed_layout(p, r.weight_layout);
+
     // Expert count and intermediate size from weight_0.
     const Tensor& w0 = p.input(kWeight0);
     expect_rank(kWeight0, w0, 3, "[E, N, K] or [E, K, N]");
@@ -197,8 +201,13 @@ Dims validate_impl(const Problem& p, bool check_values) {
                              shape_to_string(idx.shape()) + " but got " + shape_to_string(rw.shape()));
     } else {
         const Shape want = d.hidden_rank3 ? Shape{d.E, d.B, d.S, 1} : Shape{d.E, d.T, 1};
-        expect_shape(kRoutingWeights, rw, want,
-                     d.hidden_rank3 ? "dense routing [E, B, S, 1]" : "dense routing [E, T, 1]");
+        // Rank-2 hidden states: [E, T, 1], or the rank-4 forms OpenVINO's GEMM3 test builders
+        // make, [E, T, 1, 1] and [E, 1, T, 1] (errata E5); all three hold w(t, e) at e * T + t.
+        const bool rank4_form = !d.hidden_rank3 && (rw.shape() == Shape{d.E, d.T, 1, 1} || rw.shape() == Shape{d.E, 1, d.T, 1});
+        if (!rank4_form)
+            expect_shape(kRoutingWeights, rw, want,
+                         d.hidden_rank3 ? "dense routing [E, B, S, 1]"
+                                        : "dense routing [E, T, 1]; [E, T, 1, 1] and [E, 1, T, 1] are accepted too");
         // Dense weights must vanish off the selected experts: the sparse and dense readings agree
         // only then, and every real router guarantees it.
         for (std::size_t e = 0; e < d.E; ++e) {

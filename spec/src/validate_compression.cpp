@@ -79,7 +79,17 @@ void check_zero_point(const std::string& weight, const Tensor& w, const Tensor& 
 
 }  // namespace
 
+void check_compressed_layout(const Problem& p, WeightLayout layout) {
+    if (layout == WeightLayout::NK) return;
+    for (const char* weight : {kWeight0, kWeight1, kWeight2})
+        if (p.has(weight) && is_compressed_weight(p.input(weight).dtype()))
+            throw InputError(std::string(weight) + ": compressed weights are stored [E, N, K] (weight_layout NK, "
+                                                   "OpenVINO's transposed layout), but this case's convention gives "
+                                                   "weight_layout KN");
+}
+
 void validate_compression(const Problem& p, WeightLayout layout, bool check_values) {
+    check_compressed_layout(p, layout);
     for (const char* n : kCompressionInputNames) {
         const std::string name = n;
         if (!p.has(name)) continue;
@@ -97,9 +107,6 @@ void validate_compression(const Problem& p, WeightLayout layout, bool check_valu
                                  " is not compressed (element type " + type_name(w.dtype()) + ")");
             continue;
         }
-        if (layout != WeightLayout::NK)
-            throw InputError(weight + ": compressed weights are stored [E, N, K] (weight_layout NK, OpenVINO's "
-                                      "transposed layout), but this case's convention gives weight_layout KN");
         if (has_zero && !has_scale)
             throw InputError(zero_point_input(weight) + " is given without " + scale_input(weight) +
                              " (a zero point needs a scale)");

@@ -175,6 +175,22 @@ TEST_CASE("rank-3 hidden states and [B, S, K] indices give the same result as th
     CHECK(bit_identical(r.output, reference::run(p3, {reference::Mode::dense}).output));
 }
 
+TEST_CASE("dense routing as [E, T, 1, 1] or [E, 1, T, 1] gives the result of [E, T, 1]") {
+    const Problem p = plain_problem(ExpertType::gemm3_swiglu, Convention::spec, 5, 12, 8, 4, 2);
+    const Tensor& rw = p.input(kRoutingWeights);
+    REQUIRE(rw.shape() == Shape{4, 5, 1});
+    const auto want = reference::run(p, {reference::Mode::sparse, true, 1}).output;
+    for (const Shape& s : {Shape{4, 5, 1, 1}, Shape{4, 1, 5, 1}}) {
+        Problem q = p;
+        Tensor r4(rw.dtype(), s);
+        for (std::size_t i = 0; i < rw.size(); ++i) r4.set(i, rw.get(i));
+        q.inputs[kRoutingWeights] = r4;
+        CHECK(bit_identical(reference::run(q, {reference::Mode::sparse, true, 1}).output, want));
+        CHECK(bit_identical(reference::run(q, {reference::Mode::dense, true, 1}).output,
+                            reference::run(p, {reference::Mode::dense, true, 1}).output));
+    }
+}
+
 TEST_CASE("results do not depend on the thread count, and stages agree between modes") {
     // 11 rows an expert on average: its products (11 x 192 x 256) are above the size under which
     // gemm_abt stays on one thread, so the 2-thread run splits them.

@@ -259,6 +259,12 @@ TEST_CASE("rejected: scale shape, group size, zero point without scale, range, E
         p.inputs["weight_1_scale"] = Tensor(DType::f16, {4, 64, 1});
         CHECK(contains(rejection(p), "weight_1: compressed weights are stored [E, N, K] (weight_layout NK"));
     }
+    SUBCASE("compressed weights stored NK in a case whose convention says KN: the layout is named, not the shape") {
+        Problem p = compressed(DType::u4, 0, false, G2);  // openvino: NK, shapes [E, N, K]
+        p.attributes.convention = Convention::spec;       // KN: the same shapes read as [E, K, N]
+        p.attributes.gate_idx.reset();                    // not an attribute of the spec convention
+        CHECK(contains(rejection(p), "weight_0: compressed weights are stored [E, N, K] (weight_layout NK"));
+    }
     SUBCASE("a compressed bias, or a compressed index") {
         Problem p = compressed(DType::u8, 0, false, G2);
         p.inputs[kBias0] = Tensor(DType::u8, p.input(kBias0).shape());

@@ -106,7 +106,22 @@ TEST_CASE("wrong ranks") {
     CHECK(contains(rejection(p), "router_topk_output_indices: expected shape [T, K] with T = 5"));
     p = plain_problem(G2, Convention::spec);
     p.inputs[kRoutingWeights] = Tensor(DType::f32, {4, 5});
-    CHECK(contains(rejection(p), "routing_weights: expected shape [4, 5, 1] (dense routing [E, T, 1])"));
+    CHECK(contains(rejection(p), "routing_weights: expected shape [4, 5, 1] (dense routing [E, T, 1]; [E, T, 1, 1] and "
+                                 "[E, 1, T, 1] are accepted too)"));
+    // The rank-4 forms OpenVINO's GEMM3 test builders make hold the same values in the same order.
+    for (const Shape& s : {Shape{4, 5, 1, 1}, Shape{4, 1, 5, 1}}) {
+        p = plain_problem(G2, Convention::spec);
+        const Tensor rw = p.inputs[kRoutingWeights];
+        Tensor r4(rw.dtype(), s);
+        for (std::size_t i = 0; i < rw.size(); ++i) r4.set(i, rw.get(i));
+        p.inputs[kRoutingWeights] = r4;
+        CHECK_NOTHROW(validate(p));
+    }
+    for (const Shape& s : {Shape{4, 5, 2, 1}, Shape{4, 5, 1, 1, 1}, Shape{1, 4, 5, 1}}) {
+        p = plain_problem(G2, Convention::spec);
+        p.inputs[kRoutingWeights] = Tensor(DType::f32, s);
+        CHECK(contains(rejection(p), "routing_weights: expected shape [4, 5, 1]"));
+    }
     p = plain_problem(G2, Convention::openvino);
     p.inputs[kRoutingWeights] = Tensor(DType::f32, {5, 2, 1});
     CHECK(contains(rejection(p), "compact routing must have the shape of router_topk_output_indices [5, 2]"));

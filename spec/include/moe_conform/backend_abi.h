@@ -55,7 +55,8 @@ enum moe_expert_type { MOE_GEMM2_BIAS_SWIGLU_CLAMP = 0, MOE_GEMM3_SWIGLU = 1 };
 enum moe_convention { MOE_CONVENTION_SPEC = 0, MOE_CONVENTION_OPENVINO = 1 };
 /* KN: expert e's weight is [K, N] (y = x W); NK: [N, K] (y = x W^T). */
 enum moe_weight_layout { MOE_LAYOUT_KN = 0, MOE_LAYOUT_NK = 1 };
-/* dense: routing_weights is [E, T] (or [E, B, S, 1]); compact: [T, K]. */
+/* dense: routing_weights is [E, T] (shaped [E, T, 1], [E, T, 1, 1], [E, 1, T, 1] or [E, B, S, 1]);
+   compact: [T, K]. */
 enum moe_routing_layout { MOE_ROUTING_DENSE = 0, MOE_ROUTING_COMPACT = 1 };
 
 typedef struct {

@@ -52,5 +52,9 @@ Problem with_dequantized_weights(const Problem& p, DType type);
 // calls it once the weight shapes are known (check_values: also scan the scales for E8M0 NaNs and
 // f16 zero points for their range). Throws InputError naming the input at fault.
 void validate_compression(const Problem& p, WeightLayout layout, bool check_values = true);
+// Compressed weights are stored NK (OpenVINO's transposed layout) only: throws InputError naming
+// the first compressed weight when `layout` is KN. validate() asks before it reads the weights'
+// shapes in the layout, whose complaint would otherwise hide this one.
+void check_compressed_layout(const Problem& p, WeightLayout layout);
 
 }  // namespace moe
