@@ -44,7 +44,28 @@ def main():
     speedups = [line for line in done.stdout.splitlines() if "x vs bf16" in line]
     if len(speedups) != 4:
         sys.exit(f"{len(speedups)} printed rows with a speedup, expected 4:\n{done.stdout}")
-    print(f"{len(rows)} rows in order, the compressed ones against the plain rows of their run")
+    # The opencl backend's rows (PoCL here): the JSON holds the table's device-time figures beside
+    # the wall-time ones, and the copy kernel's rate under its own name.
+    ocl_file = os.path.join(out_dir, "opencl.json")
+    done = subprocess.run([bench, "--backend", "opencl", "--tokens", "1", "--experts", "4", "--topk", "2", "--hidden",
+                           "256", "--inter", "128", "--reps", "2", "--json", ocl_file], capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"moe-bench --backend opencl exited {done.returncode}: {done.stderr}")
+    for r in json.load(open(ocl_file)):
+        if "read_gbs" in r or not r.get("copy_gbs", 0) > 0:
+            sys.exit(f"opencl row: read_gbs {r.get('read_gbs')}, copy_gbs {r.get('copy_gbs')}")
+        dev = r["device_seconds"]
+        want = r["gflops"] * r["median_seconds"] / dev
+        if not (dev > 0 and abs(r["device_gflops"] - want) <= 1e-9 * want):
+            sys.exit(f"opencl row: device_gflops {r['device_gflops']}, expected {want} (device time {dev} s)")
+        if abs(r["device_gbs"] - r["weight_gb"] / dev) > 1e-9 * r["device_gbs"]:
+            sys.exit(f"opencl row: device_gbs {r['device_gbs']}, expected {r['weight_gb'] / dev}")
+        # The table prints the device figures: the GFLOP/s column is device_gflops to 3 digits.
+        line = next(l for l in done.stdout.splitlines() if l.startswith("custom"))
+        if f"{r['device_gflops']:.3g}" not in line.split():
+            sys.exit(f"the table's row {line!r} does not show device_gflops {r['device_gflops']:.3g}")
+    print(f"{len(rows)} rows in order, the compressed ones against the plain rows of their run; "
+          "opencl rows with their device-time figures")
 
 
 if __name__ == "__main__":

@@ -154,14 +154,24 @@ void check_custom_shape(const CLI::App& app, std::size_t experts, std::size_t to
 // rows in and out, the K routed rows of the first GEMM), computed in double so that a product past
 // 2^64 is a large number, not a wrapped small one. More than the machine's memory: refused with
 // the figure, where allocating it would end in bad_alloc (an internal error) or the OOM killer.
-void check_fits_memory(const std::vector<Shape>& shapes, const std::vector<std::size_t>& tokens) {
+void check_fits_memory(const std::vector<Shape>& shapes, const std::vector<std::size_t>& tokens,
+                       const std::vector<std::string>& dtypes, std::size_t compressed_rows, bool cpu_backend) {
     double t_max = 0;
     for (const auto t : tokens) t_max = std::max(t_max, static_cast<double>(t));
+    double element = 2;  // the widest --dtype's bytes
+    for (const auto& d : dtypes) element = std::max(element, d == "f32" ? 4.0 : 2.0);
     const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
     for (const auto& s : shapes) {
         const double H = static_cast<double>(s.hidden), I = static_cast<double>(s.inter),
-                     E = static_cast<double>(s.experts), K = static_cast<double>(s.topk);
-        const double bytes = 4.0 * (3.0 * E * H * I + 2.0 * t_max * H + 2.0 * t_max * K * I);
+                     E = static_cast<double>(s.experts), K = static_cast<double>(s.topk), W = 3.0 * E * H * I;
+        // One data type's rows are held at once: its plain problem, and each compressed one (at
+        // least half a byte a weight); the cpu backend also keeps what prepare() made of each (the
+        // plain weights packed in their type, f16 widened to f32; compressed ones dequantised to
+        // f32 when T > 8). Then the activations, the baseline GEMM's operands and the 1 GiB read.
+        double bytes = element * W + 0.5 * W * double(compressed_rows);
+        if (cpu_backend) bytes += 4.0 * W + (t_max > 8 ? 4.0 * W * double(compressed_rows) : 0.0);
+        bytes += 4.0 * (2.0 * t_max * H + 2.0 * t_max * K * I);
+        bytes += 4.0 * (t_max * K * H + 3.0 * I * H + t_max * K * 3.0 * I) + double(std::size_t(1) << 30);
         if (memory > 0 && bytes > memory) {
             char buf[160];
             std::snprintf(buf, sizeof buf, "%.3g GB at T = %.0f, more than this machine's %.3g GB of memory", bytes / 1e9,
@@ -213,10 +223,12 @@ int main(int argc, char** argv) {
         ->check(moe::cli::kPositive);
     app.add_option("--dtype", dtypes, "Data types, comma-separated: f32, f16, bf16 (default f32)")->delimiter(',');
     app.add_option("--weights", weights,
-                   "Also time compressed weights, comma-separated: u4, i4 (f16 scales per group of 128; u4 with zero\n"
-                   "points), u8, i8 (per channel), mxfp4, f8e4m3, f8e5m2; each row after the plain ones, with its speedup\n"
-                   "over this run's bf16 and f32 rows of the same shape and T. A data type's plain and compressed rows\n"
-                   "are timed together, one repetition of each in turn, so their ratio holds on a host whose speed drifts")
+                   "Also time compressed weights, comma-separated: u4, i4 (f16 scales per group of 128, or 32 where 128\n"
+                   "does not divide H and I; u4 with zero points), u8, i8 (per channel), mxfp4, f8e4m3, f8e5m2; each row\n"
+                   "after the plain ones, with its speedup over this run's bf16 and f32 rows of the same shape and T (host\n"
+                   "backends; opencl rows compare by dev_ms). A data type's plain and compressed rows are timed together,\n"
+                   "one repetition of each in turn, so their ratio holds on a host whose speed drifts (the other data\n"
+                   "type's row was timed apart)")
         ->delimiter(',');
     app.add_option("--routing", routing, "uniform | skewed (Zipf 1.2) | hot (expert 0 in every token)")
         ->check(CLI::IsMember({"uniform", "skewed", "hot"}));
@@ -276,7 +288,8 @@ int main(int argc, char** argv) {
                                                                        : moe::ExpertType::gemm3_swiglu,
                                          hidden, inter, experts, topk}}
                    : select_shapes(shape_arg);
-        if (!strategy) check_fits_memory(shapes, tokens);
+        if (!strategy && !transfers) check_fits_memory(shapes, tokens, dtypes, weights.size(),
+                                                        backend == "cpu" && (backend_opt->count() > 0 || backend_libs.empty()));
         if ((decode || study) && backend != "cpu")
             throw moe::InputError(std::string(decode ? "--decode-study" : "--engine-study") +
                                   " times the cpu backend's own kernels; --backend " + backend + " has none of them");

@@ -107,7 +107,8 @@ double ReadProbe::seconds() {
 double median(std::vector<double> v) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;  // an even count: the middle pair's mean
 }
 
 }  // namespace moe::bench
