@@ -27,6 +27,14 @@ GoldenCase compressed_case(DType type, bool zero_point, bool rank4 = false) {
     return c;
 }
 
+// A version-1 case with plain f32 weights written to `p`, edited by h5py (`edit` sees the file as f)
+// and read back.
+GoldenCase v1_case_after(const TempDir& dir, const fs::path& p, const std::string& edit) {
+    write_golden(p, make_case(ExpertType::gemm3_swiglu, Convention::openvino, DType::f32, DType::i32, 3));
+    REQUIRE(python(dir, "f = h5py.File(" + py_str(p) + ", 'r+')\nassert f.attrs['format_version'] == 1\n" + edit) == 0);
+    return read_golden(p, false);
+}
+
 std::string format_version_of(const TempDir& dir, const fs::path& file) {
     const fs::path out = dir / "version.txt";
     REQUIRE(python(dir, "open(" + py_str(out) + ", 'w').write(str(h5py.File(" + py_str(file) +
@@ -123,13 +131,10 @@ TEST_CASE("malformed: a u4 value of 16, compressed inputs in a version-1 file, a
     CHECK(has(msg, "need format_version 2"));
     // Only weights are compressed: an integer hidden_states in a version-1 file is a wrong type,
     // which validation names; asking for version 2 would send the user the wrong way.
-    write_golden(p, make_case(ExpertType::gemm3_swiglu, Convention::openvino, DType::f32, DType::i32, 3));
-    REQUIRE(python(dir, "f = h5py.File(" + py_str(p) + ", 'r+')\n"
-                        "assert f.attrs['format_version'] == 1\n"
-                        "v = f['inputs/hidden_states'][...]; del f['inputs/hidden_states']\n"
-                        "n = f.create_dataset('inputs/hidden_states', data=np.zeros(v.shape, np.uint8))\n"
-                        "n.attrs['element_type'] = 'u8'\n") == 0);
-    const GoldenCase read = read_golden(p, false);
+    const GoldenCase read = v1_case_after(dir, p,
+                                          "v = f['inputs/hidden_states'][...]; del f['inputs/hidden_states']\n"
+                                          "n = f.create_dataset('inputs/hidden_states', data=np.zeros(v.shape, np.uint8))\n"
+                                          "n.attrs['element_type'] = 'u8'\n");
     try {
         validate(read.problem);
         FAIL("u8 hidden_states accepted");
@@ -161,13 +166,12 @@ TEST_CASE("malformed: a u4 value of 16, compressed inputs in a version-1 file, a
 TEST_CASE("a scale beside a weight that is not compressed is named as such, in a version-1 file too") {
     TempDir dir;
     const fs::path p = dir / "c.h5";
-    write_golden(p, make_case(ExpertType::gemm3_swiglu, Convention::openvino, DType::f32, DType::i32, 3));
-    REQUIRE(python(dir, "f = h5py.File(" + py_str(p) + ", 'r+')\n"
-                        "assert f.attrs['format_version'] == 1\n"
-                        "w = f['inputs/weight_0']\n"
-                        "s = f.create_dataset('inputs/weight_0_scale', data=np.ones((w.shape[0], w.shape[1], 1), np.float16))\n"
-                        "s.attrs['element_type'] = 'f16'\n") == 0);
-    const GoldenCase read = read_golden(p, false);  // not "needs format_version 2": that would not help
+    // Not "needs format_version 2": that would not help.
+    const GoldenCase read = v1_case_after(
+        dir, p,
+        "w = f['inputs/weight_0']\n"
+        "s = f.create_dataset('inputs/weight_0_scale', data=np.ones((w.shape[0], w.shape[1], 1), np.float16))\n"
+        "s.attrs['element_type'] = 'f16'\n");
     CHECK_THROWS_WITH_AS(validate(read.problem), doctest::Contains("weight_0_scale is given but weight_0 is not compressed"),
                          moe::InputError);
 }

@@ -20,6 +20,14 @@ struct OpenclTransferAnchor::State {
     std::size_t bytes = 0;
     unsigned round = 0;  // staged_round_trip's pattern changes every call
 
+    // One write of `from` to the device and one read back into `to`, each a single DMA command.
+    Seconds one_dma(const unsigned char* from, unsigned char* to) const {
+        Seconds t;
+        t.in = timed([&] { rt->write(device, 0, bytes, from); });
+        t.out = timed([&] { rt->read(device, bytes, to); });
+        return t;
+    }
+
     template <class F>
     double timed(const F& f) const {
         const auto t0 = std::chrono::steady_clock::now();
@@ -79,19 +87,11 @@ bool OpenclTransferAnchor::staged_round_trip(unsigned threads, std::size_t chunk
 }
 
 OpenclTransferAnchor::Seconds OpenclTransferAnchor::pinned() {
-    State& s = *s_;
-    Seconds t;
-    t.in = s.timed([&] { s.rt->write(s.device, 0, s.bytes, s.staging.data()); });
-    t.out = s.timed([&] { s.rt->read(s.device, s.bytes, s.staging.data()); });
-    return t;
+    return s_->one_dma(s_->staging.data(), s_->staging.data());
 }
 
 OpenclTransferAnchor::Seconds OpenclTransferAnchor::pageable() {
-    State& s = *s_;
-    Seconds t;
-    t.in = s.timed([&] { s.rt->write(s.device, 0, s.bytes, s.host_in.data()); });
-    t.out = s.timed([&] { s.rt->read(s.device, s.bytes, s.host_out.data()); });
-    return t;
+    return s_->one_dma(s_->host_in.data(), s_->host_out.data());
 }
 
 std::size_t OpenclTransferAnchor::bytes() const { return s_->bytes; }
