@@ -49,6 +49,8 @@ TEST_CASE("moe-bench: flags that describe no layer or no timing exit 2, named") 
     expect_refused("--transfer-study " + kCustom, "--transfer-study times host-device transfers of the opencl backend");
     expect_refused("--transfer-study --backend opencl " + kCustom + " --json /tmp/x.json", "--transfer-study writes none");
     expect_refused("--transfer-study --backend opencl --dtype f64 " + kCustom, "--dtype f64: expected f32, f16 or bf16");
+    expect_refused("--transfer-study --backend opencl --tokens 4294967297 " + kCustom,
+                   "--transfer-study: custom at T = 4294967297 moves");
     expect_refused("--decode-study " + kCustom + " --weights u5", "unknown --weights 'u5'");
     // --json writes timed rows: the other modes have none, and a silently missing file misleads.
     expect_refused("--strategy-stats --shape mixtral --tokens 1 --json /tmp/x.json", "--strategy-stats prints a table");

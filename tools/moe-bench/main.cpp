@@ -308,9 +308,18 @@ int main(int argc, char** argv) {
                 if (!t || (*t != moe::DType::f32 && *t != moe::DType::f16 && *t != moe::DType::bf16))
                     throw moe::InputError("--dtype " + name + ": expected f32, f16 or bf16");
                 for (const auto& s : shapes)
-                    for (const auto T : tokens)
+                    for (const auto T : tokens) {
+                        // Held three times on the host (in, out, pinned staging): refused, named,
+                        // past the machine's memory (computed in double: no wrap-around).
+                        const double bytes = double(T) * double(s.hidden) * double(moe::dtype_size(*t));
+                        const double memory = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
+                        if (memory > 0 && 3 * bytes > memory)
+                            throw moe::InputError("--transfer-study: " + s.name + " at T = " + std::to_string(T) +
+                                                  " moves " + std::to_string(bytes / 1e9) +
+                                                  " GB each way, more than a third of this machine's memory");
                         sizes.push_back({s.name + " T=" + std::to_string(T) + " " + name,
                                          T * s.hidden * moe::dtype_size(*t)});
+                    }
             }
             transfer_study(device, sizes, timing.reps > 0 ? timing.reps : 15);
             return 0;
