@@ -154,13 +154,18 @@ void check_custom_shape(const CLI::App& app, std::size_t experts, std::size_t to
 // rows in and out, the K routed rows of the first GEMM), computed in double so that a product past
 // 2^64 is a large number, not a wrapped small one. More than the machine's memory: refused with
 // the figure, where allocating it would end in bad_alloc (an internal error) or the OOM killer.
+// This machine's physical memory in bytes (0 when the system does not say).
+double machine_memory() {
+    return static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+}
+
 void check_fits_memory(const std::vector<Shape>& shapes, const std::vector<std::size_t>& tokens,
                        const std::vector<std::string>& dtypes, std::size_t compressed_rows, bool cpu_backend) {
     double t_max = 0;
     for (const auto t : tokens) t_max = std::max(t_max, static_cast<double>(t));
     double element = 2;  // the widest --dtype's bytes
     for (const auto& d : dtypes) element = std::max(element, d == "f32" ? 4.0 : 2.0);
-    const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+    const double memory = machine_memory();
     for (const auto& s : shapes) {
         const double H = static_cast<double>(s.hidden), I = static_cast<double>(s.inter),
                      E = static_cast<double>(s.experts), K = static_cast<double>(s.topk), W = 3.0 * E * H * I;
@@ -312,8 +317,7 @@ int main(int argc, char** argv) {
                         // Held three times on the host (in, out, pinned staging): refused, named,
                         // past the machine's memory (computed in double: no wrap-around).
                         const double bytes = double(T) * double(s.hidden) * double(moe::dtype_size(*t));
-                        const double memory = double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGESIZE));
-                        if (memory > 0 && 3 * bytes > memory)
+                        if (machine_memory() > 0 && 3 * bytes > machine_memory())
                             throw moe::InputError("--transfer-study: " + s.name + " at T = " + std::to_string(T) +
                                                   " moves " + std::to_string(bytes / 1e9) +
                                                   " GB each way, more than a third of this machine's memory");

@@ -1,11 +1,11 @@
 #include "moe/bench/transfer_study.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
 
 #include "moe/backends/opencl_transfer_anchor.hpp"
+#include "moe/bench/machine_rates.hpp"
 #include "moe/spec/error.hpp"
 
 namespace moe::bench {
@@ -18,12 +18,6 @@ using backends::OpenclTransferAnchor;
 // (4 x 2 MiB), and more and smaller pieces.
 const std::vector<std::pair<unsigned, std::size_t>> kPlans = {
     {1, 2048}, {4, 2048}, {4, 1024}, {8, 1024}, {8, 512}, {8, 256}, {16, 512}, {16, 256}};
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 template <class F>
 OpenclTransferAnchor::Seconds median_of(int reps, const F& once) {
