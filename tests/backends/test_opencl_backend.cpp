@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 
 #include "moe/backends/opencl_backend.hpp"
@@ -91,6 +92,64 @@ TEST_CASE("opencl: an empty expert, and one expert that takes every token") {
                 if (variant == 0) CHECK(plan.counts[1] == 0);
                 else CHECK(plan.counts[0] == 45);
                 CHECK(test::verdict(test::golden_case(p), b.run(p, false).output, b.precision(DType::f32)) == "PASS");
+            }
+        }
+    }
+}
+
+TEST_CASE("opencl: decode's fused launches give the bits of every stage as a kernel of its own") {
+    // Fused (the default): SwiGLU stored by the first GEMM's NK rows kernels when every tile is
+    // one (decode), and with the GPU bodies mask_gen and the gather in one launch. Apart
+    // (OpenclOptions::fuse = false, what MOE_OPENCL_FUSE=0 selects): moe_swiglu and moe_gather.
+    OpenclBackend fused, apart(backends::OpenclOptions{"", backends::OpenclMutation::none, false});
+    REQUIRE_MESSAGE(fused.availability().available, fused.availability().reason);
+    const auto same_bits = [](const Tensor& a, const Tensor& b) {
+        return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
+    };
+    for (auto type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
+        for (auto conv : {Convention::spec, Convention::openvino}) {
+            for (auto dtype : {DType::f32, DType::bf16}) {
+                for (std::size_t T : {1u, 3u, 45u}) {
+                    CAPTURE(expert_type_name(type));
+                    CAPTURE(convention_name(conv));
+                    CAPTURE(dtype_name(dtype));
+                    CAPTURE(T);
+                    // H = 37, I = 21: partial column blocks in every GEMM (and for GEMM2 a block
+                    // that ends inside the 42 gate_up columns on the GPU bodies' 16).
+                    const Problem p = test::small_problem(type, conv, T, 37, 21, 6, 2, dtype);
+                    const Output a = fused.run(p, true);
+                    const auto ka = fused.last_kernel_times();
+                    const Output b = apart.run(p, true);
+                    const auto kb = apart.last_kernel_times();
+                    CHECK(same_bits(a.output, b.output));
+                    REQUIRE(a.stages.size() == b.stages.size());
+                    for (const auto& [name, t] : b.stages) {
+                        CAPTURE(name);
+                        REQUIRE(a.stages.count(name) == 1);
+                        CHECK(same_bits(a.stages.at(name), t));
+                    }
+                    CHECK(test::verdict(test::golden_case(p), a.output, fused.precision(dtype)) == "PASS");
+                    // Which kernels ran: T = 1 and 3 are decode, every expert's few rows in NK
+                    // rows tiles when the weights are NK (KN weights go to the KN rows kernel);
+                    // T = 45 is not, and runs moe_swiglu either way.
+                    const bool nk = resolve(p.attributes).weight_layout == WeightLayout::NK;
+                    const bool fused_act = T < 45 && nk;
+                    CHECK(ka.count("moe_swiglu") == (fused_act ? 0u : 1u));
+                    CHECK(kb.count("moe_swiglu") == 1);
+                    // The GPU bodies (a GPU, or MOE_OPENCL_GEMM=wide) gather in mask_gen's launch
+                    // whenever it copies at most kFusedGatherElems (32768) elements: here at most
+                    // 90 pairs x 37.
+                    const bool fused_gather = has(fused.description(), "GEMM GPU bodies");
+                    CHECK(ka.count("moe_mask_gen_gather") == (fused_gather ? 1u : 0u));
+                    CHECK(ka.count("moe_mask_gen") == (fused_gather ? 0u : 1u));
+                    CHECK(ka.count("moe_gather") == (fused_gather ? 0u : 1u));
+                    CHECK(ka.count("moe_scatter_reduce") == 1);
+                    for (const char* k : {"moe_mask_gen", "moe_gather", "moe_scatter_reduce"}) {
+                        CAPTURE(k);
+                        CHECK(kb.count(k) == 1);
+                    }
+                    CHECK(kb.count("moe_mask_gen_gather") == 0);
+                }
             }
         }
     }

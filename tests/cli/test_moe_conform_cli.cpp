@@ -340,6 +340,8 @@ TEST_CASE("flag values out of range exit 2 saying what is wanted, before anythin
          "MOE_OPENCL_GEMM: 'wid' is neither wide nor compact"},
         {"MOE_OPENCL_KERNEL_DIR=/no/such/dir " + moe_conform() + " run --backend opencl --suite " + kSuite,
          "MOE_OPENCL_KERNEL_DIR: /no/such/dir is not a folder"},
+        {"MOE_OPENCL_FUSE=yes " + moe_conform() + " run --backend opencl --suite " + kSuite,
+         "MOE_OPENCL_FUSE: 'yes' is neither 0"},
         // The opencl mutants read the same variables: SKIPped, they would read as "not caught".
         {"MOE_OPENCL_STAGING=bad " + moe_conform() + " run --backend cpu,mutant:opencl_wrong_offset --suite " + kSuite,
          "MOE_OPENCL_STAGING: 'bad' is not THREADSxKIB"},
@@ -356,8 +358,8 @@ TEST_CASE("flag values out of range exit 2 saying what is wanted, before anythin
     // Those variables concern the opencl backend only; a well-formed plan runs.
     const auto cpu = run_command("MOE_OPENCL_STAGING=bad " + run + " --filter 'exact_*'");
     CHECK(cpu.exit_code == 0);
-    const auto staged = run_command("MOE_OPENCL_STAGING=3x4 " + moe_conform() + " run --backend opencl --suite " +
-                                    kSuite + " --filter 'exact_*'");
+    const auto staged = run_command("MOE_OPENCL_STAGING=3x4 MOE_OPENCL_FUSE=0 " + moe_conform() +
+                                    " run --backend opencl --suite " + kSuite + " --filter 'exact_*'");
     CAPTURE(staged.output);
     CHECK((staged.exit_code == 0 || staged.exit_code == 77));  // 77 where no OpenCL device exists
     // 0 is a value of its own for --case-timeout (no limit), not refused.

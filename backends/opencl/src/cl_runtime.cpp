@@ -15,8 +15,8 @@ namespace moe::backends::ocl {
 namespace {
 // The f32 program, the compressed-weight GEMMs and the f64 program, in build order (common.cl
 // first: shared helpers).
-const std::vector<std::string> kMainFiles = {"common.cl", "mask_gen.cl",     "gather.cl", "gemm.cl",
-                                             "gemm_gpu.cl", "gemm_kernels.cl", "swiglu.cl", "scatter_reduce.cl"};
+const std::vector<std::string> kMainFiles = {"common.cl",   "activation.cl",   "mask_gen.cl", "gather.cl",        "gemm.cl",
+                                             "gemm_gpu.cl", "gemm_kernels.cl", "swiglu.cl",   "scatter_reduce.cl"};
 const std::vector<std::string> kCompressedFiles = {"common.cl", "compressed_values.cl", "gemm.cl", "gemm_gpu.cl",
                                                    "gemm_compressed.cl"};
 const std::vector<std::string> kF64Files = {"common.cl", "f64.cl"};

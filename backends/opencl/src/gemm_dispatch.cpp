@@ -1,6 +1,7 @@
 #include "gemm_dispatch.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 
 namespace moe::backends::ocl {
@@ -101,8 +102,14 @@ GemmPlan plan_gemm(const GemmConfig& c, const ExpertRows& er, bool rows_kn, bool
     return plan;
 }
 
+bool rows_nk_only(const GemmPlan& p) {
+    return !p.tiled.count && !p.small.count && !p.rows_kn.count && !p.f64.count && !p.has_pieces;
+}
+
 void enqueue_gemm(const Runtime& rt, const Buffer& A, const Buffer& tiles, const GemmPlan& plan, u32 N, u32 K,
-                  const Weights& w, const Weights* bias, const Buffer& C) {
+                  const Weights& w, const Weights* bias, const Buffer& C, const ActEpilogue* act) {
+    if (act && (!rows_nk_only(plan) || w.compressed))
+        throw std::logic_error("enqueue_gemm: the activation epilogue needs a plan of NK rows tiles only");
     if (N == 0) return;
     const Buffer& b = bias ? bias->buf : w.buf;
     const i32 b_type = bias ? bias->type : 0, has_bias = bias != nullptr;
@@ -168,10 +175,21 @@ void enqueue_gemm(const Runtime& rt, const Buffer& A, const Buffer& tiles, const
     run(plan.small, "moe_gemm_small" + type + "_kn", w.buf, c.small.lx, c.small.ly, c.small_tn(), "moe_gemm_small");
     // moe_gemm_rows reads the NK original when there is one.
     run(plan.rows_kn, "moe_gemm_rows" + type + "_kn", w.buf, c.rows.lx, 1, c.rows_tn(true), "moe_gemm_rows");
+    // The NK rows kernels also take the activation epilogue's arguments (mode 0: none; the
+    // buffers then C itself, never read).
+    const ActEpilogue none;
+    const ActEpilogue& e = act ? *act : none;
     const char* variant[4] = {"1", "2", "4", ""};
-    for (int v = 0; v < 4; ++v)
-        run(plan.rows_nk[v], "moe_gemm_rows" + type + "_nk" + variant[v], w.nk, c.rows_nk_wg(), 1, c.rows_tn(false),
-            "moe_gemm_rows");
+    for (int v = 0; v < 4; ++v) {
+        const TileRange r = plan.rows_nk[v];
+        if (r.count == 0) continue;
+        const std::string name = "moe_gemm_rows" + type + "_nk" + variant[v];
+        rt.args(name.c_str(), A, tiles, r.first, N, K, w.nk, b, b_type, has_bias, C, e.mode, e.gate ? *e.gate : C,
+                e.act ? *e.act : C, e.beta, e.limit, e.gate_lane);
+        const std::size_t wg = c.rows_nk_wg(), tn = c.rows_tn(false);
+        const std::size_t global[2] = {(N + tn - 1) / tn * wg, r.count}, local[2] = {wg, 1};
+        rt.launch(name.c_str(), 2, global, local, "moe_gemm_rows");
+    }
 }
 
 }  // namespace moe::backends::ocl

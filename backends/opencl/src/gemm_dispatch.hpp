@@ -56,9 +56,26 @@ GemmPlan plan_gemm(const GemmConfig& c, const ExpertRows& r, bool rows_kn, bool 
 // (gpt-oss-20b u4 at T = 512: 13.9 s against 0.53 s for f32 weights in the tiled kernels).
 bool wants_pieces(const Runtime& rt, const Weights& w);
 
+// Whether every tile of the plan runs in moe_gemm_rows_*_nk* (decode: each expert has at most
+// rows_mr rows and NK weights): what the activation epilogue needs.
+bool rows_nk_only(const GemmPlan& plan);
+
+// The activation a rows GEMM applies to the block of C it stores (kernels/activation.cl), so that
+// decode needs no moe_swiglu launch: mode 1 (GEMM2) on the gate_up result, mode 2 (GEMM3) on the
+// up result with `gate` the gate GEMM's; act [rows, I] receives it.
+struct ActEpilogue {
+    std::int32_t mode = 0;
+    const Buffer* gate = nullptr;
+    const Buffer* act = nullptr;
+    float beta = 1.0f, limit = 0.0f;
+    std::int32_t gate_lane = 0;
+};
+
 // C = A * W[e] (+ bias[e]) for every tile of the plan: A [rows, K] and C [rows, N] f32 (f64 when
-// the plan is f64's), A padded (pad_elems()); the table in `tiles`.
+// the plan is f64's), A padded (pad_elems()); the table in `tiles`. With `act` the plan must be
+// rows_nk_only and the weights uncompressed: the rows kernels also store the activation.
 void enqueue_gemm(const Runtime& rt, const Buffer& A, const Buffer& tiles, const GemmPlan& plan, std::uint32_t N,
-                  std::uint32_t K, const Weights& w, const Weights* bias, const Buffer& C);
+                  std::uint32_t K, const Weights& w, const Weights* bias, const Buffer& C,
+                  const ActEpilogue* act = nullptr);
 
 }  // namespace moe::backends::ocl

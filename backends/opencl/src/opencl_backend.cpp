@@ -51,6 +51,13 @@ Selected select(const std::string& spec) {
     return s;
 }
 
+// MOE_OPENCL_FUSE: unset, empty or 1 fuses decode's launches (PipelineOptions::fuse), 0 does not;
+// anything else is refused (opencl_environment_problem).
+bool fuse_from_environment() {
+    const char* v = std::getenv("MOE_OPENCL_FUSE");
+    return !(v && std::string(v) == "0");
+}
+
 // The -D flags that compile a kernel mutation in (kernels/gemm.cl); "" for the others.
 std::string mutation_defines(OpenclMutation m) {
     switch (m) {
@@ -187,6 +194,7 @@ Output OpenclBackend::run(const Problem& p, bool want_stages) {
     if (state_->prepared && state_->prepared_for == &p && state_->prepared_sources == weight_sources(p))
         o.weights = &*state_->prepared;
     o.wrong_offset = state_->options.mutation == OpenclMutation::wrong_offset;
+    o.fuse = state_->options.fuse && fuse_from_environment();
     rt.take_kernel_times();  // drop anything not from this run
     Output out = ocl::run_pipeline(rt, state_->workspace, p, want_stages, o);
     state_->kernel_times = rt.take_kernel_times();
@@ -282,6 +290,9 @@ std::string opencl_environment_problem() {
     if (std::string dir = ocl::kernel_dir_problem(); !dir.empty()) return dir;
     if (const char* g = std::getenv("MOE_OPENCL_GEMM"); g && *g && std::string(g) != "wide" && std::string(g) != "compact")
         return std::string("MOE_OPENCL_GEMM: '") + g + "' is neither wide nor compact";
+    if (const char* f = std::getenv("MOE_OPENCL_FUSE"); f && *f && std::string(f) != "0" && std::string(f) != "1")
+        return std::string("MOE_OPENCL_FUSE: '") + f + "' is neither 0 (every stage a kernel of its own) nor 1 (decode's "
+               "launches fused, the default)";
     return "";
 }
 

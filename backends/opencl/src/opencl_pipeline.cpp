@@ -35,9 +35,21 @@ GemmPlan shifted(GemmPlan p, u32 by) {
     return p;
 }
 
-// moe_mask_gen over the indices at byte idx_off of `in`, into the workspace's plan buffers.
+// The rows moe_mask_gen_gather also gathers: x's buffer and byte offset, its element type, the
+// row width, the destination.
+struct FusedGather {
+    const Buffer* x;
+    std::size_t x_off;
+    i32 x_type;
+    std::size_t hidden;
+    const Buffer* out;
+};
+
+// moe_mask_gen over the indices at byte idx_off of `in`, into the workspace's plan buffers (and
+// with `gather`, moe_mask_gen_gather: the gather too).
 void launch_mask_gen(const Runtime& rt, Workspace& ws, const Buffer& in, std::size_t idx_off, bool idx64,
-                     std::size_t pairs, std::size_t topk, std::size_t experts) {
+                     std::size_t pairs, std::size_t topk, std::size_t experts, const FusedGather* gather = nullptr) {
+    const char* kernel = gather ? "moe_mask_gen_gather" : "moe_mask_gen";
     ensure(rt, ws.counts, experts * sizeof(u32));
     ensure(rt, ws.offsets, (experts + 1) * sizeof(u32));
     ensure(rt, ws.used, experts * sizeof(u32));
@@ -45,9 +57,10 @@ void launch_mask_gen(const Runtime& rt, Workspace& ws, const Buffer& in, std::si
     for (Buffer* b : {&ws.token, &ws.slot, &ws.position}) ensure(rt, *b, pairs * sizeof(u32));
     // One work-group (the kernel synchronises its phases with barriers) of up to 1024 work-items,
     // a multiple of 32, as far as the device, the kernel and local memory (E counters and E masks
-    // of one bit per work-item) allow.
+    // of one bit per work-item) allow. (Fewer at decode, as few as the pairs, measured no faster
+    // on an H100: 0.007-0.009 ms either way.)
     std::size_t kernel_wg = 0;
-    check(clGetKernelWorkGroupInfo(rt.kernel("moe_mask_gen"), rt.device().device, CL_KERNEL_WORK_GROUP_SIZE,
+    check(clGetKernelWorkGroupInfo(rt.kernel(kernel), rt.device().device, CL_KERNEL_WORK_GROUP_SIZE,
                                    sizeof kernel_wg, &kernel_wg, nullptr),
           "clGetKernelWorkGroupInfo(CL_KERNEL_WORK_GROUP_SIZE)");
     std::size_t group = std::min<std::size_t>({1024, kernel_wg, rt.device().max_work_group, rt.device().max_item_sizes[0]});
@@ -55,12 +68,17 @@ void launch_mask_gen(const Runtime& rt, Workspace& ws, const Buffer& in, std::si
     const auto local_bytes = [&](std::size_t g) { return experts * (1 + g / 32) * sizeof(u32); };
     while (group > 32 && local_bytes(group) > rt.device().local_mem) group /= 2;
     if (group < 32 || local_bytes(group) > rt.device().local_mem)
-        throw ClError("moe_mask_gen (" + std::to_string(experts) + " experts: no work-group of 32 fits the device)",
+        throw ClError(std::string(kernel) + " (" + std::to_string(experts) + " experts: no work-group of 32 fits the device)",
                       CL_INVALID_WORK_GROUP_SIZE);
-    rt.args("moe_mask_gen", in, u32(idx_off), i32(idx64), u32(pairs), u32(topk), u32(experts), ws.counts, ws.offsets,
-            ws.token, ws.slot, ws.position, ws.used, ws.used_count, LocalBytes{experts * sizeof(u32)},
-            LocalBytes{experts * (group / 32) * sizeof(u32)});
-    rt.launch("moe_mask_gen", 1, &group, &group);
+    const LocalBytes cnt{experts * sizeof(u32)}, masks{experts * (group / 32) * sizeof(u32)};
+    if (gather)
+        rt.args(kernel, in, u32(idx_off), i32(idx64), u32(pairs), u32(topk), u32(experts), ws.counts, ws.offsets,
+                ws.token, ws.slot, ws.position, ws.used, ws.used_count, cnt, masks, *gather->x, u32(gather->x_off),
+                gather->x_type, u32(gather->hidden), *gather->out);
+    else
+        rt.args(kernel, in, u32(idx_off), i32(idx64), u32(pairs), u32(topk), u32(experts), ws.counts, ws.offsets,
+                ws.token, ws.slot, ws.position, ws.used, ws.used_count, cnt, masks);
+    rt.launch(kernel, 1, &group, &group);
 }
 
 // [T, K, width] stage (f32, or f64 from the f64 program) from a plan-ordered [pairs, width]
@@ -159,40 +177,65 @@ Output run_pipeline(const Runtime& rt, Workspace& ws, const Problem& p, bool wan
     clock.mark("upload_x");
     const u32 tile_shift = u32(tiles_off / 16);  // a tile is 16 bytes; the table starts 16-aligned
 
-    // 3. mask_gen: the plan on the device (token lists for gather, positions for scatter).
-    launch_mask_gen(rt, ws, ws.in, 0, idx.dtype() == DType::i64, pairs, d.K, d.E);
+    // 3. mask_gen: the plan on the device (token lists for gather, positions for scatter); at
+    //    decode on the GPU bodies with the gather in the same launch.
+    const Buffer& x_buf = pack_x ? ws.in : ws.x;
+    const std::size_t x_at = pack_x ? x_off : 0;
+    ensure(rt, ws.gathered, pairs * d.H * es, pad);
+    // Only with the GPU bodies: on a CPU device (PoCL) one work-group runs on one core, and its
+    // copy takes longer than a launch of moe_gather (0.17 ms against 0.02 at gpt-oss-20b T = 1).
+    const bool fuse_gather = options.fuse && rt.gemm().wide && !f64 && pairs * d.H <= kFusedGatherElems;
+    const FusedGather fused{&x_buf, x_at, elem_type(x.dtype()), d.H, &ws.gathered};
+    launch_mask_gen(rt, ws, ws.in, 0, idx.dtype() == DType::i64, pairs, d.K, d.E, fuse_gather ? &fused : nullptr);
 
     // 4. gather the routed rows, expert-major, widened to f32 (f64).
-    ensure(rt, ws.gathered, pairs * d.H * es, pad);
-    const char* gather = f64 ? "moe_gather_f64" : "moe_gather";
-    rt.args(gather, pack_x ? ws.in : ws.x, u32(pack_x ? x_off : 0), elem_type(x.dtype()), ws.token, u32(d.H),
-            u32(pairs), ws.gathered);
-    const std::size_t gather_global[2] = {d.H, pairs};
-    rt.launch(gather, 2, gather_global, nullptr, "moe_gather");
+    if (!fuse_gather) {
+        const char* gather = f64 ? "moe_gather_f64" : "moe_gather";
+        rt.args(gather, x_buf, u32(x_at), elem_type(x.dtype()), ws.token, u32(d.H), u32(pairs), ws.gathered);
+        const std::size_t gather_global[2] = {d.H, pairs};
+        rt.launch(gather, 2, gather_global, nullptr, "moe_gather");
+    }
 
-    // 5. first GEMM(s): gate_up (+ bias_0) for GEMM2, gate and up for GEMM3.
+    // 5. first GEMM(s): gate_up (+ bias_0) for GEMM2, gate and up for GEMM3. At decode (every
+    //    tile an NK rows tile) the last of them also stores the activation (6.): for GEMM2 a
+    //    work-group's columns must hold whole (gate, linear) pairs.
     ensure(rt, ws.first, pairs * n0 * es);
     ensure(rt, ws.up, gemm2 ? 0 : pairs * d.I * es);
     ensure(rt, ws.act, pairs * d.I * es, pad);
     ensure(rt, ws.down, pairs * d.H * es);
     const GemmPlan first = shifted(first_plan, tile_shift), down = shifted(down_plan, tile_shift);
-    enqueue_gemm(rt, ws.gathered, ws.in, first, u32(n0), u32(d.H), dw.w0, dw.has_b0 ? &dw.b0 : nullptr, ws.first);
-    if (!gemm2) enqueue_gemm(rt, ws.gathered, ws.in, first, u32(d.I), u32(d.H), dw.w1, nullptr, ws.up);
+    const bool uncompressed = !dw.w0.compressed && (gemm2 || !dw.w1.compressed);
+    const bool fuse_act = options.fuse && !f64 && uncompressed && rows_nk_only(first) &&
+                          (!gemm2 || rt.gemm().rows_tn(false) % 2 == 0);
+    ActEpilogue act;
+    act.mode = gemm2 ? 1 : 2;
+    act.gate = &ws.first;
+    act.act = &ws.act;
+    act.beta = float(rp.swish_beta);
+    act.limit = float(rp.clamp_limit);
+    act.gate_lane = i32(rp.gate_lane);
+    const ActEpilogue* first_act = fuse_act && gemm2 ? &act : nullptr;
+    enqueue_gemm(rt, ws.gathered, ws.in, first, u32(n0), u32(d.H), dw.w0, dw.has_b0 ? &dw.b0 : nullptr, ws.first,
+                 first_act);
+    if (!gemm2)
+        enqueue_gemm(rt, ws.gathered, ws.in, first, u32(d.I), u32(d.H), dw.w1, nullptr, ws.up, fuse_act ? &act : nullptr);
     // Submitted now, so that the device can start on the first GEMM while the host enqueues the
     // rest (a driver may hold commands back until a flush; the enqueue takes 0.1-0.2 ms on the
     // H100 and H200 hosts at T = 512).
     rt.flush();
 
-    // 6. activation over every routed pair at once.
-    const std::size_t act_global[2] = {d.I, pairs};
-    const Buffer& up = gemm2 ? ws.first : ws.up;
-    if (f64)
-        rt.args("moe_swiglu_f64", ws.first, up, ws.act, u32(d.I), u32(pairs), i32(gemm2), rp.swish_beta, rp.clamp_limit,
-                i32(rp.gate_lane));
-    else
-        rt.args("moe_swiglu", ws.first, up, ws.act, u32(d.I), u32(pairs), i32(gemm2), float(rp.swish_beta),
-                float(rp.clamp_limit), i32(rp.gate_lane));
-    rt.launch(f64 ? "moe_swiglu_f64" : "moe_swiglu", 2, act_global, nullptr, "moe_swiglu");
+    // 6. activation over every routed pair at once (unless the GEMM stored it).
+    if (!fuse_act) {
+        const std::size_t act_global[2] = {d.I, pairs};
+        const Buffer& up = gemm2 ? ws.first : ws.up;
+        if (f64)
+            rt.args("moe_swiglu_f64", ws.first, up, ws.act, u32(d.I), u32(pairs), i32(gemm2), rp.swish_beta,
+                    rp.clamp_limit, i32(rp.gate_lane));
+        else
+            rt.args("moe_swiglu", ws.first, up, ws.act, u32(d.I), u32(pairs), i32(gemm2), float(rp.swish_beta),
+                    float(rp.clamp_limit), i32(rp.gate_lane));
+        rt.launch(f64 ? "moe_swiglu_f64" : "moe_swiglu", 2, act_global, nullptr, "moe_swiglu");
+    }
 
     // 7. down GEMM (+ bias_1 for GEMM2).
     enqueue_gemm(rt, ws.act, ws.in, down, u32(d.H), u32(d.I), gemm2 ? dw.w1 : dw.w2, dw.has_b1 ? &dw.b1 : nullptr,

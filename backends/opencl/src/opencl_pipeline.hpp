@@ -28,7 +28,16 @@ constexpr std::size_t kPackedHiddenBytes = std::size_t(1) << 20;
 struct PipelineOptions {
     const DeviceWeights* weights = nullptr;  // uploaded by prepare() (which validated p); null: upload now
     bool wrong_offset = false;               // mutant: the second used expert's first GEMM reads the first's rows
+    // Decode's fused launches: SwiGLU stored by the first GEMM's rows kernels (when every tile of
+    // it is an NK rows tile), and with the GPU bodies mask_gen and the gather in one launch
+    // (moe_mask_gen_gather, when pairs * hidden <= kFusedGatherElems); false runs each stage as a
+    // kernel of its own (MOE_OPENCL_FUSE=0, the A/B).
+    bool fuse = true;
 };
+
+// Decode gathers at most this many elements in mask_gen's one work-group (moe_mask_gen_gather):
+// T = 1 of GPT-OSS-20B (4 x 2880) and Qwen3-30B-A3B (8 x 2048) fit.
+constexpr std::size_t kFusedGatherElems = 32768;
 
 // The whole op on a validated problem whose floating inputs are f32, f16 or bf16 (the f32
 // program), or whose data is f64 (the f64 program, built beforehand).

@@ -12,6 +12,21 @@
         __global const float* restrict A, __global const uint* restrict tiles, uint tile0, uint N, uint K,      \
         __global const uchar* restrict W, __global const uchar* restrict bias, int b_type, int has_bias,        \
         __global float* restrict C)
+// The NK rows kernels (decode) take six more: the activation to apply to the block of C they store
+// (act_mode, activation.cl), the gate GEMM's result for GEMM3, the activation's output, swish beta,
+// clamp limit, gate lane. With act_mode MOE_ACT_NONE they only compute C.
+#define MOE_GEMM_ROWS_NK_SIGNATURE(NAME, WG)                                                                    \
+    __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void NAME(                                         \
+        __global const float* restrict A, __global const uint* restrict tiles, uint tile0, uint N, uint K,      \
+        __global const uchar* restrict W, __global const uchar* restrict bias, int b_type, int has_bias,        \
+        __global float* restrict C, int act_mode, __global const float* gate, __global float* act, float beta,  \
+        float limit, int gate_lane)
+// The activation of the block of C a rows work-group stored (columns from group 0's index times TN).
+#define MOE_GEMM_ROWS_ACT(TN)                                                                                   \
+    {                                                                                                           \
+        __global const uint* t = tiles + 4 * (tile0 + get_group_id(1));                                         \
+        moe_act_epilogue(C, N, t[2], t[3], get_group_id(0) * (TN), TN, act_mode, gate, act, beta, limit, gate_lane); \
+    }
 #define MOE_GEMM_KERNEL(NAME, WT, P)                                                                            \
     MOE_GEMM_SIGNATURE(NAME, P##_LX, P##_LY) {                                                      \
         __local VT a_tile[2 * P##_LY * P##_MWI * P##_TK / MOE_VW];                                              \
@@ -44,16 +59,18 @@
                                P##_LX, P##_LY, MOE_GS_TINY_MWI, P##_NV, P##_TK);                                \
     }
 #define MOE_GEMM_ROWS_NK_KERNEL(NAME, WT, MR)                                                                   \
-    MOE_GEMM_SIGNATURE(NAME, MOE_GR_WG, 1) {                                                        \
+    MOE_GEMM_ROWS_NK_SIGNATURE(NAME, MOE_GR_WG) {                                                               \
         __local float red[MR * MOE_GR_NC * (MOE_GR_WG / 32) * 33];                                              \
         moe_gemm_rows_nk_wide(A, tiles + 4 * tile0, N, K, W, bias, has_bias, C, WT, b_type, MOE_GR_WG, MR, MOE_GR_NC, red); \
+        MOE_GEMM_ROWS_ACT(MOE_GR_WG / 32 * MOE_GR_NC)                                                           \
     }
 #else
 #define MOE_GEMM_TILED_KERNEL MOE_GEMM_KERNEL
 #define MOE_GEMM_SMALL_KERNEL MOE_GEMM_KERNEL
 #define MOE_GEMM_ROWS_NK_KERNEL(NAME, WT, MR)                                                                   \
-    MOE_GEMM_SIGNATURE(NAME, MOE_GR_LX, 1) {                                                        \
+    MOE_GEMM_ROWS_NK_SIGNATURE(NAME, MOE_GR_LX) {                                                               \
         moe_gemm_rows_nk(A, tiles + 4 * tile0, N, K, W, bias, has_bias, C, WT, b_type, MOE_GR_LX, MR, MOE_GR_NC); \
+        MOE_GEMM_ROWS_ACT(MOE_GR_LX * MOE_GR_NC)                                                                \
     }
 #endif
 

@@ -11,10 +11,11 @@
 // pair order (stable) although the work-items place them at once; the last of them advances the
 // expert's running base. About 3 * T * K / G barriers in all, and no global atomics.
 // The indices arrive as the op stores them, i32 or i64 (idx64), at byte idx_off of `in`.
-__kernel void moe_mask_gen(__global const uchar* in, uint idx_off, int idx64, uint pairs, uint topk, uint experts,
-                           __global uint* counts, __global uint* offsets, __global uint* token,
-                           __global uint* slot, __global uint* position, __global uint* used,
-                           __global uint* used_count, __local uint* cnt, __local uint* masks) {
+// moe_mask_gen_gather (gather.cl) runs the same body and then the gather, in one launch.
+inline void moe_mask_gen_plan(__global const uchar* in, uint idx_off, int idx64, uint pairs, uint topk, uint experts,
+                              __global uint* counts, __global uint* offsets, __global uint* token,
+                              __global uint* slot, __global uint* position, __global uint* used,
+                              __global uint* used_count, __local uint* cnt, __local uint* masks) {
     const uint lid = get_local_id(0), G = get_local_size(0), W = G / 32;  // W: words per mask
     __global const uchar* indices = in + idx_off;
     for (uint e = lid; e < experts; e += G) cnt[e] = 0;
@@ -63,4 +64,12 @@ __kernel void moe_mask_gen(__global const uchar* in, uint idx_off, int idx64, ui
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+}
+
+__kernel void moe_mask_gen(__global const uchar* in, uint idx_off, int idx64, uint pairs, uint topk, uint experts,
+                           __global uint* counts, __global uint* offsets, __global uint* token,
+                           __global uint* slot, __global uint* position, __global uint* used,
+                           __global uint* used_count, __local uint* cnt, __local uint* masks) {
+    moe_mask_gen_plan(in, idx_off, idx64, pairs, topk, experts, counts, offsets, token, slot, position, used,
+                      used_count, cnt, masks);
 }

@@ -42,6 +42,10 @@ struct OpenclOptions {
     // otherwise a case-insensitive substring of the device or platform name.
     std::string device;
     OpenclMutation mutation = OpenclMutation::none;
+    // Decode's fused launches (SwiGLU stored by the first GEMM; on a GPU mask_gen and the gather in
+    // one launch); false, or MOE_OPENCL_FUSE=0 in the environment, runs every stage as a kernel of
+    // its own.
+    bool fuse = true;
 };
 
 class OpenclBackend : public Backend {
