@@ -4,7 +4,12 @@
 #   moe_conform_add_suite(NAME <test name> [BACKENDS <name>...] [BACKEND_LIBS <plugin.so>...]
 #                         (SUITE <dir> | CASES <file>...)
 #                         [FILTER <glob>...] [TIER quick|ci|full] [EXPECT <file>]
-#                         [JSON <file>] [JUNIT <file>] [SHARDS <n>])
+#                         [JSON <file>] [JUNIT <file>] [SHARDS <n>]
+#                         [CASE_TIMEOUT <seconds>] [TIMEOUT <seconds>])
+#
+# CASE_TIMEOUT passes --case-timeout: a case (one backend on one file) running longer is killed
+# and reported as an ERROR (moe-conform's default: 600 s). TIMEOUT is CTest's limit for the whole
+# test: a backend that hangs on every case would otherwise hold CTest for cases x CASE_TIMEOUT.
 #
 # SHARDS n registers n tests, <name>_1of<n> ... <name>_<n>of<n>, each running one share of the
 # cases FILTER and TIER select (moe-conform run --shard i/n; a share left with none is "Not Run"),
@@ -25,7 +30,8 @@ if(NOT DEFINED MOE_CONFORM_EXECUTABLE)
 endif()
 
 function(moe_conform_add_suite)
-  cmake_parse_arguments(ARG "" "NAME;SUITE;TIER;EXPECT;JSON;JUNIT;SHARDS" "BACKENDS;BACKEND_LIBS;CASES;FILTER" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME;SUITE;TIER;EXPECT;JSON;JUNIT;SHARDS;CASE_TIMEOUT;TIMEOUT"
+                        "BACKENDS;BACKEND_LIBS;CASES;FILTER" ${ARGN})
   if(NOT ARG_NAME OR (NOT ARG_BACKENDS AND NOT ARG_BACKEND_LIBS))
     message(FATAL_ERROR "moe_conform_add_suite: NAME and BACKENDS or BACKEND_LIBS are required")
   endif()
@@ -49,12 +55,17 @@ function(moe_conform_add_suite)
   foreach(f IN LISTS ARG_FILTER)
     list(APPEND cmd --filter ${f})
   endforeach()
-  foreach(opt TIER EXPECT)
+  foreach(opt TIER EXPECT CASE_TIMEOUT)
     if(ARG_${opt})
       string(TOLOWER ${opt} flag)
+      string(REPLACE "_" "-" flag ${flag})
       list(APPEND cmd --${flag} ${ARG_${opt}})
     endif()
   endforeach()
+  set(properties SKIP_RETURN_CODE 77)
+  if(ARG_TIMEOUT)
+    list(APPEND properties TIMEOUT ${ARG_TIMEOUT})
+  endif()
   if(NOT ARG_SHARDS OR ARG_SHARDS LESS_EQUAL 1)
     foreach(opt JSON JUNIT)
       if(ARG_${opt})
@@ -63,7 +74,7 @@ function(moe_conform_add_suite)
       endif()
     endforeach()
     add_test(NAME ${ARG_NAME} COMMAND ${cmd})
-    set_tests_properties(${ARG_NAME} PROPERTIES SKIP_RETURN_CODE 77)
+    set_tests_properties(${ARG_NAME} PROPERTIES ${properties})
     return()
   endif()
   foreach(i RANGE 1 ${ARG_SHARDS})
@@ -78,6 +89,6 @@ function(moe_conform_add_suite)
       endif()
     endforeach()
     add_test(NAME ${ARG_NAME}_${i}of${ARG_SHARDS} COMMAND ${shard_cmd})
-    set_tests_properties(${ARG_NAME}_${i}of${ARG_SHARDS} PROPERTIES SKIP_RETURN_CODE 77)
+    set_tests_properties(${ARG_NAME}_${i}of${ARG_SHARDS} PROPERTIES ${properties})
   endforeach()
 endfunction()

@@ -203,8 +203,11 @@ struct Position {
 };
 
 // Results for what the lost worker was doing: every backend when it was reading the file.
+// timed_out: the worker was killed at --case-timeout, which the repro line then repeats (at the
+// default limit a rerun would not time out the same way); nothing says the file is at fault.
 void record_loss(const RunOptions& o, const std::vector<BackendMaker>& makers, const CaseSteps& steps,
-                 const Position& at, const std::string& case_name, const std::string& why, RunOutcome& outcome) {
+                 const Position& at, const std::string& case_name, const std::string& why, bool timed_out,
+                 RunOutcome& outcome) {
     const std::string& file = o.files[at.file];
     const std::size_t first = at.backend < 0 ? 0 : static_cast<std::size_t>(at.backend);
     const std::size_t last = at.backend < 0 ? makers.size() : first + 1;
@@ -215,9 +218,15 @@ void record_loss(const RunOptions& o, const std::vector<BackendMaker>& makers, c
         r.backend = makers[j].name;
         r.status = Status::error;
         r.reason = at.backend < 0 ? "reading or checking the golden file " + why +
-                                        " (the file is damaged or hostile; the backends did not run)"
+                                        (timed_out ? " (the backends did not run)"
+                                                   : " (the file is damaged or hostile; the backends did not run)")
                                   : "running the backend on this case " + why;
         r.repro = o.repro_command + " --backend " + shell_word(makers[j].name) + " --case " + shell_word(r.file);
+        if (timed_out) {
+            char secs[32];
+            std::snprintf(secs, sizeof secs, "%g", o.case_timeout);
+            r.repro += std::string(" --case-timeout ") + secs;
+        }
         if (o.progress) steps.progress(at.file + 1, r);
         outcome.results.push_back(std::move(r));
     }
@@ -312,7 +321,7 @@ RunOutcome run_in_workers(const RunOptions& o, const std::vector<BackendMaker>& 
                                 : WIFSIGNALED(status) ? "crashed: the worker process was killed by " + signal_text(WTERMSIG(status))
                                                       : "ended the worker process unexpectedly (exit status " +
                                                             std::to_string(WEXITSTATUS(status)) + ")";
-        record_loss(o, makers, steps, at, case_names[at.file], why, outcome);
+        record_loss(o, makers, steps, at, case_names[at.file], why, timed_out, outcome);
         next = at.backend < 0 || static_cast<std::size_t>(at.backend) + 1 >= makers.size()
                    ? Position{at.file + 1, -1}
                    : Position{at.file, at.backend + 1};

@@ -85,7 +85,9 @@ void elements(std::ostringstream& o, const Metrics& m) {
 void failure(std::ostringstream& o, const CaseResult& r, std::size_t index, bool with_heatmap) {
     o << "<section class=\"case\" id=\"r" << index << "\">\n<h3><span style=\"color:" << html::status_color(r.status)
       << "\">" << status_name(r.status) << "</span> " << escape(r.backend) << " &middot; " << escape(r.case_name)
-      << "</h3>\n<p>" << escape(r.reason) << "</p>\n<p class=\"meta\">" << escape(r.data_type) << " data, compute "
+      << "</h3>\n<p>" << escape(r.reason) << "</p>\n"
+      << (r.ticket.empty() ? "" : "<p class=\"meta\">ticket: " + escape(r.ticket) + "</p>\n") << "<p class=\"meta\">"
+      << escape(r.data_type) << " data, compute "
       << escape(r.compute_type) << ", storage " << escape(r.storage_type)
       << (r.exact ? "; exact case: zero tolerance" : "") << "</p>\n";
     if (r.metrics.ratio_grid && with_heatmap) heatmap(o, *r.metrics.ratio_grid);
@@ -131,7 +133,8 @@ void all_results(std::ostringstream& o, const std::vector<CaseResult>& results) 
           << "</td><td class=\"n\">" << (compared ? num(r.metrics.max_abs_error) : "-") << "</td><td class=\"n\">"
           << (compared ? num(r.metrics.max_rel_error) : "-") << "</td><td class=\"n\">"
           << (compared ? num(r.metrics.worst_ratio) : "-") << "</td><td class=\"n\">" << (compared ? num(r.seconds) : "-")
-          << "</td><td>" << (r.status == Status::pass ? "" : escape(r.reason)) << "</td></tr>\n";
+          << "</td><td>" << (r.status == Status::pass ? "" : escape(r.reason))
+          << (r.ticket.empty() ? "" : " [" + escape(r.ticket) + "]") << "</td></tr>\n";
     }
     o << "</table>\n";
 }

@@ -1,10 +1,10 @@
 #include "moe/conformance/result_recorder.hpp"
 
-#include <cctype>
 #include <filesystem>
 #include <map>
 #include <stdexcept>
 
+#include "moe/conformance/case_file_name.hpp"
 #include "moe/conformance/text_file.hpp"
 #include "moe/golden/golden_file.hpp"
 #include "moe/golden/result_file.hpp"
@@ -13,16 +13,6 @@
 namespace moe::conformance {
 
 namespace {
-
-// A case name as a file name: anything but letters, digits, '_', '-' and '.' becomes '_', so a
-// name from an untrusted golden file cannot point outside the folder.
-std::string file_stem(const std::string& case_name) {
-    std::string s = case_name.empty() ? "unnamed" : case_name;
-    for (char& c : s)
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') c = '_';
-    if (s == "." || s == "..") s = "_";
-    return s;
-}
 
 class ResultRecorder : public Backend {
 public:
@@ -53,7 +43,7 @@ public:
         r.output = out.output;
         r.stages = out.stages;
         try {
-            golden::write_result(std::filesystem::path(dir_) / (file_stem(p.name) + ".h5"), r);
+            golden::write_result(std::filesystem::path(dir_) / (case_file_stem(p.name) + ".h5"), r);
         } catch (const golden::FileError& e) {
             // Not the backend's fault: its output was computed, the run's own folder failed it.
             throw std::runtime_error("not the backend: --write-results could not store its output: " +

@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <optional>
+#include <set>
 
 #include "case_worker.hpp"
 #include "input_digest.hpp"
@@ -175,6 +177,20 @@ private:
     static inline char what_[512] = {};
 };
 
+// Two files of one run with the same case name would be merged by what names results by case:
+// JUnit's classname and name, the result files of --write-results, an expectation entry. So the
+// run is no verdict (exit 2), each such name told once with its first two files.
+void refuse_duplicate_case_names(RunOutcome& outcome) {
+    std::map<std::string, std::string> first_file;
+    std::set<std::string> told;
+    for (const auto& r : outcome.results) {
+        const auto [at, fresh] = first_file.emplace(r.case_name, r.file);
+        if (!fresh && at->second != r.file && told.insert(r.case_name).second)
+            outcome.input_errors.push_back("case name '" + r.case_name + "' is in two files of this run: '" + at->second +
+                                           "' and '" + r.file + "' (reports and result files would merge them)");
+    }
+}
+
 void print_progress(std::size_t n, std::size_t total, const CaseResult& r) {
     char line[256];
     std::snprintf(line, sizeof line, "[%zu/%zu] %-10s %-16s %s", n, total, std::string(status_name(r.status)).c_str(),
@@ -204,6 +220,7 @@ RunOutcome run_suite(const RunOptions& o, const std::vector<Backend*>& backends)
             outcome.results.push_back(std::move(r));
         }
     }
+    refuse_duplicate_case_names(outcome);
     return outcome;
 }
 
@@ -227,7 +244,9 @@ RunOutcome run_suite_from_makers(const RunOptions& o, const std::vector<BackendM
         return run_one_and_restore(c, file, b, o);
     };
     steps.progress = [&o](std::size_t n, const CaseResult& r) { print_progress(n, o.files.size(), r); };
-    return detail::run_in_workers(o, makers, steps);
+    RunOutcome outcome = detail::run_in_workers(o, makers, steps);
+    refuse_duplicate_case_names(outcome);
+    return outcome;
 }
 
 int run_exit_code(const RunOutcome& outcome) {

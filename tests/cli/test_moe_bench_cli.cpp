@@ -118,6 +118,12 @@ TEST_CASE("moe-bench --backend-lib: a plugin timed on a layer; its failures exit
         CHECK(r.output.find(message) != std::string::npos);
         CHECK(r.output.find("making the problems") != std::string::npos);  // the timing had begun
     }
+    // A plugin that never returns: killed at --timeout, exit 1, named.
+    const auto hung = run_command("timeout 60 " + moe_bench() + " --backend-lib " + bad +
+                                  "hangs_in_run.so --timeout 2 --tokens 2 --reps 1 " + kCustom);
+    CAPTURE(hung.output);
+    CHECK(hung.exit_code == 1);
+    CHECK(hung.output.find("backend bad_plugin did not finish within --timeout 2 s and was killed") != std::string::npos);
     expect_refused("--backend-lib " + plugin + " --backend-lib " + bad + "run_fails.so --tokens 2 --reps 1 " + kCustom,
                    "--backend-lib loaded 2 plugins (example_loops, bad_plugin): pick one with --backend NAME");
     expect_refused("--backend-lib " + plugin + " --backend nosuch --tokens 2 --reps 1 " + kCustom, "unknown backend 'nosuch'");

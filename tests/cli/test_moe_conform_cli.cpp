@@ -104,6 +104,24 @@ TEST_CASE("a wrong output fails with the worst element, the first divergent stag
     CHECK(has(s.output, "stage"));
 }
 
+TEST_CASE("two files of one run with the same case name: exit 2 naming both, not two results under one name") {
+    TempDir dir;
+    const fs::path copy = dir / "again.h5";
+    fs::copy_file(kSuite + "/topk_one.h5", copy);
+    const std::string junit = (dir / "r.xml").string();
+    const auto r = run_command(moe_conform() + " run --quiet --backend loop_f32 --case " + kSuite + "/topk_one.h5 --case " +
+                               copy.string() + " --case " + kSuite + "/gemm2_bias_en.h5 --junit " + junit);
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.output, "case name 'topk_one' is in two files of this run: '" + kSuite + "/topk_one.h5' and '" +
+                            copy.string() + "'"));
+    // The same in worker processes and in one process.
+    const auto one = run_command(moe_conform() + " run --quiet --no-isolation --backend loop_f32 --case " + kSuite +
+                                 "/topk_one.h5 --case " + copy.string());
+    CHECK(one.exit_code == 2);
+    CHECK(has(one.output, "case name 'topk_one' is in two files"));
+}
+
 TEST_CASE("a corrupted file is reported as corrupt, exit 2, never compared") {
     TempDir dir;
     const fs::path f = copy_case(dir, "gemm3_qwen_openvino_f32");
@@ -143,14 +161,24 @@ TEST_CASE("expectations: XPASS fails the run, SKIP is reported with its reason, 
     std::ofstream(e) << R"({"format": "moe-expectations", "format_version": 1, "expectations": [
         {"backend": "loop_f32", "case": "topk_one", "status": "FAIL", "reason": "stale entry", "ticket": "#1"},
         {"backend": "loop_*", "case": "gemm3_*", "status": "SKIP", "reason": "not this week"}]})";
+    const fs::path html = dir.path() / "r.html";
     auto r = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite +
-                         " --filter topk_one --filter 'gemm3_qwen_spec_*' --expect " + e.string());
+                         " --filter topk_one --filter 'gemm3_qwen_spec_*' --expect " + e.string() + " --html " +
+                         html.string());
     CAPTURE(r.output);
     CHECK(r.exit_code == 1);
+    // The ticket is in every report: the HTML page's table row and failure section too.
+    std::ifstream page(html);
+    const std::string text((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+    CHECK(has(text, "stale entry) but passes: update the expectation file [#1]"));
+    CHECK(has(text, "ticket: #1"));
     CHECK(has(r.output, "XPASS"));
     CHECK(has(r.output, "update the expectation file"));
     CHECK(has(r.output, "not this week"));
     CHECK(last_line(r.output) == "0 passed, 0 failed, 4 skipped, 1 xpass");
+    // An XPASS is one against the expectation file only: the repro line names it.
+    CHECK(has(r.output, "repro: moe-conform run --expect " + e.string() + " --backend loop_f32 --case " + kSuite +
+                            "/topk_one.h5"));
 
     r = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite +
                     " --filter 'gemm3_qwen_spec_*' --expect " + e.string());
@@ -370,13 +398,13 @@ TEST_CASE("flag values out of range exit 2 saying what is wanted, before anythin
 
 TEST_CASE("MOE_OPENCL_KERNEL_DIR: its .cl files replace the embedded ones (a changed activation fails)") {
     TempDir dir;
-    std::string swiglu = file_bytes(std::string(MOE_SOURCE_DIR) + "/backends/opencl/src/kernels/swiglu.cl");
+    std::string activation = file_bytes(std::string(MOE_SOURCE_DIR) + "/backends/opencl/src/kernels/activation.cl");
     const std::string exact = "x / (1.0f + exp(-beta * x))";
-    REQUIRE(swiglu.find(exact) != std::string::npos);
-    swiglu.replace(swiglu.find(exact), exact.size(), "x / (2.0f + exp(-beta * x))");
+    REQUIRE(activation.find(exact) != std::string::npos);
+    activation.replace(activation.find(exact), exact.size(), "x / (2.0f + exp(-beta * x))");
     {
-        std::ofstream out(dir.path() / "swiglu.cl", std::ios::binary);
-        out << swiglu;
+        std::ofstream out(dir.path() / "activation.cl", std::ios::binary);
+        out << activation;
     }
     const std::string run = moe_conform() + " run --backend opencl --suite " + kSuite + " --filter 'exact_gemm*'";
     const auto changed = run_command("MOE_OPENCL_KERNEL_DIR=" + dir.path().string() + " " + run);
@@ -385,21 +413,21 @@ TEST_CASE("MOE_OPENCL_KERNEL_DIR: its .cl files replace the embedded ones (a cha
     CHECK(has(changed.output, "0 passed"));
     // The embedded kernel back: every case passes.
     {
-        std::ofstream out(dir.path() / "swiglu.cl", std::ios::binary);
-        out << file_bytes(std::string(MOE_SOURCE_DIR) + "/backends/opencl/src/kernels/swiglu.cl");
+        std::ofstream out(dir.path() / "activation.cl", std::ios::binary);
+        out << file_bytes(std::string(MOE_SOURCE_DIR) + "/backends/opencl/src/kernels/activation.cl");
     }
     const auto same = run_command("MOE_OPENCL_KERNEL_DIR=" + dir.path().string() + " " + run);
     CAPTURE(same.output);
     CHECK(same.exit_code == 0);
     // A file that replaces nothing (a typo), or the files one folder down: refused, not ignored
     // (an A/B would compare the embedded kernels with themselves).
-    fs::rename(dir.path() / "swiglu.cl", dir.path() / "swiglu_new.cl");
+    fs::rename(dir.path() / "activation.cl", dir.path() / "activation_new.cl");
     const auto typo = run_command("MOE_OPENCL_KERNEL_DIR=" + dir.path().string() + " " + run);
     CAPTURE(typo.output);
     CHECK(typo.exit_code == 2);
-    CHECK(has(typo.output, "/swiglu_new.cl replaces no kernel (the kernel files: common.cl, "));
+    CHECK(has(typo.output, "/activation_new.cl replaces no kernel (the kernel files: common.cl, "));
     fs::create_directory(dir.path() / "kernels");
-    fs::rename(dir.path() / "swiglu_new.cl", dir.path() / "kernels" / "swiglu.cl");
+    fs::rename(dir.path() / "activation_new.cl", dir.path() / "kernels" / "activation.cl");
     const auto nested = run_command("MOE_OPENCL_KERNEL_DIR=" + dir.path().string() + " " + run);
     CAPTURE(nested.output);
     CHECK(nested.exit_code == 2);

@@ -3,14 +3,17 @@
 // nothing to shrink.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <string>
 
+#include "moe/golden/golden_file.hpp"
 #include "run_command.hpp"
 #include "temp_dir.hpp"
 
 using moe::test::moe_conform;
 using moe::test::run_command;
 using moe::test::TempDir;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -45,6 +48,23 @@ TEST_CASE("shrink writes a much smaller case that still fails, and prints a repr
     CHECK(has(again.output, "gemm2_medium_shrunk"));
     // The shrunk file is a golden case: moe-golden reads it, checksums and all.
     CHECK(run_command(moe::test::moe_golden() + " inspect " + out).exit_code == 0);
+}
+
+TEST_CASE("shrink's default output name comes from the case name made a plain file name (golden files are untrusted)") {
+    TempDir dir;
+    fs::create_directories(dir / "work");
+    // A golden file whose case name points to the parent folder.
+    moe::golden::GoldenCase c = moe::golden::read_golden(kSuite + "/gemm3_single_token.h5");
+    c.problem.name = "../escaped";
+    const std::string file = (dir / "hostile.h5").string();
+    moe::golden::write_golden(file, c);
+    const auto r = run_command("cd " + (dir / "work").string() + " && " + moe_conform() +
+                               " shrink --quiet --backend mutant:hidden_off_by_one --case " + file);
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(has(r.output, "wrote _._escaped_shrunk.h5"));
+    CHECK(fs::exists(dir / "work" / "_._escaped_shrunk.h5"));
+    CHECK(!fs::exists(dir / "escaped_shrunk.h5"));
 }
 
 TEST_CASE("mutants by name: the bare name works as well as mutant:NAME; a passing case is not shrunk") {

@@ -71,6 +71,10 @@ TEST_CASE("a case over its time limit is killed and reported as ERROR naming the
     CHECK(has(r.output, "timed out after 1e-06 s"));
     CHECK(has(r.output, "0 passed, 0 failed, 0 skipped, 2 errors"));
     CHECK(fs::exists(json));
+    // The limit was the user's, not the file's fault; the repro lines repeat it, so that they
+    // give the same ERROR.
+    CHECK(!has(r.output, "damaged or hostile"));
+    CHECK(has(r.output, "--case " + (kSuite / "topk_one.h5").string() + " --case-timeout 1e-06"));
 }
 
 TEST_CASE("moe-golden survives every regression file: a message and exit 2, never a crash or a hang") {

@@ -202,8 +202,8 @@ int main(int argc, char** argv) {
         "  moe-bench --backend-lib ./libmy_moe.so --shape gpt-oss-20b --tokens 1,512   # your kernel as a C plugin"};
     app.footer(
         "Exit status: 0 the table printed; 1 the backend failed while being timed (threw, or, for a --backend-lib\n"
-        "plugin, timed in a child process, crashed or ended the process); 2 bad flags, an unavailable backend or an\n"
-        "unwritable --json; 3 an internal error of moe-bench.");
+        "plugin, timed in a child process, crashed, ended the process or ran past --timeout); 2 bad flags, an\n"
+        "unavailable backend or an unwritable --json; 3 an internal error of moe-bench.");
     std::string backend = "cpu", shape_arg = "gpt-oss-20b", routing = "uniform", json_file, type_arg = "gemm3";
     std::vector<std::size_t> tokens{512};
     std::vector<std::string> dtypes{"f32"};
@@ -216,6 +216,7 @@ int main(int argc, char** argv) {
     auto* backend_opt = app.add_option(
         "--backend", backend, "Backend to time (default cpu; with --backend-lib: the plugin, or which of the plugins)");
     std::vector<std::string> backend_libs;
+    double plugin_timeout = 3600;
     app.add_option("--backend-lib", backend_libs,
                    "Time a backend plugin (a shared library speaking spec/include/moe_conform/backend_abi.h, as for\n"
                    "moe-conform run --backend-lib): your kernel on model-shaped layers, against the same machine figures")
@@ -243,6 +244,10 @@ int main(int argc, char** argv) {
     app.add_option("--hidden", hidden, "Custom shape: hidden size")->check(moe::cli::kPositive);
     app.add_option("--inter", inter, "Custom shape: intermediate size")->check(moe::cli::kPositive);
     app.add_option("--expert-type", type_arg, "Custom shape: gemm2 | gemm3")->check(CLI::IsMember({"gemm2", "gemm3"}));
+    app.add_option("--timeout", plugin_timeout,
+                   "--backend-lib: seconds the plugin's whole benchmark may take before it is killed as hung (exit 1;\n"
+                   "default 3600, 0 = no limit)")
+        ->check(CLI::NonNegativeNumber);
     app.add_option("--reps", timing.reps, "Timed repetitions, at least 1 (default: 20 for decode, 5 for prefill, 15 for --transfer-study)")
         ->check(moe::cli::kPositive);
     app.add_option("--threads", threads,
@@ -373,6 +378,6 @@ int main(int argc, char** argv) {
                     return 1;
                 }
             });
-        });
+        }, plugin_timeout);
     });
 }

@@ -1,8 +1,12 @@
 #include "plugin_child.hpp"
 
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -10,7 +14,34 @@
 
 namespace moe::bench_cli {
 
-int run_plugin_in_child(const std::string& backend, const std::function<int()>& work) {
+namespace {
+
+// Waits for the child's byte on `fd` for at most `seconds` (0: no limit): 1 read, 0 the pipe
+// closed without it, -1 the time ran out.
+int wait_for_done(int fd, double seconds, char& done) {
+    using clock = std::chrono::steady_clock;
+    const auto deadline = clock::now() + std::chrono::duration<double>(seconds);
+    for (;;) {
+        int wait_ms = -1;
+        if (seconds > 0) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+            if (left <= 0) return -1;
+            wait_ms = static_cast<int>(std::min<long long>(left, 60000));
+        }
+        pollfd p{fd, POLLIN, 0};
+        const int r = poll(&p, 1, wait_ms);
+        if (r < 0 && errno == EINTR) continue;
+        if (r == 0) continue;  // checked against the deadline above
+        ssize_t n;
+        while ((n = read(fd, &done, 1)) < 0 && errno == EINTR) {
+        }
+        return n == 1 ? 1 : 0;
+    }
+}
+
+}  // namespace
+
+int run_plugin_in_child(const std::string& backend, const std::function<int()>& work, double timeout_seconds) {
     std::fflush(nullptr);  // nothing buffered before the fork is printed twice
     int fds[2];
     if (pipe(fds) != 0) {
@@ -33,14 +64,20 @@ int run_plugin_in_child(const std::string& backend, const std::function<int()>& 
     }
     close(fds[1]);
     char done = 0;
-    ssize_t n;
-    while ((n = read(fds[0], &done, 1)) < 0 && errno == EINTR) {
-    }
+    const int got = wait_for_done(fds[0], timeout_seconds, done);
+    if (got < 0) kill(pid, SIGKILL);  // a hang: the plugin never returns, and moe-bench must
     close(fds[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    if (n == 1 && done == 'd' && WIFEXITED(status)) return WEXITSTATUS(status);
+    if (got < 0) {
+        std::fprintf(stderr,
+                     "moe-bench: error: backend %s did not finish within --timeout %g s and was killed; the rows "
+                     "above are complete\n",
+                     backend.c_str(), timeout_seconds);
+        return 1;
+    }
+    if (got == 1 && done == 'd' && WIFEXITED(status)) return WEXITSTATUS(status);
     if (WIFSIGNALED(status)) {
         const int sig = WTERMSIG(status);
         std::fprintf(stderr,

@@ -9,7 +9,9 @@
 namespace moe::bench_cli {
 
 // work()'s exit status, computed in a child process; when the child ends any other way (a
-// signal, or exiting before work() returned), says so on stderr, naming `backend`, and returns 1.
-int run_plugin_in_child(const std::string& backend, const std::function<int()>& work);
+// signal, or exiting before work() returned), or has not finished after timeout_seconds (0: no
+// limit; it is then killed: a plugin that hangs), says so on stderr, naming `backend`, and
+// returns 1.
+int run_plugin_in_child(const std::string& backend, const std::function<int()>& work, double timeout_seconds);
 
 }  // namespace moe::bench_cli

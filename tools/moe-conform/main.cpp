@@ -102,7 +102,8 @@ int main(int argc, char** argv) {
                 "Read and run every file in this process (for debugging: a crash in HDF5 or a backend then ends "
                 "the run). By default each file is read and run in a worker process: a crash or a hang there "
                 "is reported as ERROR for that file (naming the signal or the timeout) and the run goes on; a backend "
-                "calling exit() ends the run with status 1");
+                "calling exit() ends the run with status 1, one calling _exit() with its own status and no report "
+                "(not for CI gates)");
     auto* r_case_timeout = r->add_option("--case-timeout", rc.case_timeout,
                   "Seconds one file may take to read and check, and each backend to run on it, before its worker "
                   "is killed and the case reported as ERROR (default 600; 0 = no limit; not with --no-isolation)")

@@ -57,7 +57,11 @@ int run(const RunCommand& c) {
     conformance::RunOptions o = run_options(c, selection.files);
     for (const auto& lib : c.backend_libs) o.repro_command += " --backend-lib " + conformance::shell_word(lib);
     if (!c.device.empty()) o.repro_command += " --device " + conformance::shell_word(c.device);
-    if (!c.expect.empty()) o.expectations = conformance::load_expectations(c.expect);
+    if (!c.expect.empty()) {
+        o.expectations = conformance::load_expectations(c.expect);
+        // An XFAIL or XPASS is one only against the expectation file: the rerun reads it too.
+        o.repro_command += " --expect " + conformance::shell_word(c.expect);
+    }
     // Each backend's outputs also go to result files, one folder per backend when several run.
     const auto results_dir = [&](const BackendMaker& m) {
         return makers.size() == 1 ? c.write_results : c.write_results + "/" + m.name;

@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "moe/backends/registry.hpp"
+#include "moe/conformance/case_file_name.hpp"
 #include "moe/golden/golden_file.hpp"
 #include "moe/shrink/shrink.hpp"
 #include "moe/spec/error.hpp"
@@ -55,7 +56,8 @@ int shrink(const ShrinkCommand& c) {
     out.description = "Shrunk from case " + original.problem.name + " for backend " + backend->name() + " (" +
                       std::to_string(r.edits.size()) + " edits, " + std::to_string(r.runs) + " runs). " +
                       original.description;
-    const std::string file = c.out.empty() ? out.problem.name + ".h5" : c.out;
+    // The default name comes from the golden file's case name: untrusted, so made a plain file name.
+    const std::string file = c.out.empty() ? conformance::case_file_stem(out.problem.name) + ".h5" : c.out;
     golden::write_golden(file, out);
 
     std::cout << "shrunk " << original.problem.name << " for " << backend->name() << " in " << r.runs << " runs ("

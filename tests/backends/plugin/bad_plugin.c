@@ -54,6 +54,9 @@ static int run(void* state, const moe_problem_v1* p, moe_outputs_v1* o, char* er
 #ifdef EXITS_IN_RUN
     exit(0); /* ends the host process with status 0 */
 #endif
+#ifdef HANGS_IN_RUN
+    for (;;) pause(); /* a deadlock: run() never returns */
+#endif
 #ifdef CRASHES_WITH_CHILD
     /* A helper process that keeps the host's pipes open for 30 s, then a crash. */
     if (fork() == 0) {
