@@ -4,11 +4,14 @@ what h5py reads from the file; check() gives the numbers `moe-conform check` giv
 output, whatever the array's byte order and strides; a stage the expert type does not have is
 refused by name; an exception, a wrong return value or sys.exit in the function under test is that
 case's ERROR and the run goes on, but KeyboardInterrupt stops the run as it stops Python; a filter
-that matches nothing is exit 2 with the reason.
+that matches nothing is exit 2 with the reason; a golden file the CLI refuses (stored output not
+the inputs', MANIFEST.sha256 differing) is refused; repro lines rerun what was judged.
 
 usage: check_python_package.py MOE_CONFORM SUITE WORK_DIR   (PYTHONPATH: build/python)
 """
+import contextlib
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -175,6 +178,80 @@ def check_declarations(moe, suite, work, expect):
     expect(not calls, f"the function ran {len(calls)} times before the report path was refused")
 
 
+def check_golden_trust(moe, suite, work, expect):
+    """A golden file is refused as `moe-conform run` refuses it: a stored output that the reference
+    recomputed from the inputs contradicts (load_case: GoldenFileError with the CLI's message), a
+    suite whose MANIFEST.sha256 differs (run_suite: exit_code 2, fn never called)."""
+    name = "gemm3_qwen_openvino_f32"
+    doubled = os.path.join(work, "doubled.h5")
+    shutil.copy(os.path.join(suite, name + ".h5"), doubled)
+    with h5py.File(doubled, "r+") as f:
+        f["outputs/output"][...] *= 2
+    cli = subprocess.run([moe, "run", "--quiet", "--backend", "loop_f32", "--case", doubled],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        moe_conform.load_case(doubled)
+        expect(False, "load_case accepted a doubled stored output")
+    except moe_conform.GoldenFileError as e:
+        expect(cli.returncode == 2 and str(e) in cli.stderr and "recomputed" in str(e),
+               f"doubled output: load_case says {e!r}, the CLI (exit {cli.returncode}) {cli.stderr!r}")
+
+    folder = os.path.join(work, "manifest")
+    os.makedirs(folder)
+    for n in (name, "gemm3_qwen_spec_f32"):
+        shutil.copy(os.path.join(suite, n + ".h5"), folder)
+    sums = {n: hashlib.sha256(open(os.path.join(folder, n), "rb").read()).hexdigest() for n in sorted(os.listdir(folder))}
+
+    def write_manifest(wrong):
+        with open(os.path.join(folder, "MANIFEST.sha256"), "w") as f:
+            for n, h in sums.items():
+                f.write(f"{'0' * 64 if n == wrong else h}  {n}\n")
+
+    calls = []
+
+    def zeros(c):
+        calls.append(c.name)
+        return np.zeros(c.inputs["hidden_states"].shape, np.float32)
+
+    write_manifest(None)
+    ok = moe_conform.run_suite(zeros, folder, quiet=True)
+    expect(ok.exit_code == 1 and len(calls) == 2 and not ok.input_errors, f"matching manifest: {ok.exit_code} {ok.input_errors}")
+    write_manifest(name + ".h5")
+    calls.clear()
+    cli = subprocess.run([moe, "run", "--quiet", "--backend", "loop_f32", "--suite", folder],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    bad = moe_conform.run_suite(zeros, folder, quiet=True)
+    expect(cli.returncode == 2 and "SHA-256 differs" in cli.stderr, f"CLI on a wrong manifest: {cli.returncode} {cli.stderr!r}")
+    expect(bad.exit_code == 2 and not calls and not bad.results
+           and any(e == name + ".h5: SHA-256 differs from MANIFEST.sha256" for e in bad.input_errors),
+           f"wrong manifest: exit_code {bad.exit_code}, {len(calls)} calls, {bad.input_errors}")
+    skipped = moe_conform.run_suite(zeros, folder, quiet=True, manifest=False)
+    expect(skipped.exit_code == 1 and len(calls) == 2, f"manifest=False: {skipped.exit_code}, {len(calls)} calls")
+    expect(all("manifest=False" in r.repro for r in skipped.results), f"manifest=False repro: {skipped.results[0].repro}")
+
+
+def check_repro_lines(suite, expect):
+    """A printed repro line, run as printed, gives the verdict it reproduces: the declared
+    precision travels with it (a bf16 kernel rerun under the f32 bound would FAIL)."""
+    name = "gemm3_qwen_openvino_f32"
+    case = moe_conform.load_case(os.path.join(suite, name + ".h5"))
+    output = case.reference * (1 + 2.0 ** -12)  # within a bf16 bound, far outside an f32 one
+    expect(moe_conform.check(case, output).status == "FAIL", "a 2^-12 relative error fails in f32")
+
+    def fn(c):
+        return output
+
+    declared = dict(compute="bf16", storage="bf16", dequant="bf16")
+    first = moe_conform.run_suite(fn, suite, filter=name, quiet=True, **declared).results[0]
+    checked = moe_conform.check(case, output, **declared)
+    expect(first.status == checked.status == "PASS", f"bf16 kernel: {first.status} {checked.status}")
+    with contextlib.redirect_stdout(io.StringIO()):
+        again = eval(first.repro, {"moe_conform": moe_conform, "fn": fn})
+        checked_again = eval(checked.repro, {"moe_conform": moe_conform, "output": output})
+    expect(again.results[0].status == "PASS", f"run_suite repro {first.repro!r}: {again.results[0].status}")
+    expect(checked_again.status == "PASS", f"check repro {checked.repro!r}: {checked_again.status}")
+
+
 def main():
     moe, suite, work = sys.argv[1:4]
     shutil.rmtree(work, ignore_errors=True)
@@ -245,6 +322,11 @@ def main():
     check_stage_names(suite, expect)
     check_interrupt(suite, expect)
     check_declarations(moe, suite, work, expect)
+    check_golden_trust(moe, suite, work, expect)
+    check_repro_lines(suite, expect)
+
+    # case.inputs is built once per case (not copied again on each access).
+    expect(case.inputs is case.inputs and case.inputs["weight_0"] is case.inputs["weight_0"], "case.inputs cached")
 
     for f in failures:
         print("FAIL", f)

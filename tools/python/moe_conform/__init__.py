@@ -19,7 +19,7 @@ __all__ = ["Case", "Result", "Summary", "InputError", "GoldenFileError", "load_c
 
 
 def run_suite(fn, suite_dir, compute="f32", storage=None, filter=None, json=None, junit=None, name=None,
-              quiet=False, dequant=None, expect=None, shard=None):
+              quiet=False, dequant=None, expect=None, shard=None, manifest=True):
     """Calls fn(case) for every case of suite_dir and judges what it returns.
 
     fn returns the output (a numpy array of hidden_states' shape, float64/32/16) or
@@ -39,6 +39,11 @@ def run_suite(fn, suite_dir, compute="f32", storage=None, filter=None, json=None
     files, as `moe-conform run --shard`. json, junit: report files to write (their folders
     are checked before any case runs). Prints the same table as `moe-conform run` (unless quiet)
     and returns a Summary.
+
+    As `moe-conform run --suite`, where suite_dir has a MANIFEST.sha256 every golden file must
+    match it, else nothing runs: exit_code 2, the files named in input_errors (manifest=False
+    skips this check, as --no-manifest); and a file whose stored output or bounds disagree with
+    the reference recomputed from its inputs is not run (exit_code 2, named in input_errors).
     """
     filters = [] if filter is None else ([filter] if isinstance(filter, str) else list(filter))
     label = name or getattr(fn, "__name__", "python")
@@ -46,7 +51,7 @@ def run_suite(fn, suite_dir, compute="f32", storage=None, filter=None, json=None
         if path is not None:
             _check_report_path(flag, str(path))
     return _impl._run_suite(fn, str(suite_dir), compute, storage, dequant, filters, json, junit, label, quiet,
-                            None if expect is None else str(expect), shard)
+                            None if expect is None else str(expect), shard, bool(manifest))
 
 
 def _check_report_path(flag, path):

@@ -5,12 +5,15 @@
 
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <sstream>
 
 #include "moe/conformance/expectations.hpp"
 #include "moe/conformance/judge.hpp"
 #include "moe/conformance/reports.hpp"
 #include "moe/conformance/runner.hpp"
+#include "moe/golden/manifest.hpp"
+#include "moe/golden/stored_results.hpp"
 #include "moe/golden/suite.hpp"
 #include "moe/spec/error.hpp"
 #include "numpy_tensor.hpp"
@@ -83,7 +86,25 @@ python::PythonCase load_case(const std::string& path) {
     c.file = path;
     c.golden = golden::read_golden(path);
     validate(c.golden.problem);
+    // As moe-conform run does before any case: a stored output or bound that the reference
+    // recomputed from the inputs contradicts is refused (GoldenFileError), never judged against:
+    // a doubled stored output would pass a doubled kernel and fail a correct one.
+    golden::check_stored_results(path, c.golden);
     return c;
+}
+
+// Python's literal for a string (quotes and backslashes escaped), for the repro lines.
+std::string literal(const std::string& s) { return py::repr(py::str(s)).cast<std::string>(); }
+
+// The declared precision as keyword arguments, the defaults left out: a repro line without them
+// would rerun a bf16 kernel under the f32 bound and fail it.
+std::string precision_args(const std::string& compute, const std::optional<std::string>& storage,
+                           const std::optional<std::string>& dequant) {
+    std::string a;
+    if (compute != "f32") a += ", compute=" + literal(compute);
+    if (storage) a += ", storage=" + literal(*storage);
+    if (dequant) a += ", dequant=" + literal(*dequant);
+    return a;
 }
 
 CaseResult check(const python::PythonCase& c, const py::object& output, const std::string& compute,
@@ -98,7 +119,8 @@ CaseResult check(const python::PythonCase& c, const py::object& output, const st
     in.file = c.file;
     in.backend = name;
     in.precision = spec.for_data(c.golden.problem.input(kHiddenStates).dtype());
-    in.repro = "moe_conform.check(moe_conform.load_case('" + c.file + "'), output)";
+    in.repro = "moe_conform.check(moe_conform.load_case(" + literal(c.file) + "), output" +
+               precision_args(compute, storage, dequant) + ")";
     return conformance::judge_output(c.golden, out, in);
 }
 
@@ -117,8 +139,30 @@ Summary run_suite(const py::function& fn, const std::string& suite_dir, const st
                   const std::vector<std::string>& filters,
                   const std::optional<std::string>& json, const std::optional<std::string>& junit,
                   const std::string& name, bool quiet, const std::optional<std::string>& expect,
-                  const std::optional<std::string>& shard) {
+                  const std::optional<std::string>& shard, bool manifest) {
     python::PythonBackend backend(fn, name, {compute, storage.value_or(""), dequant.value_or("")});
+    const auto print_errors = [quiet](const std::vector<std::string>& errors) {
+        if (quiet) return;
+        for (const auto& e : errors)
+            py::module_::import("sys").attr("stderr").attr("write")("moe_conform.run_suite: error: " + e + "\n");
+    };
+    // As moe-conform run --suite (same library check): golden files that differ from the suite's
+    // MANIFEST.sha256 were changed or damaged after it was written; nothing is run, exit 2.
+    if (manifest && std::filesystem::exists(std::filesystem::path(suite_dir) / golden::kManifestName)) {
+        Summary s;
+        s.input_errors = golden::manifest_problems(suite_dir);
+        if (!s.input_errors.empty()) {
+            s.input_errors.push_back(std::string("the golden files do not match ") + golden::kManifestName +
+                                     " (changed or damaged after it was written); nothing was run "
+                                     "(manifest=False skips this check)");
+            print_errors(s.input_errors);
+            s.exit_code = 2;
+            return s;
+        }
+    }
+    // Every argument that changes a verdict, so that the printed lines rerun what was judged
+    // (shard, expect and the report files are left out, as moe-conform's repro lines leave them).
+    const std::string args = precision_args(compute, storage, dequant) + (manifest ? "" : ", manifest=False");
     conformance::RunOptions o;
     o.files = golden::suite_files(suite_dir);
     if (shard) {  // as moe-conform run --shard I/N: every N-th selected case from the I-th
@@ -131,8 +175,8 @@ Summary run_suite(const py::function& fn, const std::string& suite_dir, const st
     const auto start = std::chrono::steady_clock::now();
     conformance::RunOutcome outcome = run_until_stopped(o, backend);
     for (auto& r : outcome.results)
-        r.repro = "moe_conform.run_suite(fn, '" + suite_dir + "', filter='" + r.case_name + "')";
-    auto info = run_info(name, suite_dir, "moe_conform.run_suite(" + name + ", '" + suite_dir + "')");
+        r.repro = "moe_conform.run_suite(fn, " + literal(suite_dir) + ", filter=" + literal(r.case_name) + args + ")";
+    auto info = run_info(name, suite_dir, "moe_conform.run_suite(" + name + ", " + literal(suite_dir) + args + ")");
     info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     // As the command line says it: a selection that matches nothing, or a suite file that cannot
@@ -142,9 +186,7 @@ Summary run_suite(const py::function& fn, const std::string& suite_dir, const st
     Summary s;
     s.report_text = text_report(info, outcome.results);
     if (!quiet) py::module_::import("sys").attr("stdout").attr("write")(s.report_text);
-    if (!quiet)
-        for (const auto& e : outcome.input_errors)
-            py::module_::import("sys").attr("stderr").attr("write")("moe_conform.run_suite: error: " + e + "\n");
+    print_errors(outcome.input_errors);
     if (json) conformance::write_json_report(*json, info, outcome.results);
     if (junit) conformance::write_junit_report(*junit, info, outcome.results);
     s.counts = conformance::summarize(outcome.results);
@@ -200,7 +242,8 @@ PYBIND11_MODULE(_moe_conform, m) {
         .def_readonly("report_text", &Summary::report_text)
         .def_property_readonly("count_line", [](const Summary& s) { return conformance::count_line(s.counts); });
 
-    m.def("load_case", &load_case, py::arg("path"), "Reads a golden file (every input checked, as moe-conform does).");
+    m.def("load_case", &load_case, py::arg("path"), "Reads a golden file, checked as moe-conform run checks it: every input, and the stored output and bounds "
+          "against the reference recomputed from the inputs (a file they disagree with is a GoldenFileError).");
     m.def("check", &check, py::arg("case"), py::arg("output"), py::arg("compute") = "f32",
           py::arg("storage") = py::none(), py::arg("stages") = py::none(), py::arg("name") = "python",
           py::arg("dequant") = py::none(),
@@ -209,5 +252,5 @@ PYBIND11_MODULE(_moe_conform, m) {
           "storage, dequant: the declared precision (spec/tolerance.md); storage and dequant None = compute.");
     m.def("_run_suite", &run_suite, py::arg("fn"), py::arg("suite_dir"), py::arg("compute"), py::arg("storage"),
           py::arg("dequant"), py::arg("filters"), py::arg("json"), py::arg("junit"), py::arg("name"), py::arg("quiet"),
-          py::arg("expect"), py::arg("shard"));
+          py::arg("expect"), py::arg("shard"), py::arg("manifest"));
 }

@@ -11,10 +11,13 @@ namespace moe::python {
 
 namespace {
 
-py::dict inputs(const PythonCase& c) {
-    py::dict d;
-    for (const auto& [name, t] : c.golden.problem.inputs) d[py::str(name)] = to_numpy(t);
-    return d;
+py::object inputs(PythonCase& c) {
+    if (!c.inputs) {
+        py::dict d;
+        for (const auto& [name, t] : c.golden.problem.inputs) d[py::str(name)] = to_numpy(t);
+        c.inputs = std::move(d);
+    }
+    return c.inputs;
 }
 
 py::dict input_types(const PythonCase& c) {
@@ -61,7 +64,7 @@ void bind_case(py::module_& m) {
     py::class_<PythonCase>(m, "Case", "One golden case: inputs, attributes and (from a file) the f64 reference.")
         .def_property_readonly("name", [](const PythonCase& c) { return c.golden.problem.name; })
         .def_property_readonly("file", [](const PythonCase& c) { return c.file; })
-        .def_property_readonly("inputs", &inputs, "dict of numpy arrays by op input name (bf16 as float32 values; compressed weights, scales and zero points one element per byte: uint8, int8 for i8/i4)")
+        .def_property_readonly("inputs", &inputs, "dict of numpy arrays by op input name (bf16 as float32 values; compressed weights, scales and zero points one element per byte: uint8, int8 for i8/i4). Built once per case: the same arrays on every access, copies of the file's data (writing into them changes no verdict)")
         .def_property_readonly("input_types", &input_types, "dict: input name -> stored element type (f32, bf16, ...)")
         .def("dequantized", &dequantized, py::arg("weight"),
              "a compressed weight's values (W - Z) * S per group, exact, as float64 [E, N, K] "

@@ -13,6 +13,9 @@ namespace moe::python {
 struct PythonCase {
     std::string file;
     golden::GoldenCase golden;  // outputs empty when the case is handed to a function under test
+    // case.inputs, built on first use: a kernel loop reading case.inputs["..."] once per input
+    // would otherwise copy every input, weights included, on each access.
+    pybind11::object inputs;
 };
 
 // Binds moe_conform.Case.
