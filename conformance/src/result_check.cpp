@@ -76,7 +76,19 @@ std::vector<std::string> result_files_in(const std::string& dir) {
         if (e.is_regular_file() && (ext == ".h5" || ext == ".npy")) files.push_back(e.path().string());
     }
     std::sort(files.begin(), files.end());
-    if (files.empty()) throw InputError("results folder " + dir + " holds no .h5 or .npy result file");
+    if (files.empty()) {
+        // run --write-results DIR with several backends writes DIR/<backend>/: name those folders.
+        std::vector<std::string> folders;
+        for (const auto& e : fs::directory_iterator(dir))
+            if (e.is_directory()) folders.push_back(e.path().filename().string());
+        std::sort(folders.begin(), folders.end());
+        std::string hint;
+        for (const auto& f : folders) hint += (hint.empty() ? "" : ", ") + (fs::path(dir) / f).string();
+        throw InputError("results folder " + dir + " holds no .h5 or .npy result file" +
+                         (hint.empty() ? std::string()
+                                       : " (it holds folders: " + hint +
+                                             "; run --write-results writes one per backend when several run: give one)"));
+    }
     return files;
 }
 

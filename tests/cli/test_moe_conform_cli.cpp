@@ -247,6 +247,23 @@ TEST_CASE("files that hung or crashed HDF5, in a suite run with --filter and che
     }
 }
 
+TEST_CASE("check --results on the folder of a two-backend --write-results names the per-backend folders") {
+    TempDir dir;
+    const fs::path results = dir.path() / "results";
+    REQUIRE(run_command(moe_conform() + " run --quiet --backend loop_f32,reference --case " + kSuite +
+                        "/topk_one.h5 --write-results " + results.string()).exit_code == 0);
+    const auto r = run_command(moe_conform() + " check --quiet --case " + kSuite + "/topk_one.h5 --results " +
+                               results.string());
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.output, "holds no .h5 or .npy result file (it holds folders: " + (results / "loop_f32").string() + ", " +
+                            (results / "reference").string() + ";"));
+    const auto one = run_command(moe_conform() + " check --quiet --case " + kSuite + "/topk_one.h5 --results " +
+                                 (results / "loop_f32").string());
+    CAPTURE(one.output);
+    CHECK(one.exit_code == 0);
+}
+
 TEST_CASE("a suite's manifest is read as sha256sum -c reads it: CRLF, upper-case hex, binary mode") {
     TempDir dir;
     fs::copy_file(kSuite + "/topk_one.h5", dir.path() / "topk_one.h5");

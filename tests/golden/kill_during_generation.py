@@ -92,14 +92,18 @@ def main(argv):
         for attempt in range(20):
             for p in glob.glob(os.path.join(out, "*")):
                 os.remove(p)
-            p = subprocess.Popen(generate, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            p = subprocess.Popen(generate, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             while p.poll() is None and not temp_files(out):
                 time.sleep(0.001)
             if p.poll() is not None:
+                p.communicate()
                 continue  # finished before a write was seen: try again
             p.send_signal(sig)
-            p.wait()
+            _, err = p.communicate()
             left = temp_files(out)
+            # Said on stderr, not a silent end after a half-written progress line.
+            if "interrupted: the file being written was removed" not in err:
+                failures.append("%s: stderr does not say the write was interrupted: %r" % (sig.name, err[-300:]))
             print("%s during a write: exit %d, temporary files %s" % (sig.name, p.returncode, left or "none"))
             if left:
                 failures.append("%s left %s" % (sig.name, left))

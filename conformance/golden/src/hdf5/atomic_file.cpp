@@ -97,8 +97,15 @@ volatile sig_atomic_t g_temp_used[kTempSlots];
 std::mutex g_temp_mutex;
 
 extern "C" void remove_temp_files_and_end(int sig) {
+    bool removed = false;
     for (int i = 0; i < kTempSlots; ++i)
-        if (g_temp_used[i]) ::unlink(g_temp_path[i]);
+        if (g_temp_used[i]) removed = ::unlink(g_temp_path[i]) == 0 || removed;
+    // Said, so that an interrupted run does not end in a half-written progress line: the files
+    // finished before the signal are whole (each was renamed into place complete).
+    static const char kRemoved[] = "\ninterrupted: the file being written was removed; those written before are complete\n";
+    static const char kNone[] = "\ninterrupted: the files written before are complete\n";
+    const ssize_t ignored = removed ? ::write(2, kRemoved, sizeof kRemoved - 1) : ::write(2, kNone, sizeof kNone - 1);
+    (void)ignored;
     ::signal(sig, SIG_DFL);
     ::raise(sig);
 }
