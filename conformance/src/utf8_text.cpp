@@ -29,8 +29,11 @@ std::string valid_utf8(const std::string& s) {
             if ((cc & 0xC0) != 0x80) ok = false;
             cp = (cp << 6) | (cc & 0x3F);
         }
-        ok = ok && cp >= min && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF) && cp != 0xFFFE && cp != 0xFFFF;
-        if (ok) {
+        ok = ok && cp >= min && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+        if (ok && (cp == 0xFFFE || cp == 0xFFFF)) {  // well formed, but XML cannot carry it: one U+FFFD
+            out += kReplacement;
+            i += len;
+        } else if (ok) {
             out.append(s, i, len);
             i += len;
         } else {
