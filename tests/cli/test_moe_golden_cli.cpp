@@ -170,16 +170,172 @@ TEST_CASE("flag values out of range exit 2 saying what is wanted") {
     CHECK(fs::is_empty(dir.path()));  // nothing generated
 }
 
-TEST_CASE("generate: a shape whose element count overflows exits 2") {
+namespace {
+
+// A catalogue of cases, each a small valid GEMM3 case unless told otherwise: `name` and `seed`
+// as JSON text, `more` further members.
+std::string catalog_case(const std::string& name, const std::string& shape = R"({"tokens": 4, "hidden": 8, "inter": 4, "experts": 4, "topk": 2})",
+                         const std::string& seed = "1", const std::string& more = "") {
+    return R"({"name": )" + name + R"(, "expert_type": "GEMM3_SWIGLU", "convention": "openvino", "seed": )" + seed +
+           R"(, "shape": )" + shape + more + "}";
+}
+std::string catalog_of(const std::string& cases) {
+    return R"({"format": "moe-catalog", "format_version": 1, "cases": [)" + cases + "]}";
+}
+
+struct Generated {
+    test::CommandResult result;
+    fs::path catalog, out;
+};
+
+// Writes `text` as DIR/cat.json and runs generate on it into DIR/out.
+Generated generate_from(const TempDir& dir, const std::string& text, const std::string& flags = "") {
+    Generated g{{}, dir.path() / "cat.json", dir.path() / "out"};
+    std::ofstream(g.catalog) << text;
+    g.result = run_command(moe_golden() + " generate --catalog " + g.catalog.string() + " --out " + g.out.string() + flags);
+    return g;
+}
+
+}  // namespace
+
+TEST_CASE("generate: a case needing more memory than --max-memory is refused before any case is generated") {
     TempDir dir;
-    const fs::path cat = dir.path() / "cat.json";
-    std::ofstream(cat) << R"({"format": "moe-catalog", "format_version": 1, "cases": [
-        {"name": "huge", "expert_type": "GEMM3_SWIGLU", "convention": "openvino", "seed": 1,
-         "shape": {"tokens": 4294967296, "hidden": 4294967296, "inter": 4, "experts": 2, "topk": 1}}]})";
-    const auto r = run_command(moe_golden() + " generate --catalog " + cat.string() + " --out " + (dir.path() / "o").string());
+    // 10^8 tokens of H = 64: about 1.4 GiB of hidden states alone, more in f64 outputs. Used to
+    // end in "internal error: std::bad_alloc" (exit 3) after the cases before it were written.
+    const std::string small = catalog_case(R"("small")"),
+                      big = catalog_case(R"("big")", R"({"tokens": 100000000, "hidden": 64, "inter": 32, "experts": 8, "topk": 2})");
+    auto g = generate_from(dir, catalog_of(small + ", " + big), " --max-memory 8G");
+    CAPTURE(g.result.output);
+    CHECK(g.result.exit_code == 2);
+    CHECK(g.result.output.find("catalog " + g.catalog.string() + ", case big (T=100000000 H=64 I=32 E=8 K=2, f32): "
+                               "generating it needs about ") != std::string::npos);
+    CHECK(g.result.output.find("more than the memory budget of 8.0 GiB; on a machine with the memory, give --max-memory ") !=
+          std::string::npos);
+    CHECK_FALSE(fs::exists(g.out));  // not even the small case before it
+
+    // The default budget (at most 8 GiB) refuses it too, and --max-memory moves the limit both ways.
+    g = generate_from(dir, catalog_of(big));
+    CHECK(g.result.exit_code == 2);
+    CHECK(g.result.output.find("case big (T=100000000") != std::string::npos);
+    g = generate_from(dir, catalog_of(small), " --max-memory 1K");
+    CHECK(g.result.exit_code == 2);
+    CHECK(g.result.output.find("case small (T=4 H=8 I=4 E=4 K=2, f32): generating it needs about ") != std::string::npos);
+    CHECK(g.result.output.find("more than the memory budget of 1.0 KiB") != std::string::npos);
+    g = generate_from(dir, catalog_of(small), " --max-memory 1M --stages");
+    CHECK(g.result.exit_code == 0);
+    CHECK(fs::exists(g.out / "small.h5"));
+}
+
+TEST_CASE("generate: a shape whose element count overflows is refused by the memory check, whatever the budget") {
+    // T x H, and B x S, of 2^64 wrap to 0 in 64-bit arithmetic: the need is computed in double.
+    TempDir dir;
+    auto g = generate_from(dir, catalog_of(catalog_case(
+                                    R"("huge")", R"({"tokens": 4294967296, "hidden": 4294967296, "inter": 4, "experts": 2, "topk": 1})")),
+                           " --max-memory 15E");
+    CAPTURE(g.result.output);
+    CHECK(g.result.exit_code == 2);
+    CHECK(g.result.output.find("case huge (T=4294967296 H=4294967296 I=4 E=2 K=1, f32): generating it needs about ") !=
+          std::string::npos);
+    CHECK(g.result.output.find("GiB; no --max-memory admits it") != std::string::npos);
+    g = generate_from(dir, catalog_of(catalog_case(
+                               R"("bs")", R"({"batch": 4294967296, "seq": 4294967296, "hidden": 8, "inter": 4, "experts": 2, "topk": 1})")),
+                      " --max-memory 15E");
+    CHECK(g.result.exit_code == 2);
+    CHECK(g.result.output.find("case bs (B=4294967296 S=4294967296 H=8 I=4 E=2 K=1, f32): generating it needs about ") !=
+          std::string::npos);
+}
+
+TEST_CASE("generate: integer keys take JSON integers only: no negative, fractional or string value is cast") {
+    TempDir dir;
+    const std::string shape = R"({"tokens": 4, "hidden": 8, "inter": 4, "experts": 4, "topk": 2})";
+    auto with_shape = [](const std::string& key, const std::string& value) {
+        std::string s = R"({"tokens": 4, "hidden": 8, "inter": 4, "experts": 4, "topk": 2})";
+        const auto at = s.find("\"" + key + "\": ") + key.size() + 4;
+        return s.replace(at, s.find_first_of(",}", at) - at, value);
+    };
+    // Before: -4 became 2^64 - 4 ("tensor: shape [18446744073709551612, 8]"), 4.9 became 4, a
+    // seed of -1 became 2^64 - 1.
+    const std::pair<std::string, std::string> refused[] = {
+        {catalog_case(R"("neg")", with_shape("tokens", "-4")), "case neg, key shape.tokens: -4 is not a non-negative integer"},
+        {catalog_case(R"("frac")", with_shape("tokens", "4.9")), "case frac, key shape.tokens: 4.9 is not a non-negative integer"},
+        {catalog_case(R"("whole_float")", with_shape("hidden", "8.0")), "key shape.hidden: 8.0 is not a non-negative integer"},
+        {catalog_case(R"("text")", with_shape("experts", "\"4\"")), R"(key shape.experts: "4" is not a non-negative integer)"},
+        {catalog_case(R"("negk")", with_shape("topk", "-1")), "key shape.topk: -1 is not a non-negative integer"},
+        {catalog_case(R"("negseed")", shape, "-1"), "case negseed, key seed: -1 is not a non-negative integer"},
+        {catalog_case(R"("bigseed")", shape, "18446744073709551616"), "key seed: 1.8446744073709552e+19 is not a non-negative integer"},
+        {catalog_case(R"("excl")", shape, "1", R"(, "routing": {"exclude": [1, -1]})"),
+         "key routing.exclude[1]: -1 is not a non-negative integer"},
+        {catalog_case(R"("ovr")", shape, "1", R"(, "overrides": [{"input": "hidden_states", "index": [0, 1.5], "value": 1}])"),
+         "key overrides.index[1]: 1.5 is not a non-negative integer"},
+        {catalog_case(R"("bits")", shape, "1", R"(, "fill": {"hidden_states": {"kind": "dyadic", "range": 4, "bits": 2.5}})"),
+         "key fill.hidden_states.bits: 2.5 is not an integer in [-2147483648, 2147483647]"},
+        {catalog_case(R"("wide_bits")", shape, "1", R"(, "fill": {"hidden_states": {"kind": "dyadic", "range": 4, "bits": 4294967298}})"),
+         "key fill.hidden_states.bits: 4294967298 is not an integer in [-2147483648, 2147483647]"},
+        {catalog_case(R"("gate")", shape, "1", R"(, "attributes": {"gate_idx": 0.5})"),
+         "key attributes.gate_idx: 0.5 is not an integer"},
+        {catalog_case(R"("group")", shape, "1", R"(, "weight_dtype": "u4", "group_size": -4)"),
+         "key group_size: -4 is not a non-negative integer"},
+    };
+    for (const auto& [text, message] : refused) {
+        const auto g = generate_from(dir, catalog_of(text));
+        CAPTURE(text);
+        CAPTURE(g.result.output);
+        CHECK(g.result.exit_code == 2);
+        CHECK(g.result.output.find("catalog " + g.catalog.string() + ", case ") != std::string::npos);
+        CHECK(g.result.output.find(message) != std::string::npos);
+        CHECK_FALSE(fs::exists(g.out));
+    }
+    auto g = generate_from(dir, R"({"format": "moe-catalog", "format_version": 1.5, "cases": []})");
+    CHECK(g.result.exit_code == 2);
+    CHECK(g.result.output.find("key format_version: 1.5 is not an integer") != std::string::npos);
+
+    // The largest seed is an integer like any other.
+    g = generate_from(dir, catalog_of(catalog_case(R"("maxseed")", shape, "18446744073709551615")));
+    CAPTURE(g.result.output);
+    CHECK(g.result.exit_code == 0);
+    CHECK(golden::read_golden(g.out / "maxseed.h5").seed == 18446744073709551615ull);
+}
+
+TEST_CASE("generate: a case name must be a plain file name inside --out") {
+    TempDir dir;
+    // Before: "../x" and an absolute name wrote outside --out, "" wrote out/.h5.
+    const std::string outside = (dir.path() / "abs_escape").string();
+    const std::pair<std::string, std::string> refused[] = {
+        {R"("../v_escape")", "it contains '/' or '\\'"},
+        {"\"" + outside + "\"", "it contains '/' or '\\'"},
+        {R"("a\\b")", "it contains '/' or '\\'"},
+        {R"("")", "it is empty"},
+        {R"(".")", "it starts with '.'"},
+        {R"("..")", "it starts with '.'"},
+        {R"(".hidden")", "it starts with '.'"},
+        {R"("bell\u0007")", "it contains a control character"},
+        {R"("del\u007f")", "it contains a control character"},
+    };
+    for (const auto& [name, why] : refused) {
+        const auto g = generate_from(dir, catalog_of(catalog_case(R"("fine")") + ", " + catalog_case(name)));
+        CAPTURE(name);
+        CAPTURE(g.result.output);
+        CHECK(g.result.exit_code == 2);
+        CHECK(g.result.output.find("catalog " + g.catalog.string() + ", case cases[1], key name: ") != std::string::npos);
+        CHECK(g.result.output.find(" cannot be a case name: " + why) != std::string::npos);
+        CHECK_FALSE(fs::exists(g.out));
+        CHECK_FALSE(fs::exists(dir.path() / "v_escape.h5"));
+        CHECK_FALSE(fs::exists(outside + ".h5"));
+    }
+    // An expansion suffix is part of the name, and checked with it.
+    const auto g = generate_from(
+        dir, catalog_of(catalog_case(R"("base")", R"({"tokens": 4, "hidden": 8, "inter": 4, "experts": 4, "topk": 2})", "1",
+                                     R"(, "expand": {"seed": [{"suffix": "x/../../up", "value": 2}]})")));
+    CHECK(g.result.exit_code == 2);
+    CHECK(g.result.output.find(R"(case cases[0], key name: "base_x/../../up" cannot be a case name)") != std::string::npos);
+}
+
+TEST_CASE("an unknown subcommand is named") {
+    const auto r = run_command(moe_golden() + " frobnicate");
     CAPTURE(r.output);
     CHECK(r.exit_code == 2);
-    CHECK(r.output.find("more elements than can be addressed") != std::string::npos);
+    CHECK(r.output.find("moe-golden: unknown command 'frobnicate' (commands: generate, verify, complete, inspect") !=
+          std::string::npos);
 }
 
 TEST_CASE("complete: malformed files exit 2 naming the file and what is wrong") {

@@ -12,6 +12,7 @@ struct GenerateOptions {
     std::vector<std::string> filters;
     bool stages = false, manifest = false;
     int threads = 1;
+    std::uint64_t max_memory = 0;  // bytes generating one case may need; 0 = golden::default_max_memory()
 };
 int generate(const GenerateOptions& o);
 

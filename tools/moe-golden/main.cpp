@@ -51,6 +51,11 @@ int main(int argc, char** argv) {
     g->add_flag("--manifest", gen.manifest, "Rewrite MANIFEST.sha256 of the output folder afterwards");
     g->add_option("--threads", gen.threads, "Threads for the reference (results do not depend on it)")
         ->check(moe::cli::kPositive);
+    g->add_option("--max-memory", gen.max_memory,
+                  "Largest memory generating one case may need (e.g. 512M, 8G; default: the smaller of 8 GiB and "
+                  "3/4 of physical memory); every selected case is checked before any is generated")
+        ->transform(CLI::AsSizeValue(false))
+        ->check(moe::cli::kPositive);
 
     VerifyOptions ver;
     ver.threads = default_threads;
@@ -88,6 +93,16 @@ int main(int argc, char** argv) {
         ->transform(CLI::AsSizeValue(false))
         ->check(moe::cli::kPositive);
 
+    // CLI11 says only "A subcommand is required" for a mistyped one (as moe-conform does).
+    if (argc > 1 && argv[1][0] != '-') {
+        bool known = false;
+        for (const auto* sub : app.get_subcommands({})) known = known || sub->get_name() == argv[1];
+        if (!known) {
+            std::cerr << "moe-golden: unknown command '" << argv[1]
+                      << "' (commands: generate, verify, complete, inspect; moe-golden --help)\n";
+            return 2;
+        }
+    }
     if (const int code = moe::cli::parse_flags(app, argc, argv); code >= 0) return code;
     return moe::cli::run_with_exit_codes("moe-golden", [&] {
         if (*g) return generate(gen);

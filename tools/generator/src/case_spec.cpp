@@ -7,6 +7,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <type_traits>
 
 #include "moe/spec/compression.hpp"
 #include "moe/spec/error.hpp"
@@ -17,16 +18,23 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-// Error context: "catalog FILE, case NAME, key KEY: ...".
+// Error context: "catalog FILE, case NAME, key KEY: ...". Inside an object such as shape, the
+// key is given as "shape.tokens".
 struct Where {
-    std::string file, name;
+    std::string file, name, object;
     [[noreturn]] void fail(const std::string& key, const std::string& what) const {
         std::string m = "catalog " + file;
         if (!name.empty()) m += ", case " + name;
-        if (!key.empty()) m += ", key " + key;
+        const std::string full = object.empty() ? key : key.empty() ? object : object + "." + key;
+        if (!full.empty()) m += ", key " + full;
         throw InputError(m + ": " + what);
     }
+    Where in(const std::string& inner) const { return {file, name, inner}; }
 };
+
+// A JSON value as text for a message: escaped, so a control character or bad UTF-8 in a
+// catalogue cannot garble the terminal.
+std::string shown(const Json& v) { return v.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 void check_keys(const Json& j, const std::set<std::string>& allowed, const Where& w, const std::string& where) {
     if (!j.is_object()) w.fail(where, "expected an object");
@@ -40,12 +48,46 @@ void check_keys(const Json& j, const std::set<std::string>& allowed, const Where
     }
 }
 
+// An integer is taken only from a JSON integer within T's range: get<T>() would cast, turning a
+// size of -4 into 2^64 - 4 and 4.9 into 4.
+template <class T>
+T integer(const Json& v, const std::string& key, const Where& w) {
+    using Limits = std::numeric_limits<T>;
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() <= static_cast<std::uint64_t>(Limits::max())) return v.get<T>();
+    if constexpr (std::is_signed_v<T>) {
+        if (v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() >= Limits::min() &&
+            v.get<std::int64_t>() <= Limits::max())
+            return v.get<T>();
+    }
+    std::string wanted = std::is_signed_v<T> ? "an integer" : "a non-negative integer";
+    if (Limits::digits < 63)  // a narrower type than the JSON integers: say its range
+        wanted += " in [" + std::to_string(Limits::min()) + ", " + std::to_string(Limits::max()) + "]";
+    w.fail(key, shown(v) + " is not " + wanted);
+}
+
+template <class T>
+struct is_integer_list : std::false_type {};
+template <class T>
+struct is_integer_list<std::vector<T>> : std::is_integral<T> {};
+
 template <class T>
 T get(const Json& j, const std::string& key, const Where& w) {
-    try {
-        return j.at(key).get<T>();
-    } catch (const nlohmann::json::exception& e) {
-        w.fail(key, j.contains(key) ? std::string("wrong type: ") + e.what() : "missing");
+    if (!j.contains(key)) w.fail(key, "missing");
+    const Json& v = j.at(key);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        return integer<T>(v, key, w);
+    } else if constexpr (is_integer_list<T>::value) {
+        if (!v.is_array()) w.fail(key, shown(v) + " is not a list of integers");
+        T out;
+        for (std::size_t i = 0; i < v.size(); ++i)
+            out.push_back(integer<typename T::value_type>(v[i], key + "[" + std::to_string(i) + "]", w));
+        return out;
+    } else {
+        try {
+            return v.get<T>();
+        } catch (const nlohmann::json::exception& e) {
+            w.fail(key, std::string("wrong type: ") + e.what());
+        }
     }
 }
 
@@ -62,22 +104,23 @@ double number_or_special(const Json& v, const Where& w, const std::string& key) 
 
 Fill parse_fill(const Json& j, const Where& w, const std::string& key) {
     check_keys(j, {"kind", "scale", "range", "bits", "value", "min_exp", "max_exp"}, w, key);
+    const Where fw = w.in(key);
     Fill f;
-    const auto kind = get<std::string>(j, "kind", w);
+    const auto kind = get<std::string>(j, "kind", fw);
     if (kind == "uniform") f.kind = Fill::Kind::uniform;
     else if (kind == "normal") f.kind = Fill::Kind::normal;
     else if (kind == "dyadic") f.kind = Fill::Kind::dyadic;
     else if (kind == "constant") f.kind = Fill::Kind::constant;
     else if (kind == "log_uniform") f.kind = Fill::Kind::log_uniform;
     else w.fail(key + ".kind", "unknown fill '" + kind + "' (uniform, normal, dyadic, constant, log_uniform)");
-    if (j.contains("scale")) f.scale = get<double>(j, "scale", w);
-    if (j.contains("range")) f.range = get<std::int64_t>(j, "range", w);
-    if (j.contains("bits")) f.bits = get<int>(j, "bits", w);
+    if (j.contains("scale")) f.scale = get<double>(j, "scale", fw);
+    if (j.contains("range")) f.range = get<std::int64_t>(j, "range", fw);
+    if (j.contains("bits")) f.bits = get<int>(j, "bits", fw);
     if (j.contains("value")) f.value = number_or_special(j.at("value"), w, key + ".value");
     if (f.kind == Fill::Kind::dyadic && (f.range < 1 || f.bits < 0 || f.bits > 60))
         w.fail(key, "a dyadic fill needs range >= 1 and 0 <= bits <= 60");
-    if (j.contains("min_exp")) f.min_exp = get<int>(j, "min_exp", w);
-    if (j.contains("max_exp")) f.max_exp = get<int>(j, "max_exp", w);
+    if (j.contains("min_exp")) f.min_exp = get<int>(j, "min_exp", fw);
+    if (j.contains("max_exp")) f.max_exp = get<int>(j, "max_exp", fw);
     if (f.kind == Fill::Kind::log_uniform && (f.min_exp > f.max_exp || f.min_exp < -200 || f.max_exp > 200))
         w.fail(key, "a log_uniform fill needs -200 <= min_exp <= max_exp <= 200");
     return f;
@@ -86,8 +129,9 @@ Fill parse_fill(const Json& j, const Where& w, const std::string& key) {
 // The router front-ends and the load scenarios (balanced, shared_expert, capacity_factor).
 void parse_extended_routing(const Json& r, CaseSpec& c, const Where& w) {
     RoutingSpec& rt = c.routing;
+    const Where rw = w.in("routing");
     if (r.contains("router")) {
-        const auto name = get<std::string>(r, "router", w);
+        const auto name = get<std::string>(r, "router", rw);
         const auto k = parse_router(name);
         if (!k) w.fail("routing.router", "unknown router '" + name +
                                              "' (none, softmax_topk, topk_softmax, sigmoid_bias, group_limited)");
@@ -107,18 +151,18 @@ void parse_extended_routing(const Json& r, CaseSpec& c, const Where& w) {
     only_if("logit_scale", routed, "applies to a router other than none only");
     only_if("bias_scale", routed && rt.router != RouterKind::softmax_topk,
             "applies to routers topk_softmax, sigmoid_bias and group_limited only");
-    if (r.contains("n_group")) rt.n_group = get<std::size_t>(r, "n_group", w);
-    if (r.contains("topk_group")) rt.topk_group = get<std::size_t>(r, "topk_group", w);
-    if (r.contains("normalize")) rt.normalize = get<bool>(r, "normalize", w);
-    if (r.contains("logit_scale")) rt.logit_scale = get<double>(r, "logit_scale", w);
-    if (r.contains("bias_scale")) rt.bias_scale = get<double>(r, "bias_scale", w);
+    if (r.contains("n_group")) rt.n_group = get<std::size_t>(r, "n_group", rw);
+    if (r.contains("topk_group")) rt.topk_group = get<std::size_t>(r, "topk_group", rw);
+    if (r.contains("normalize")) rt.normalize = get<bool>(r, "normalize", rw);
+    if (r.contains("logit_scale")) rt.logit_scale = get<double>(r, "logit_scale", rw);
+    if (r.contains("bias_scale")) rt.bias_scale = get<double>(r, "bias_scale", rw);
     if (!(rt.logit_scale > 0.0) || !std::isfinite(rt.logit_scale))
         w.fail("routing.logit_scale", "must be a finite number > 0");
     if (!(rt.bias_scale >= 0.0) || !std::isfinite(rt.bias_scale))
         w.fail("routing.bias_scale", "must be a finite number >= 0");
-    if (r.contains("balanced")) rt.balanced = get<bool>(r, "balanced", w);
+    if (r.contains("balanced")) rt.balanced = get<bool>(r, "balanced", rw);
     if (r.contains("shared_expert")) {
-        const auto s = get<std::size_t>(r, "shared_expert", w);
+        const auto s = get<std::size_t>(r, "shared_expert", rw);
         if (s >= c.experts) w.fail("routing.shared_expert", "expert " + std::to_string(s) + " is not below experts = " +
                                                                 std::to_string(c.experts));
         if (std::count(rt.exclude.begin(), rt.exclude.end(), s) || std::count(rt.always.begin(), rt.always.end(), s))
@@ -127,7 +171,7 @@ void parse_extended_routing(const Json& r, CaseSpec& c, const Where& w) {
         rt.shared_expert = s;
     }
     if (r.contains("capacity_factor")) {
-        rt.capacity_factor = get<double>(r, "capacity_factor", w);
+        rt.capacity_factor = get<double>(r, "capacity_factor", rw);
         if (!(rt.capacity_factor > 0.0) || !std::isfinite(rt.capacity_factor))
             w.fail("routing.capacity_factor", "must be a finite number > 0");
     }
@@ -234,14 +278,15 @@ CaseSpec parse_case(const Json& j, const Where& w) {
     if (j.contains("attributes")) {
         const Json& a = j.at("attributes");
         check_keys(a, {"expert_alpha", "expert_beta", "gate_idx"}, w, "attributes");
-        if (a.contains("expert_alpha")) c.attributes.expert_alpha = get<double>(a, "expert_alpha", w);
-        if (a.contains("expert_beta")) c.attributes.expert_beta = get<double>(a, "expert_beta", w);
-        if (a.contains("gate_idx")) c.attributes.gate_idx = get<std::int64_t>(a, "gate_idx", w);
+        const Where aw = w.in("attributes");
+        if (a.contains("expert_alpha")) c.attributes.expert_alpha = get<double>(a, "expert_alpha", aw);
+        if (a.contains("expert_beta")) c.attributes.expert_beta = get<double>(a, "expert_beta", aw);
+        if (a.contains("gate_idx")) c.attributes.gate_idx = get<std::int64_t>(a, "gate_idx", aw);
     } else if (j.contains("params")) {
         const Json& p = j.at("params");
         check_keys(p, {"swish_beta", "clamp_limit", "gate_lane"}, w, "params");
         std::optional<int> lane;
-        if (p.contains("gate_lane")) lane = get<int>(p, "gate_lane", w);
+        if (p.contains("gate_lane")) lane = get<int>(p, "gate_lane", w.in("params"));
         try {
             c.attributes = attributes_for(type, conv, p.value("swish_beta", 1.0), p.value("clamp_limit", 0.0), lane);
         } catch (const InputError& e) {
@@ -256,21 +301,22 @@ CaseSpec parse_case(const Json& j, const Where& w) {
 
     const Json& s = j.contains("shape") ? j.at("shape") : Json::object();
     check_keys(s, {"tokens", "batch", "seq", "hidden", "inter", "experts", "topk", "indices"}, w, "shape");
+    const Where sw = w.in("shape");
     if (s.contains("tokens") == (s.contains("batch") || s.contains("seq")))
         w.fail("shape", "give either tokens (rank-2 hidden) or batch and seq (rank-3 hidden)");
     if (s.contains("tokens")) {
-        c.seq = get<std::size_t>(s, "tokens", w);
+        c.seq = get<std::size_t>(s, "tokens", sw);
     } else {
         c.rank3 = true;
-        c.batch = get<std::size_t>(s, "batch", w);
-        c.seq = get<std::size_t>(s, "seq", w);
+        c.batch = get<std::size_t>(s, "batch", sw);
+        c.seq = get<std::size_t>(s, "seq", sw);
     }
-    c.hidden = get<std::size_t>(s, "hidden", w);
-    c.inter = get<std::size_t>(s, "inter", w);
-    c.experts = get<std::size_t>(s, "experts", w);
-    c.topk = get<std::size_t>(s, "topk", w);
+    c.hidden = get<std::size_t>(s, "hidden", sw);
+    c.inter = get<std::size_t>(s, "inter", sw);
+    c.experts = get<std::size_t>(s, "experts", sw);
+    c.topk = get<std::size_t>(s, "topk", sw);
     if (s.contains("indices")) {
-        const auto layout = get<std::string>(s, "indices", w);
+        const auto layout = get<std::string>(s, "indices", sw);
         if (layout != "TK" && layout != "BSK") w.fail("shape.indices", "expected TK or BSK");
         c.indices_bsk = layout == "BSK";
         if (c.indices_bsk && !c.rank3) w.fail("shape.indices", "BSK indices need a rank-3 hidden (batch, seq)");
@@ -304,10 +350,11 @@ CaseSpec parse_case(const Json& j, const Where& w) {
         check_keys(r, {"exclude", "always", "weights", "skew", "router", "n_group", "topk_group", "normalize",
                        "logit_scale", "bias_scale", "balanced", "shared_expert", "capacity_factor"},
                    w, "routing");
-        if (r.contains("skew")) c.routing.skew = get<double>(r, "skew", w);
+        const Where rw = w.in("routing");
+        if (r.contains("skew")) c.routing.skew = get<double>(r, "skew", rw);
         if (!(c.routing.skew >= 0.0)) w.fail("routing.skew", "the Zipf exponent must be >= 0");
-        if (r.contains("exclude")) c.routing.exclude = get<std::vector<std::size_t>>(r, "exclude", w);
-        if (r.contains("always")) c.routing.always = get<std::vector<std::size_t>>(r, "always", w);
+        if (r.contains("exclude")) c.routing.exclude = get<std::vector<std::size_t>>(r, "exclude", rw);
+        if (r.contains("always")) c.routing.always = get<std::vector<std::size_t>>(r, "always", rw);
         for (const auto* list : {&c.routing.exclude, &c.routing.always}) {
             const char* key = list == &c.routing.exclude ? "routing.exclude" : "routing.always";
             std::set<std::size_t> seen;
@@ -328,7 +375,8 @@ CaseSpec parse_case(const Json& j, const Where& w) {
         for (const auto& o : j.at("overrides")) {
             check_keys(o, {"input", "index", "value"}, w, "overrides");
             if (!o.contains("value")) w.fail("overrides.value", "missing");
-            c.overrides.push_back({get<std::string>(o, "input", w), get<std::vector<std::size_t>>(o, "index", w),
+            c.overrides.push_back({get<std::string>(o, "input", w.in("overrides")),
+                                   get<std::vector<std::size_t>>(o, "index", w.in("overrides")),
                                    number_or_special(o.at("value"), w, "overrides.value")});
         }
     }
@@ -350,6 +398,18 @@ std::string suffix_of(const std::string& key, const Json& v, const Where& w) {
     if (v.is_boolean()) return v.get<bool>() ? key : "no_" + key;
     if (v.is_string()) return v.get<std::string>();
     return key + v.dump();
+}
+
+// A case name becomes the file <name>.h5 inside --out, so it may not leave that folder (/, \\,
+// "..", an absolute path), hide the file (a leading '.', "" making ".h5") or carry control
+// characters into file names and messages. Returns what is wrong, or "".
+std::string case_name_problem(const std::string& name) {
+    if (name.empty()) return "it is empty";
+    if (name.find_first_of("/\\") != std::string::npos) return "it contains '/' or '\\'";
+    if (name.front() == '.') return "it starts with '.'";
+    for (const unsigned char ch : name)
+        if (ch < 0x20 || ch == 0x7f) return "it contains a control character";
+    return "";
 }
 
 // The cartesian product of the case's "expand" lists, each combination a case of its own.
@@ -396,10 +456,43 @@ Fill default_fill(const CaseSpec& c, const std::string& input) {
     return f;
 }
 
+double generation_bytes(const CaseSpec& c, bool stages) {
+    // T from B and S here: c.tokens() wraps where their product passes 2^64.
+    const double T = static_cast<double>(c.batch) * static_cast<double>(c.seq), H = static_cast<double>(c.hidden),
+                 I = static_cast<double>(c.inter), E = static_cast<double>(c.experts), K = static_cast<double>(c.topk);
+    const bool gemm2 = c.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
+    const double size = static_cast<double>(dtype_size(c.dtype));
+    // Inputs: hidden [T, H], three I x H matrices per expert (GEMM2's 2I x H and H x I; compressed
+    // weights counted at the data type), biases, and the routing: indices and compact weights
+    // [T, K], dense weights [E, T] (synthesize() makes both). Held throughout.
+    const double data = T * H + 3 * E * I * H + (gemm2 && (c.bias_0 || c.bias_1) ? E * (2 * I + H) : 0) + T * K + E * T;
+    const double inputs = size * data + static_cast<double>(dtype_size(c.index_dtype)) * T * K;
+    // The rest in f64, in phases. Every reference run holds the hidden rows, the dense routing,
+    // its output and one expert's operands: weights and their magnitudes, and up to T rows of
+    // each GEMM's input, output and (error_terms()) their six bound terms.
+    const double run = 8 * (2 * T * H + E * T + 4 * I * H + T * (6 * I + 8 * H));
+    const double all_stages = 8 * T * K * (3 * I + H);  // [T, K, features], 3I + H features either type
+    // compute_outputs(): the stages (with --stages), the output and its six bound_* [T, H], and
+    // error_terms()' six [T, K, H] per-slot terms.
+    const double outputs = run + (stages ? all_stages : 0) + 8 * (7 * T * H + 6 * T * K * H);
+    // GEMM2's kink guard first: the inputs widened to f64 (next to a copy in their type) and two
+    // runs with every stage, the first run's gate_up [T, K, 2I] kept.
+    const bool guard = gemm2 && c.kink_guard && !c.exact;
+    const double kinks = guard ? (8 + size) * data + run + all_stages + 8 * T * K * (2 * I + H) : 0;
+    // Data that may hold NaN or Inf (overrides, constant and log_uniform fills) is also run in
+    // the dense mode: E copies of every intermediate and of the temporaries between them, measured
+    // at 10I + 3H features for GEMM2 (gate and linear halves, clamps, swish), 4I + 3H for GEMM3.
+    bool non_finite = !c.overrides.empty();
+    for (const auto& [input, f] : c.fills)
+        non_finite = non_finite || f.kind == Fill::Kind::constant || f.kind == Fill::Kind::log_uniform;
+    const double dense = non_finite ? run + (stages ? all_stages : 0) + 8 * E * T * ((gemm2 ? 10 : 4) * I + 3 * H) : 0;
+    return inputs + std::max({outputs, kinks, dense});
+}
+
 static std::vector<CaseSpec> catalog_cases(const Json& root, const Where& w);
 
 std::vector<CaseSpec> load_catalog(const std::filesystem::path& file) {
-    Where w{file.string(), ""};
+    Where w{file.string(), "", ""};
     std::ifstream in(file);
     if (!in) w.fail("", "cannot open the file");
     Json root;
@@ -419,12 +512,13 @@ std::vector<CaseSpec> load_catalog(const std::filesystem::path& file) {
 static std::vector<CaseSpec> catalog_cases(const Json& root, const Where& w) {
     check_keys(root, {"format", "format_version", "description", "defaults", "cases"}, w, "");
     if (root.value("format", std::string()) != "moe-catalog") w.fail("format", "expected \"moe-catalog\"");
-    if (root.value("format_version", 0) != 1) w.fail("format_version", "expected 1");
+    if (get<std::int64_t>(root, "format_version", w) != 1) w.fail("format_version", "expected 1");
     const Json defaults = root.value("defaults", Json::object());
     std::vector<CaseSpec> cases;
     std::set<std::string> names;
     if (!root.contains("cases") || !root.at("cases").is_array()) w.fail("cases", "expected a list of cases");
-    for (const auto& entry : root.at("cases")) {
+    for (std::size_t i = 0; i < root.at("cases").size(); ++i) {
+        const Json& entry = root.at("cases")[i];
         Json merged = defaults;
         for (const auto& [k, v] : entry.items()) merged[k] = v;
         Where cw = w;
@@ -432,6 +526,13 @@ static std::vector<CaseSpec> catalog_cases(const Json& root, const Where& w) {
         for (const auto& j : expand(merged, cw)) {
             Where ew = w;
             ew.name = j.value("name", std::string("(unnamed)"));
+            // Checked after expansion: a suffix is part of the file name too. The case is named
+            // by its place in the file, the name being the fault.
+            if (const auto problem = case_name_problem(ew.name); j.contains("name") && !problem.empty())
+                Where{w.file, "cases[" + std::to_string(i) + "]", ""}.fail(
+                    "name", shown(j.at("name")) + " cannot be a case name: " + problem +
+                                " (a name is a file name in --out: not empty, no '/', '\\' or control characters, "
+                                "not starting with '.')");
             CaseSpec c;
             try {
                 c = parse_case(j, ew);

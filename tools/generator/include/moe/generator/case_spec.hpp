@@ -98,6 +98,11 @@ struct CaseSpec {
 // The fill an input gets when the case does not give one: O(1) activations whatever the sizes.
 Fill default_fill(const CaseSpec& c, const std::string& input);
 
+// Bytes generating the case holds at its peak, roughly (an upper bound for the bundled cases):
+// what build_golden() and the reference allocate for it. In double, so that sizes whose
+// product passes 2^64 give a huge need rather than a wrapped small one.
+double generation_bytes(const CaseSpec& c, bool stages);
+
 // Reads a catalogue file and expands it into cases. Throws InputError naming the file, the case
 // and the key at fault.
 std::vector<CaseSpec> load_catalog(const std::filesystem::path& file);
