@@ -17,6 +17,8 @@ namespace {
 constexpr MutationEntry<ExpertParallelMutation> kExpertParallelMutations[] = {
     {ExpertParallelMutation::overwrite, "expert_parallel_overwrite",
      "a device writes its expert outputs into the output instead of accumulating them"},
+    {ExpertParallelMutation::leftover_experts_dropped, "expert_parallel_leftover_experts_dropped",
+     "the uniform split gives each of the D devices E / D experts, so the E % D left over run nowhere"},
 };
 
 }  // namespace
@@ -179,7 +181,12 @@ Output ExpertParallelBackend::run(const Problem& p, bool) {
     for (std::size_t i = 0; i < flat.size(); ++i) flat[i] = idx.get_index(i);
     const Tensor& hidden = p.input(kHiddenStates);
     stats_ = expert_parallel_stats(flat, d.T, d.K, d.E, d.H, d.I, D, options_.mapping, dtype_size(hidden.dtype()));
-    const auto& mapping = stats_.mapping;
+    std::vector<std::vector<std::size_t>> mapping = stats_.mapping;
+    if (options_.mutation == ExpertParallelMutation::leftover_experts_dropped && options_.mapping.empty() && d.E > D)
+        for (std::size_t dev = 0; dev < D; ++dev) {
+            mapping[dev].clear();
+            for (std::size_t e = dev * (d.E / D); e < (dev + 1) * (d.E / D); ++e) mapping[dev].push_back(e);
+        }
     const bool overwrite = options_.mutation == ExpertParallelMutation::overwrite;
 
     std::vector<float> out(d.T * d.H, 0.0f), partial(d.T * d.H);

@@ -25,6 +25,8 @@ enum class ExpertParallelMutation {
     none,
     overwrite,  // a device writes its expert outputs instead of accumulating them (in its partial
                 // output and when its partial output is reduced into the final output)
+    leftover_experts_dropped,  // the uniform split gives each device E / D experts (the seed's
+                               // 128 / 8 = 16) and no device the E % D left over
 };
 
 struct ExpertParallelOptions {
