@@ -7,6 +7,7 @@
 #include "moe/backends/cpu_backend.hpp"
 #include "conformance_check.hpp"
 #include "parallel_work.hpp"
+#include "small_case_grid.hpp"
 #include "small_cases.hpp"
 
 using namespace moe;
@@ -14,24 +15,14 @@ using backends::CpuBackend;
 using backends::CpuOptions;
 
 TEST_CASE("cpu passes the conformance comparison: both expert types, conventions and data types; decode and prefill sizes") {
-    for (auto type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
-        for (auto conv : {Convention::spec, Convention::openvino}) {
-            for (auto dtype : {DType::f32, DType::f16, DType::bf16, DType::f64}) {
-                for (std::size_t T : {1u, 3u, 45u}) {
-                    CAPTURE(expert_type_name(type));
-                    CAPTURE(convention_name(conv));
-                    CAPTURE(dtype_name(dtype));
-                    CAPTURE(T);
-                    const Problem p = test::small_problem(type, conv, T, 37, 21, 6, 2, dtype);
-                    CpuBackend cpu(CpuOptions{2});
-                    const auto got = cpu.run(p, false).output;
-                    CHECK(got.dtype() == dtype);
-                    CHECK(got.shape() == p.input(kHiddenStates).shape());
-                    CHECK(test::verdict(test::golden_case(p), got, cpu.precision(dtype)) == "PASS");
-                }
-            }
-        }
-    }
+    test::for_each_small_problem({DType::f32, DType::f16, DType::bf16, DType::f64}, {1u, 3u, 45u},
+                                 [](const Problem& p, DType dtype, std::size_t) {
+                                     CpuBackend cpu(CpuOptions{2});
+                                     const auto got = cpu.run(p, false).output;
+                                     CHECK(got.dtype() == dtype);
+                                     CHECK(got.shape() == p.input(kHiddenStates).shape());
+                                     CHECK(test::verdict(test::golden_case(p), got, cpu.precision(dtype)) == "PASS");
+                                 });
 }
 
 TEST_CASE("cpu: 1 and 2 threads give bit-identical outputs and stages, weights in place or prepared") {

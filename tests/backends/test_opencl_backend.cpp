@@ -11,6 +11,7 @@
 #include "moe/backends/registry.hpp"
 #include "conformance_check.hpp"
 #include "run_command.hpp"
+#include "small_case_grid.hpp"
 #include "small_cases.hpp"
 #include "temp_dir.hpp"
 
@@ -42,24 +43,13 @@ TEST_CASE("opencl is available on this machine") {
 TEST_CASE("opencl passes the conformance comparison: both expert types, conventions and data types; T = 1 and 45") {
     OpenclBackend b;
     REQUIRE_MESSAGE(b.availability().available, b.availability().reason);
-    for (auto type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
-        for (auto conv : {Convention::spec, Convention::openvino}) {
-            for (auto dtype : {DType::f32, DType::f16, DType::bf16}) {
-                for (std::size_t T : {1u, 45u}) {
-                    CAPTURE(expert_type_name(type));
-                    CAPTURE(convention_name(conv));
-                    CAPTURE(dtype_name(dtype));
-                    CAPTURE(T);
-                    // H = 37, I = 21: no dimension is a multiple of any tile size.
-                    const Problem p = test::small_problem(type, conv, T, 37, 21, 6, 2, dtype);
-                    const auto got = b.run(p, false).output;
-                    CHECK(got.dtype() == dtype);
-                    CHECK(got.shape() == p.input(kHiddenStates).shape());
-                    CHECK(test::verdict(test::golden_case(p), got, b.precision(dtype)) == "PASS");
-                }
-            }
-        }
-    }
+    test::for_each_small_problem({DType::f32, DType::f16, DType::bf16}, {1u, 45u},
+                                 [&](const Problem& p, DType dtype, std::size_t) {
+                                     const auto got = b.run(p, false).output;
+                                     CHECK(got.dtype() == dtype);
+                                     CHECK(got.shape() == p.input(kHiddenStates).shape());
+                                     CHECK(test::verdict(test::golden_case(p), got, b.precision(dtype)) == "PASS");
+                                 });
 }
 
 TEST_CASE("opencl: hidden states and output of several MB (staged through pinned memory in chunks)") {
@@ -106,53 +96,41 @@ TEST_CASE("opencl: decode's fused launches give the bits of every stage as a ker
     const auto same_bits = [](const Tensor& a, const Tensor& b) {
         return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
     };
-    for (auto type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
-        for (auto conv : {Convention::spec, Convention::openvino}) {
-            for (auto dtype : {DType::f32, DType::bf16}) {
-                for (std::size_t T : {1u, 3u, 45u}) {
-                    CAPTURE(expert_type_name(type));
-                    CAPTURE(convention_name(conv));
-                    CAPTURE(dtype_name(dtype));
-                    CAPTURE(T);
-                    // H = 37, I = 21: partial column blocks in every GEMM (and for GEMM2 a block
-                    // that ends inside the 42 gate_up columns on the GPU bodies' 16).
-                    const Problem p = test::small_problem(type, conv, T, 37, 21, 6, 2, dtype);
-                    const Output a = fused.run(p, true);
-                    const auto ka = fused.last_kernel_times();
-                    const Output b = apart.run(p, true);
-                    const auto kb = apart.last_kernel_times();
-                    CHECK(same_bits(a.output, b.output));
-                    REQUIRE(a.stages.size() == b.stages.size());
-                    for (const auto& [name, t] : b.stages) {
-                        CAPTURE(name);
-                        REQUIRE(a.stages.count(name) == 1);
-                        CHECK(same_bits(a.stages.at(name), t));
-                    }
-                    CHECK(test::verdict(test::golden_case(p), a.output, fused.precision(dtype)) == "PASS");
-                    // Which kernels ran: T = 1 and 3 are decode, every expert's few rows in NK
-                    // rows tiles when the weights are NK (KN weights go to the KN rows kernel);
-                    // T = 45 is not, and runs moe_swiglu either way.
-                    const bool nk = resolve(p.attributes).weight_layout == WeightLayout::NK;
-                    const bool fused_act = T < 45 && nk;
-                    CHECK(ka.count("moe_swiglu") == (fused_act ? 0u : 1u));
-                    CHECK(kb.count("moe_swiglu") == 1);
-                    // The GPU bodies (a GPU, or MOE_OPENCL_GEMM=wide) gather in mask_gen's launch
-                    // whenever it copies at most kFusedGatherElems (32768) elements: here at most
-                    // 90 pairs x 37.
-                    const bool fused_gather = has(fused.description(), "GEMM GPU bodies");
-                    CHECK(ka.count("moe_mask_gen_gather") == (fused_gather ? 1u : 0u));
-                    CHECK(ka.count("moe_mask_gen") == (fused_gather ? 0u : 1u));
-                    CHECK(ka.count("moe_gather") == (fused_gather ? 0u : 1u));
-                    CHECK(ka.count("moe_scatter_reduce") == 1);
-                    for (const char* k : {"moe_mask_gen", "moe_gather", "moe_scatter_reduce"}) {
-                        CAPTURE(k);
-                        CHECK(kb.count(k) == 1);
-                    }
-                    CHECK(kb.count("moe_mask_gen_gather") == 0);
-                }
-            }
+    // H = 37, I = 21: partial column blocks in every GEMM (and for GEMM2 a block that ends inside
+    // the 42 gate_up columns on the GPU bodies' 16).
+    test::for_each_small_problem({DType::f32, DType::bf16}, {1u, 3u, 45u}, [&](const Problem& p, DType dtype, std::size_t T) {
+        const Output a = fused.run(p, true);
+        const auto ka = fused.last_kernel_times();
+        const Output b = apart.run(p, true);
+        const auto kb = apart.last_kernel_times();
+        CHECK(same_bits(a.output, b.output));
+        REQUIRE(a.stages.size() == b.stages.size());
+        for (const auto& [name, t] : b.stages) {
+            CAPTURE(name);
+            REQUIRE(a.stages.count(name) == 1);
+            CHECK(same_bits(a.stages.at(name), t));
         }
-    }
+        CHECK(test::verdict(test::golden_case(p), a.output, fused.precision(dtype)) == "PASS");
+        // Which kernels ran: T = 1 and 3 are decode, every expert's few rows in NK rows tiles
+        // when the weights are NK (KN weights go to the KN rows kernel); T = 45 is not, and runs
+        // moe_swiglu either way.
+        const bool nk = resolve(p.attributes).weight_layout == WeightLayout::NK;
+        const bool fused_act = T < 45 && nk;
+        CHECK(ka.count("moe_swiglu") == (fused_act ? 0u : 1u));
+        CHECK(kb.count("moe_swiglu") == 1);
+        // The GPU bodies (a GPU, or MOE_OPENCL_GEMM=wide) gather in mask_gen's launch whenever it
+        // copies at most kFusedGatherElems (32768) elements: here at most 90 pairs x 37.
+        const bool fused_gather = has(fused.description(), "GEMM GPU bodies");
+        CHECK(ka.count("moe_mask_gen_gather") == (fused_gather ? 1u : 0u));
+        CHECK(ka.count("moe_mask_gen") == (fused_gather ? 0u : 1u));
+        CHECK(ka.count("moe_gather") == (fused_gather ? 0u : 1u));
+        CHECK(ka.count("moe_scatter_reduce") == 1);
+        for (const char* k : {"moe_mask_gen", "moe_gather", "moe_scatter_reduce"}) {
+            CAPTURE(k);
+            CHECK(kb.count(k) == 1);
+        }
+        CHECK(kb.count("moe_mask_gen_gather") == 0);
+    });
 }
 
 TEST_CASE("opencl mask_gen produces exactly make_routing_plan's plan") {
