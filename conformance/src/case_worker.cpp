@@ -203,6 +203,13 @@ struct Position {
 };
 
 // Results for what the lost worker was doing: every backend when it was reading the file.
+// --case-timeout's value as the user would type it (1e-06, 600).
+std::string seconds_text(double seconds) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", seconds);
+    return buf;
+}
+
 // timed_out: the worker was killed at --case-timeout, which the repro line then repeats (at the
 // default limit a rerun would not time out the same way); nothing says the file is at fault.
 void record_loss(const RunOptions& o, const std::vector<BackendMaker>& makers, const CaseSteps& steps,
@@ -222,11 +229,7 @@ void record_loss(const RunOptions& o, const std::vector<BackendMaker>& makers, c
                                                    : " (the file is damaged or hostile; the backends did not run)")
                                   : "running the backend on this case " + why;
         r.repro = o.repro_command + " --backend " + shell_word(makers[j].name) + " --case " + shell_word(r.file);
-        if (timed_out) {
-            char secs[32];
-            std::snprintf(secs, sizeof secs, "%g", o.case_timeout);
-            r.repro += std::string(" --case-timeout ") + secs;
-        }
+        if (timed_out) r.repro += " --case-timeout " + seconds_text(o.case_timeout);
         if (o.progress) steps.progress(at.file + 1, r);
         outcome.results.push_back(std::move(r));
     }
@@ -315,9 +318,7 @@ RunOutcome run_in_workers(const RunOptions& o, const std::vector<BackendMaker>& 
             break;
         }
         ++outcome.worker_restarts;
-        char secs[32];
-        std::snprintf(secs, sizeof secs, "%g", o.case_timeout);
-        const std::string why = timed_out ? std::string("timed out after ") + secs + " s (--case-timeout); it was killed"
+        const std::string why = timed_out ? "timed out after " + seconds_text(o.case_timeout) + " s (--case-timeout); it was killed"
                                 : WIFSIGNALED(status) ? "crashed: the worker process was killed by " + signal_text(WTERMSIG(status))
                                                       : "ended the worker process unexpectedly (exit status " +
                                                             std::to_string(WEXITSTATUS(status)) + ")";
