@@ -164,12 +164,17 @@ void enqueue_gemm(const Runtime& rt, const Buffer& A, const Buffer& tiles, const
     }
     const GemmConfig& c = rt.gemm();
     const std::string type = std::string("_") + type_suffix(w.type);
+    // A launch of r's tiles, lx x ly work-items per tile and tn columns, its arguments set.
+    const auto launch = [&](TileRange r, const std::string& name, std::size_t lx, std::size_t ly, std::size_t tn,
+                            const char* label) {
+        const std::size_t global[2] = {(N + tn - 1) / tn * lx, r.count * ly}, local[2] = {lx, ly};
+        rt.launch(name.c_str(), 2, global, local, label);
+    };
     const auto run = [&](TileRange r, const std::string& name, const Buffer& wb, std::size_t lx, std::size_t ly,
                          std::size_t tn, const char* label) {
         if (r.count == 0) return;
         rt.args(name.c_str(), A, tiles, r.first, N, K, wb, b, b_type, has_bias, C);
-        const std::size_t global[2] = {(N + tn - 1) / tn * lx, r.count * ly}, local[2] = {lx, ly};
-        rt.launch(name.c_str(), 2, global, local, label);
+        launch(r, name, lx, ly, tn, label);
     };
     run(plan.tiled, "moe_gemm" + type + "_kn", w.buf, c.tiled.lx, c.tiled.ly, c.tiled_tn(), "moe_gemm");
     run(plan.small, "moe_gemm_small" + type + "_kn", w.buf, c.small.lx, c.small.ly, c.small_tn(), "moe_gemm_small");
@@ -186,9 +191,7 @@ void enqueue_gemm(const Runtime& rt, const Buffer& A, const Buffer& tiles, const
         const std::string name = "moe_gemm_rows" + type + "_nk" + variant[v];
         rt.args(name.c_str(), A, tiles, r.first, N, K, w.nk, b, b_type, has_bias, C, e.mode, e.gate ? *e.gate : C,
                 e.act ? *e.act : C, e.beta, e.limit, e.gate_lane);
-        const std::size_t wg = c.rows_nk_wg(), tn = c.rows_tn(false);
-        const std::size_t global[2] = {(N + tn - 1) / tn * wg, r.count}, local[2] = {wg, 1};
-        rt.launch(name.c_str(), 2, global, local, "moe_gemm_rows");
+        launch(r, name, c.rows_nk_wg(), 1, c.rows_tn(false), "moe_gemm_rows");
     }
 }
 
