@@ -35,6 +35,11 @@ std::optional<std::string> beyond_declared_range(const Problem& p, const Precisi
         if (!is_compressed_weight(t.dtype()) && !is_compression_input(name) && is_floating(t.dtype()) &&
             finite_max_abs(t) > largest_finite(c))
             return beyond("the values of " + name, finite_max_abs(t), c);
+    // swish's beta, rounded to the compute type: an infinite beta times a zero gate is NaN where
+    // the reference's swish(0) is 0. (A finite beta times a gate past the range gives swish's
+    // limits, which are right; a clamp limit past it clamps nothing the type can hold.)
+    const double beta = std::fabs(resolve(p.attributes).swish_beta);
+    if (beta > largest_finite(c)) return beyond("swish's beta", beta, c);
     for (const char* w : {kWeight0, kWeight1, kWeight2})
         if (p.has(w) && is_compressed_weight(p.input(w).dtype())) {
             const double v = finite_max_abs(dequantize_weight(p, w, DType::f64));

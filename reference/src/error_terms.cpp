@@ -35,6 +35,14 @@ std::vector<double> times_abs(const PaddedMatrix& a, const PaddedMatrix& abs_w, 
     return out;
 }
 
+// What the activation carries forward of a first-GEMM value's error: its slope times the
+// error's magnitude; nothing from an infinite value. A backend forms that infinity exactly in any
+// precision (an infinite bias, weight or input makes it whatever the rounding of the finite
+// terms; their overflow to the other sign is beyond the declared range), so what the activation
+// makes of it (a clamp of +-inf, the gate's minimum with the limit) is exact too, where slope
+// times an infinite magnitude would give a bound that passes any output.
+double carried(double slope, double magnitude, double value) { return std::isinf(value) ? 0.0 : slope * magnitude; }
+
 }  // namespace
 
 ErrorTerms error_terms(const Problem& p, bool with_stages, int threads) {
@@ -89,16 +97,16 @@ ErrorTerms error_terms(const Problem& p, bool with_stages, int threads) {
                     // a flip across the edge is covered); d a / d gate <= 1.1 (|lin| + 1).
                     const double d_lin = std::fabs(swish(gate, beta));
                     const double d_gate = kSwishSlopeBound * (std::fabs(lin) + 1.0);
-                    acc = d_lin * m1[li] + d_gate * m1[gi];
-                    store = d_lin * std::fabs(h[li]) + d_gate * std::fabs(h[gi]);
+                    acc = carried(d_lin, m1[li], h[li]) + carried(d_gate, m1[gi], h[gi]);
+                    store = carried(d_lin, std::fabs(h[li]), h[li]) + carried(d_gate, std::fabs(h[gi]), h[gi]);
                     gate_eff = gate;
                 } else {
                     const std::size_t k = i * d.I + j;
                     a = gemm3_activation(h[k], up[k], beta);
                     const double d_gate = kSwishSlopeBound * std::fabs(up[k]);
                     const double d_up = std::fabs(swish(h[k], beta));
-                    acc = d_gate * m1[k] + d_up * m1_up[k];
-                    store = d_gate * std::fabs(h[k]) + d_up * std::fabs(up[k]);
+                    acc = carried(d_gate, m1[k], h[k]) + carried(d_up, m1_up[k], up[k]);
+                    store = carried(d_gate, std::fabs(h[k]), h[k]) + carried(d_up, std::fabs(up[k]), up[k]);
                     gate_eff = h[k];
                 }
                 act.row(i)[j] = a;

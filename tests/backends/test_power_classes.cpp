@@ -26,7 +26,7 @@ using moe::conformance::Status;
 namespace {
 
 struct Verdicts {
-    std::set<std::string> failed, passed;  // case names; SKIP and MISTRUSTED are in neither
+    std::set<std::string> failed, passed, mistrusted;  // case names; SKIP is in none
 };
 
 // `b` on the bundled cases whose names match one of `globs` (all when empty).
@@ -41,6 +41,7 @@ Verdicts run_bundled(Backend& b, const std::vector<std::string>& globs = {}) {
     for (const auto& r : outcome.results) {
         if (r.status == Status::fail || r.status == Status::error) v.failed.insert(r.case_name);
         if (r.status == Status::pass) v.passed.insert(r.case_name);
+        if (r.status == Status::mistrusted) v.mistrusted.insert(r.case_name);
     }
     return v;
 }
@@ -148,16 +149,18 @@ TEST_CASE("skipping routes below any threshold is caught, down to the subnormals
     }
 }
 
-TEST_CASE("tf32_gemm_inputs: caught by the long wide-range reductions; declared as f16 compute it passes") {
+TEST_CASE("tf32_gemm_inputs: caught by the long wide-range reductions; declared as f16 compute it is no fault") {
     auto b = mutant(LoopMutation::tf32_gemm_inputs);
     const Verdicts v = run_bundled(b, {"tf32_*"});
     CHECK(v.failed.size() == 3);
     CHECK(v.passed.empty());
-    // TF32 keeps an 11-bit significand: declared as such (compute f16), the same arithmetic passes.
+    // TF32 keeps an 11-bit significand: declared as such (compute f16), the same arithmetic is
+    // within its bounds. Those bounds, f16's over sums of 1025 and more terms, hold |ref| almost
+    // everywhere: MISTRUSTED (spec/tolerance.md, "Vacuous comparisons"), not FAIL.
     Redeclared honest(std::make_unique<LoopBackend>(mutant(LoopMutation::tf32_gemm_inputs)), {DType::f16, DType::f32});
     const Verdicts h = run_bundled(honest, {"tf32_*"});
     CHECK(h.failed.empty());
-    CHECK(h.passed.size() == 3);
+    CHECK(h.passed.size() + h.mistrusted.size() == 3);
 }
 
 TEST_CASE("bias1_after_routing: caught in both conventions where the weights do not sum to 1") {
@@ -232,8 +235,10 @@ TEST_CASE("values at the edges of a type's range: subnormal intermediates within
     h.inputs.at(kWeight0).set(0, 1.0);
     h.inputs.at(kWeight1).set(0, std::ldexp(1.0, -20));
     h.inputs.at(kWeight2).set(0, 1000.0);
+    // Within the floor, which here holds |ref| itself: no fault, and no proof either.
     LoopBackend loop_lowp(LoopOptions{true});
-    CHECK(loop_verdict(loop_lowp, h) == "PASS");
+    CHECK(loop_verdict(loop_lowp, h).rfind("MISTRUSTED: the output passes, but 1 of 1 finite reference elements have a "
+                                           "bound of at least |ref|", 0) == 0);
 }
 
 TEST_CASE("values at the edges of a type's range: overflow in the declared compute type is SKIP, with the reason") {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "moe/reference/error_terms.hpp"
 #include "moe/reference/gemm.hpp"
 #include "moe/reference/interpreter.hpp"
 #include "moe/spec/error.hpp"
@@ -234,6 +235,42 @@ TEST_CASE("non-finite data: the dense reading turns 0 * Inf into NaN, the sparse
             CHECK(std::isfinite(sparse.get(t * 8 + h)));
             if (h == 5) CHECK(std::isnan(dense.get(t * 8 + h)));
             else CHECK(dense.get(t * 8 + h) == sparse.get(t * 8 + h));
+        }
+    }
+}
+
+TEST_CASE("an infinite first-GEMM value carries no error: the bounds stay finite where the output is") {
+    // bias_0 = +-inf on a linear lane, +inf on a gate lane: the clamp or the gate's minimum with
+    // the limit make the activation exact and the output finite. Slope times an infinite magnitude
+    // once made that token's bound infinite, which passes any output. (-inf on a gate lane gives
+    // swish(-inf) = NaN, spec/README.md: those outputs are compared by class.)
+    for (const double inf : {INFINITY, -INFINITY}) {
+        for (const bool on_gate : {true, false}) {
+            CAPTURE(inf);
+            CAPTURE(on_gate);
+            Problem p = plain_problem(ExpertType::gemm2_bias_swiglu_clamp, Convention::openvino);
+            const ResolvedParams r = resolve(p.attributes);
+            const std::size_t I = 6, expert = static_cast<std::size_t>(p.input(kTopkIndices).get_index(0)),
+                              lane = 2 * 1 + (on_gate ? r.gate_lane : 1 - r.gate_lane);
+            p.inputs[kBias0].set(expert * 2 * I + lane, inf);
+            const Tensor out = reference::run(p).output;
+            const auto terms = reference::error_terms(p, false, 1).output;
+            std::size_t finite = 0;
+            for (std::size_t i = 0; i < out.size(); ++i) {
+                if (!std::isfinite(out.get(i))) continue;
+                ++finite;
+                double bound = 0.0;
+                for (const auto& [name, t] : terms) {
+                    CAPTURE(name);
+                    CHECK(std::isfinite(t.get(i)));
+                    bound += t.get(i);
+                }
+                CHECK(bound > 0.0);
+            }
+            if (on_gate && inf < 0)
+                CHECK(finite < out.size());
+            else
+                CHECK(finite == out.size());  // token 0's output included
         }
     }
 }
