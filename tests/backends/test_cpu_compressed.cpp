@@ -345,3 +345,57 @@ TEST_CASE("cpu, compressed weights: the f32 decode kernels on long groups (per c
                 }
             }
 }
+
+TEST_CASE("cpu, compressed weights: an infinite scale and codes times activations past f32's range, as the spec forms W_f") {
+    // The decode kernels scale a group's sum once. W_f = (q - z) S is NaN where S = Inf meets q = z
+    // (the sum scaled gives an infinity), and 1e37-sized activations times codes pass f32's range
+    // where x W_f (S = 2^-24) does not. Every path: the f32 kernels, the bf16 dot kernels (bf16
+    // activations), groups of 32 with f16 scales read as stored, and wider groups.
+    using namespace moe::backends::cpu;
+    std::mt19937 rng(20261126);
+    for (DType t : {DType::u8, DType::i8, DType::u4, DType::i4})
+        for (std::size_t gs : {std::size_t{32}, std::size_t{128}})
+            for (bool zp : {false, true})
+                for (bool bf16_data : {false, true}) {
+                    CAPTURE(dtype_name(t));
+                    CAPTURE(gs);
+                    CAPTURE(zp);
+                    CAPTURE(bf16_data);
+                    const std::size_t N = 40, K = 384, G = K / gs, M = 3;
+                    Weights w = random_weights(t, 1, N, K, gs, t, rng);  // codes: random bytes; zero points 4-bit
+                    std::vector<float> A(M * K);
+                    std::normal_distribution<double> nd;
+                    for (float& a : A) {
+                        const double v = nd(rng) * 1e37;
+                        a = bf16_data ? static_cast<float>(bf16_bits_to_f64(f32_to_bf16_bits(static_cast<float>(v))))
+                                      : static_cast<float>(v);
+                    }
+                    for (std::size_t i = 0; i < N * G; ++i) w.scale.set(i, std::ldexp(1.0, -24));
+                    // Row 5, group 0: an infinite scale over a code equal to its zero point (0 without one).
+                    w.scale.set(5 * G, INFINITY);
+                    const double z = zp ? w.zero.get(5 * G) : 0.0;
+                    const std::int64_t code = static_cast<std::int64_t>(z);
+                    w.w.set(5 * K + 7, static_cast<double>(code));
+                    const WeightView W = w.view(0, zp);
+                    std::vector<float> C1(M * N), C2(M * N);
+                    compressed_gemm(A.data(), M, K, W, N, C1.data(), N, 1);
+                    compressed_gemm(A.data(), M, K, W, N, C2.data(), N, 2);
+                    CHECK(std::memcmp(C1.data(), C2.data(), C1.size() * sizeof(float)) == 0);  // threads (NaN too)
+                    std::size_t nan_rows = 0, finite = 0;
+                    for (std::size_t m = 0; m < M; ++m)
+                        for (std::size_t n = 0; n < N; ++n) {
+                            if (n == 5) nan_rows += std::isnan(C1[m * N + n]);
+                            else finite += std::isfinite(C1[m * N + n]);
+                        }
+                    CHECK(nan_rows == M);
+                    CHECK(finite == M * (N - 1));
+                    // With row 5's scale finite again: every element within the f32 bound of the f64
+                    // product, the other rows as before.
+                    w.scale.set(5 * G, std::ldexp(1.0, -24));
+                    std::vector<float> C3(M * N);
+                    compressed_gemm(A.data(), M, K, w.view(0, zp), N, C3.data(), N, 1);
+                    check_against_f64(A, M, w.view(0, zp), C3);
+                    for (std::size_t m = 0; m < M; ++m) C3[m * N + 5] = C1[m * N + 5] = 0.0f;
+                    CHECK(C1 == C3);
+                }
+}

@@ -71,6 +71,31 @@ void portable_rows(const float* A, std::size_t M, std::size_t lda, const WeightV
     }
 }
 
+// The decode kernels sum a group's (q - z) x, or code times x, and scale the sum once. That is
+// the declared f32 chain wherever the sum is finite (compressed_kernels.hpp), but not where it is
+// not: an infinite scale times a code equal to its zero point is 0 * Inf = NaN in the spec's
+// W_f = (q - z) S, where s * sum gives an infinity; and codes times activations can pass f32's
+// range where the dequantised products stay well within it (x ~ 1e37 against S ~ 1e-36). Those
+// elements, found by their non-finite value, are computed again as the portable path computes
+// every element: W_f rounded once to f32, then the products.
+void redo_nonfinite(const float* A, std::size_t M, std::size_t lda, const WeightView& W, std::size_t N, float* C,
+                    std::size_t ldc) {
+    static thread_local std::vector<float> row;
+    for (std::size_t n = 0; n < N; ++n) {
+        bool any = false;
+        for (std::size_t m = 0; m < M; ++m) any = any || !std::isfinite(C[m * ldc + n]);
+        if (!any) continue;
+        row.resize(W.K);
+        dequantize_rows(W, n, 1, row.data());
+        for (std::size_t m = 0; m < M; ++m) {
+            if (std::isfinite(C[m * ldc + n])) continue;
+            float s = 0.0f;
+            for (std::size_t k = 0; k < W.K; ++k) s += A[m * lda + k] * row[k];
+            C[m * ldc + n] = s;
+        }
+    }
+}
+
 // ---- AVX-512 decode kernels ------------------------------------------------------------------
 
 // The 16 values of a 4-bit type as floats, for vpermps (which indexes by the low 4 bits of each lane).
@@ -435,6 +460,7 @@ void compressed_gemm(const float* A, std::size_t M, std::size_t lda, const Weigh
         else if (fast) decode_rows(a, M, a_stride, W, C, ldc, n0, n1);
         else portable_rows(A, M, lda, W, C, ldc, n0, n1);
     }
+    if (fast) redo_nonfinite(A, M, lda, W, N, C, ldc);
 }
 
 }  // namespace moe::backends::cpu

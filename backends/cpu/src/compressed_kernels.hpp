@@ -14,8 +14,10 @@ inline constexpr std::size_t kCompressedRows = 8;
 // C[m * ldc + n] = sum_k A[m * lda + k] * W_f(n, k) for m < M <= kCompressedRows and n < N (a
 // compressed NK weight). Each thread streams a slice of the weight rows: each stored byte is read
 // once. A group's products are summed in f32 and scaled once, s * sum (q - z) x (the error the
-// tolerance's dequantisation term bounds: spec/tolerance.md). Threads split the columns; the result
-// does not depend on their number.
+// tolerance's dequantisation term bounds: spec/tolerance.md); an element that comes out NaN or
+// infinite is computed again from W_f rounded to f32 (an infinite scale, or a sum past f32's range
+// that the dequantised products stay within). Threads split the columns; the result does not
+// depend on their number.
 void compressed_gemm(const float* A, std::size_t M, std::size_t lda, const WeightView& W, std::size_t N, float* C,
                      std::size_t ldc, int threads);
 
