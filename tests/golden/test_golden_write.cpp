@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "golden_test_support.hpp"
+#include "moe/golden/result_file.hpp"
 
 using namespace moe::test::golden_support;
 
@@ -190,4 +191,24 @@ TEST_CASE("failures print nothing: HDF5's error stack goes into the FileError me
     });
     CHECK(failures == 4);
     CHECK(printed == "");
+}
+
+TEST_CASE("a result file keeps the precision it declares, the dequantisation type included") {
+    // run --write-results once dropped dequant_type: check then judged a bf16-dequantising
+    // backend's results with the f32 default, a tighter bound than run had used.
+    TempDir dir;
+    ResultFile r;
+    r.case_name = "some_case";
+    r.golden_sha256 = std::string(64, 'a');
+    r.output = Tensor(DType::f32, {2, 3});
+    for (const Precision p : {Precision(DType::f32, DType::bf16, DType::bf16), Precision(DType::f32, DType::f32)}) {
+        r.precision = p;
+        const auto file = dir.path() / "r.h5";
+        write_result(file, r);
+        const ResultFile back = read_result(file);
+        REQUIRE(back.precision.has_value());
+        CHECK(back.precision->compute == p.compute);
+        CHECK(back.precision->storage == p.storage);
+        CHECK(back.precision->dequant == p.dequant);
+    }
 }

@@ -69,6 +69,14 @@ def main():
     expect("npy with --precision data", 0, "1 passed", "--results", os.path.join(work, "out.npy"), "--precision", "data")
     expect("npy with --precision f32/data/data", 0, "1 passed", "--results", os.path.join(work, "out.npy"),
            "--precision", "f32/data/data")
+    # A header written by another tool than numpy: spaces around the colon and before the comma.
+    spaced = os.path.join(work, "spaced.npy")
+    data = np.ascontiguousarray(ref.astype("<f4"))
+    header = "{'descr' : '<f4' , 'fortran_order': False , 'shape': %s }" % (tuple(data.shape),)
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    with open(spaced, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + data.tobytes())
+    expect("npy header with other spacing", 0, "1 passed", "--results", spaced, "--precision", "f32")
     expect("npy with --precision f32/f99", 2, "'f99' is not f64, f32, f16, bf16 or data", "--results",
            os.path.join(work, "out.npy"), "--precision", "f32/f99")
     # --case picks its result out of a folder that answers more cases: the others are not extras.

@@ -16,15 +16,23 @@ namespace {
     throw FileError(kind, file.string() + ": " + what);
 }
 
+// The value of `key` in the header's Python dict literal, without the spaces around it: numpy
+// writes "'descr': '<f4', ", other writers put spaces elsewhere ("'descr' : '<f4' ,").
 std::string field(const std::string& header, const std::string& key, const std::filesystem::path& file) {
-    const std::string quoted = "'" + key + "':";
+    const std::string quoted = "'" + key + "'";
     const auto at = header.find(quoted);
     if (at == std::string::npos) fail(FileError::Kind::malformed, file, "npy header has no '" + key + "'");
+    const auto blank = [&](std::size_t i) { return i < header.size() && (header[i] == ' ' || header[i] == '\t'); };
     std::size_t i = at + quoted.size();
-    while (i < header.size() && header[i] == ' ') ++i;
-    const std::size_t end = header[i] == '(' ? header.find(')', i) + 1 : header.find_first_of(",}", i);
+    while (blank(i)) ++i;
+    if (i >= header.size() || header[i] != ':') fail(FileError::Kind::malformed, file, "npy header: bad '" + key + "'");
+    ++i;
+    while (blank(i)) ++i;
+    const std::size_t end = i < header.size() && header[i] == '(' ? header.find(')', i) + 1 : header.find_first_of(",}", i);
     if (end == std::string::npos || end == 0) fail(FileError::Kind::malformed, file, "npy header: bad '" + key + "'");
-    return header.substr(i, end - i);
+    std::size_t last = end;
+    while (last > i && blank(last - 1)) --last;
+    return header.substr(i, last - i);
 }
 
 Shape parse_shape(const std::string& text, const std::filesystem::path& file) {
@@ -91,7 +99,9 @@ ResultFile read_npy_result(const std::filesystem::path& file, std::uint64_t max_
         fail(FileError::Kind::malformed, file, "npy data is " + std::to_string(file_bytes - data_at) + " bytes, shape " +
                                                    shape_to_string(shape) + " needs " + std::to_string(bytes));
     if (bytes > (max_memory ? max_memory : default_max_memory()))
-        fail(FileError::Kind::refused, file, "needs more memory than the budget (--max-memory)");
+        fail(FileError::Kind::refused, file,
+             "its data needs " + readable_bytes(static_cast<double>(bytes)) + " once read, more than the memory budget of " +
+                 readable_bytes(static_cast<double>(max_memory ? max_memory : default_max_memory())) + " (--max-memory)");
     ResultFile r;
     r.output = Tensor(dt, shape);
     in.read(reinterpret_cast<char*>(r.output.data()), static_cast<std::streamsize>(bytes));

@@ -124,6 +124,8 @@ void write_result(const std::filesystem::path& file, const ResultFile& r) {
             if (r.precision) {
                 attr("compute_type", std::string(dtype_name(r.precision->compute)));
                 attr("storage_type", std::string(dtype_name(r.precision->storage)));
+                // Written when declared: check must judge the precision run judged.
+                if (r.precision->dequant) attr("dequant_type", std::string(dtype_name(*r.precision->dequant)));
             }
             write_tensor_group(root.get(), kOutputsGroup, {{kOutputName, r.output}}, ctx);
             if (!r.stages.empty()) write_tensor_group(root.get(), kStagesGroup, r.stages, ctx);
