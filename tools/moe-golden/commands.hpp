@@ -19,6 +19,7 @@ int generate(const GenerateOptions& o);
 struct VerifyOptions {
     std::string catalog, dir, tier = "ci";
     int threads = 1;
+    std::uint64_t max_memory = 0;  // for reading each file and for regenerating its case; 0 = the default
 };
 int verify(const VerifyOptions& o);
 

@@ -1,11 +1,10 @@
 #include <chrono>
-#include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
 
 #include "commands.hpp"
+#include "generation_memory.hpp"
 #include "moe/golden/suite.hpp"
 #include "moe/generator/case_spec.hpp"
 #include "moe/generator/golden_builder.hpp"
@@ -16,46 +15,6 @@
 namespace moe::golden_cli {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-constexpr double kMiB = 1024.0 * 1024, kGiB = 1024.0 * kMiB;
-
-std::string printf_string(const char* format, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, format, v);
-    return buf;
-}
-
-std::string approx_size(double bytes) {
-    if (bytes < kMiB) return printf_string("%.1f KiB", bytes / 1024);
-    if (bytes < kGiB) return printf_string("%.1f MiB", bytes / kMiB);
-    return printf_string(bytes < 0x1p63 ? "%.1f GiB" : "%.3g GiB", bytes / kGiB);
-}
-
-// A catalogue is untrusted input: a case too large for the budget is refused, naming it, before
-// any case is generated, instead of ending in bad_alloc (exit 3) or the OOM killer half-way.
-void check_memory(const GenerateOptions& o, const std::vector<generator::CaseSpec>& cases) {
-    const std::uint64_t budget = o.max_memory ? o.max_memory : golden::default_max_memory();
-    for (const auto& c : cases) {
-        const double need = generator::generation_bytes(c, o.stages);
-        if (need <= static_cast<double>(budget)) continue;
-        const std::string tokens = c.rank3 ? "B=" + std::to_string(c.batch) + " S=" + std::to_string(c.seq)
-                                           : "T=" + std::to_string(c.seq);
-        const std::string shape = tokens + " H=" + std::to_string(c.hidden) +
-                                  " I=" + std::to_string(c.inter) + " E=" + std::to_string(c.experts) +
-                                  " K=" + std::to_string(c.topk) + ", " + std::string(dtype_name(c.dtype)) +
-                                  (o.stages ? ", with stages" : "");
-        throw InputError("catalog " + o.catalog + ", case " + c.name + " (" + shape + "): generating it needs about " +
-                         approx_size(need) + ", more than the memory budget of " +
-                         approx_size(static_cast<double>(budget)) +
-                         (need < 0x1p63 ? "; on a machine with the memory, give " +
-                                              printf_string("--max-memory %.0fG", std::ceil(need / kGiB)) + " or more"
-                                        : "; no --max-memory admits it"));
-    }
-}
-
-}  // namespace
 
 int generate(const GenerateOptions& o) {
     std::vector<generator::CaseSpec> cases;
@@ -69,7 +28,8 @@ int generate(const GenerateOptions& o) {
         std::cerr << "moe-golden: error: no case of " << o.catalog << " matches the tier and filters\n";
         return 2;
     }
-    check_memory(o, cases);
+    // Every selected case is checked before any is generated.
+    for (const auto& c : cases) require_generation_memory(o.catalog, c, o.stages, o.max_memory);
     std::error_code made;
     fs::create_directories(o.out_dir, made);
     if (made || !fs::is_directory(o.out_dir))

@@ -66,6 +66,11 @@ int main(int argc, char** argv) {
     v->add_option("--dir", ver.dir, "Golden folder")->required()->check(CLI::ExistingDirectory);
     v->add_option("--tier", ver.tier, "Largest tier to check (default ci)")->check(CLI::IsMember({"quick", "ci", "full"}));
     v->add_option("--threads", ver.threads, "Threads for the reference")->check(moe::cli::kPositive);
+    v->add_option("--max-memory", ver.max_memory,
+                  "Largest memory reading one file or regenerating its case may need (e.g. 512M, 8G; default: the "
+                  "smaller of 8 GiB and 3/4 of physical memory); every selected case is checked before any is read")
+        ->transform(CLI::AsSizeValue(false))
+        ->check(moe::cli::kPositive);
 
     CompleteOptions com;
     com.threads = default_threads;

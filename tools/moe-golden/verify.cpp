@@ -3,8 +3,10 @@
 #include <filesystem>
 #include <iostream>
 #include <set>
+#include <vector>
 
 #include "commands.hpp"
+#include "generation_memory.hpp"
 #include "moe/golden/isolated_read.hpp"
 #include "moe/golden/case_diff.hpp"
 #include "moe/golden/suite.hpp"
@@ -29,10 +31,17 @@ int verify(const VerifyOptions& o) {
     for (const auto& entry : fs::directory_iterator(dir))
         if (entry.path().extension() == ".h5") on_disk.insert(entry.path().filename().string());
 
+    std::vector<generator::CaseSpec> cases;
+    for (auto& spec : generator::load_catalog(o.catalog))
+        if (golden::tier_includes(o.tier, spec.tier)) cases.push_back(std::move(spec));
+    // The catalogue is untrusted too: every case must fit the budget before any is regenerated
+    // (without stages here; a file that holds them is checked again once read).
+    for (const auto& spec : cases) require_generation_memory(o.catalog, spec, false, o.max_memory);
+
     std::size_t checked = 0;
-    const auto cases = generator::load_catalog(o.catalog);
+    golden::ReadOptions read;
+    read.max_memory = o.max_memory;
     for (const auto& spec : cases) {
-        if (!golden::tier_includes(o.tier, spec.tier)) continue;
         ++checked;
         const fs::path file = dir / (spec.name + ".h5");
         std::cerr << "[" << checked << "] " << spec.name << "\n";
@@ -41,7 +50,8 @@ int verify(const VerifyOptions& o) {
             ++failures;
             continue;
         }
-        const golden::GoldenCase stored = golden::read_golden_isolated(file, golden::ReadOptions{});
+        const golden::GoldenCase stored = golden::read_golden_isolated(file, read);
+        if (!stored.stages.empty()) require_generation_memory(o.catalog, spec, true, o.max_memory);
         const golden::GoldenCase fresh = generator::build_golden(spec, {!stored.stages.empty(), o.threads});
         const auto diffs = golden::case_differences(fresh, stored);
         for (const auto& d : diffs) std::cout << "FAIL " << spec.name << ": " << d << "\n";

@@ -1,7 +1,6 @@
 #include "dataset_reading.hpp"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "golden_rules.hpp"
 #include "hdf5/h5_attributes.hpp"
@@ -82,24 +81,6 @@ std::vector<PlannedDataset> plan_group(const H5Id& group, const std::string& gro
     return out;
 }
 
-namespace {
-
-// A size in the largest unit that leaves it at least 1 (a small --max-memory read as "0.00 GiB").
-std::string readable_size(std::uint64_t bytes) {
-    const char* units[] = {"bytes", "KiB", "MiB", "GiB"};
-    int u = 0;
-    double v = static_cast<double>(bytes);
-    while (u < 3 && v >= 1024.0) v /= 1024.0, ++u;
-    char buf[40];
-    if (u == 0)
-        std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(bytes));
-    else
-        std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
-    return buf;
-}
-
-}  // namespace
-
 // Everything the datasets need once read, plus two chunks HDF5 holds while it decompresses,
 // must fit the budget: checked before anything is allocated.
 void check_memory(const std::vector<const PlannedDataset*>& all, std::uint64_t budget, const FileContext& ctx) {
@@ -113,9 +94,11 @@ void check_memory(const std::vector<const PlannedDataset*>& all, std::uint64_t b
     total += 2 * chunk;
     if (total > budget)
         ctx.fail(Kind::refused, "file",
-                 "its datasets need " + readable_size(total) + " once read (the largest, " + largest->path + " " +
-                     shape_to_string(largest->shape) + ", " + readable_size(largest->storage.memory_bytes) +
-                     "), more than the memory budget of " + readable_size(budget) + " (--max-memory)");
+                 "its datasets need " + readable_bytes(static_cast<double>(total)) + " once read (the largest, " +
+                     largest->path + " " + shape_to_string(largest->shape) + ", " +
+                     readable_bytes(static_cast<double>(largest->storage.memory_bytes)) +
+                     "), more than the memory budget of " + readable_bytes(static_cast<double>(budget)) +
+                     " (--max-memory)");
 }
 
 namespace {

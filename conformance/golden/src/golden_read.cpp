@@ -158,6 +158,20 @@ std::uint64_t default_max_memory() {
     return budget;
 }
 
+std::string readable_bytes(double bytes) {
+    constexpr double kKiB = 1024.0, kMiB = 1024.0 * kKiB, kGiB = 1024.0 * kMiB;
+    char buf[64];
+    if (bytes < kKiB)
+        std::snprintf(buf, sizeof buf, "%.0f bytes", bytes);
+    else if (bytes < kMiB)
+        std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / kKiB);
+    else if (bytes < kGiB)
+        std::snprintf(buf, sizeof buf, "%.1f MiB", bytes / kMiB);
+    else
+        std::snprintf(buf, sizeof buf, bytes < 0x1p63 ? "%.1f GiB" : "%.3g GiB", bytes / kGiB);
+    return buf;
+}
+
 GoldenCase read_golden(const std::filesystem::path& file, bool require_output) {
     ReadOptions o;
     o.require_output = require_output;

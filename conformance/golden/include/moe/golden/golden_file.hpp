@@ -76,6 +76,10 @@ struct FileStorage {
 // machine's physical memory.
 std::uint64_t default_max_memory();
 
+// A byte count as the memory-budget messages print it: "N bytes" below 1 KiB, else one decimal in
+// KiB, MiB or GiB. A double, because estimates of hostile shapes pass 2^64.
+std::string readable_bytes(double bytes);
+
 struct ReadOptions {
     bool require_output = true;       // a file without /outputs/output is malformed
     std::uint64_t max_memory = 0;     // bytes the datasets may need once read; 0 = default_max_memory()
