@@ -226,6 +226,33 @@ TEST_CASE("generate: a case needing more memory than --max-memory is refused bef
     CHECK(fs::exists(g.out / "small.h5"));
 }
 
+TEST_CASE("verify: a catalogue case needing more memory than --max-memory is refused before any file is read") {
+    // verify regenerates every case: a hostile catalogue could make it allocate without bound.
+    TempDir dir;
+    const std::string small = catalog_case(R"("small")"),
+                      big = catalog_case(R"("big")", R"({"tokens": 100000000, "hidden": 64, "inter": 32, "experts": 8, "topk": 2})");
+    auto g = generate_from(dir, catalog_of(small), " --manifest --stages");
+    REQUIRE(g.result.exit_code == 0);
+    std::ofstream(g.catalog) << catalog_of(small + ", " + big);
+    const auto verify = [&](const std::string& flags) {
+        return run_command(moe_golden() + " verify --catalog " + g.catalog.string() + " --dir " + g.out.string() + flags);
+    };
+    auto v = verify(" --max-memory 8G");
+    CAPTURE(v.output);
+    CHECK(v.exit_code == 2);
+    CHECK(v.output.find("case big (T=100000000 H=64 I=32 E=8 K=2, f32): generating it needs about ") != std::string::npos);
+    CHECK_FALSE(v.output.find("[1] small") != std::string::npos);  // refused up front
+    // Within the budget: the file is read and regenerated; a budget too small for its stages
+    // (checked once the file says it has them) is refused naming it.
+    std::ofstream(g.catalog) << catalog_of(small);
+    v = verify(" --max-memory 8G");
+    CHECK(v.exit_code == 0);
+    CHECK(v.output.find("all identical") != std::string::npos);
+    v = verify(" --max-memory 1K");
+    CHECK(v.exit_code == 2);
+    CHECK(v.output.find("more than the memory budget of 1.0 KiB") != std::string::npos);
+}
+
 TEST_CASE("generate: a shape whose element count overflows is refused by the memory check, whatever the budget") {
     // T x H, and B x S, of 2^64 wrap to 0 in 64-bit arithmetic: the need is computed in double.
     TempDir dir;
@@ -464,4 +491,59 @@ TEST_CASE("complete: a file that claims `exact` must be exact by construction") 
     c.exact = false;
     golden::write_golden(in, c);
     CHECK(run_command(moe_golden() + " complete " + in.string() + " -o " + out.string()).exit_code == 0);
+}
+
+TEST_CASE("generate: a clamp limit of \"inf\" makes a file whose limit is +Inf; bad op parameters name their key") {
+    // Before: "inf" was refused with "case clamp_Linf: wrong type: [json.exception.type_error.302] ...".
+    TempDir dir;
+    const std::string shape = R"("shape": {"tokens": 4, "hidden": 8, "inter": 4, "experts": 4, "topk": 2})";
+    auto gemm2 = [&](const std::string& name, const std::string& convention, const std::string& op) {
+        return R"({"name": ")" + name + R"(", "expert_type": "GEMM2_BIAS_SWIGLU_CLAMP", "convention": ")" + convention +
+               R"(", "seed": 3, )" + shape + ", " + op + "}";
+    };
+    auto g = generate_from(dir, catalog_of(gemm2("clamp_Linf", "openvino", R"("params": {"swish_beta": 1.702, "clamp_limit": "inf"})") +
+                                           ", " + gemm2("spec_Linf", "spec", R"("attributes": {"expert_beta": "inf"})")));
+    CAPTURE(g.result.output);
+    REQUIRE(g.result.exit_code == 0);
+    const auto openvino = golden::read_golden(g.out / "clamp_Linf.h5");
+    CHECK(openvino.problem.attributes.expert_alpha == std::numeric_limits<double>::infinity());
+    CHECK(openvino.problem.attributes.expert_beta == 1.702);
+    CHECK(golden::read_golden(g.out / "spec_Linf.h5").problem.attributes.expert_beta ==
+          std::numeric_limits<double>::infinity());
+    // As stored: the attributes and the resolved clamp_limit, read without our code.
+    const auto py = run_python("import h5py\nf = h5py.File('" + (g.out / "clamp_Linf.h5").string() +
+                               "', 'r')\nprint(repr(f.attrs['expert_alpha']), repr(f.attrs['clamp_limit']))\n");
+    CAPTURE(py.output);
+    CHECK(py.exit_code == 0);
+    CHECK(py.output.find("inf") != std::string::npos);
+    CHECK(py.output.find("-inf") == std::string::npos);
+    const auto shown = run_command(moe_golden() + " inspect " + (g.out / "clamp_Linf.h5").string());
+    CAPTURE(shown.output);
+    CHECK(shown.exit_code == 0);
+    CHECK(shown.output.find("resolved: swish_beta 1.702, clamp_limit inf, gate_lane 0") != std::string::npos);
+
+    fs::remove_all(g.out);
+    const std::pair<std::string, std::string> refused[] = {
+        {gemm2("bad_type", "openvino", R"("params": {"clamp_limit": "infinity"})"),
+         R"(case bad_type, key params.clamp_limit: "infinity" is not a number or "nan", "inf", "-inf")"},
+        {gemm2("nan_limit", "openvino", R"("params": {"clamp_limit": "nan"})"),
+         R"(case nan_limit, key params.clamp_limit: the clamp limit must be >= 0 or "inf" (no clamping), got "nan")"},
+        {gemm2("inf_beta", "openvino", R"("params": {"swish_beta": "inf"})"),
+         R"(case inf_beta, key params.swish_beta: swish beta must be finite, got "inf")"},
+        {gemm2("attr_inf_beta", "spec", R"("attributes": {"expert_alpha": "inf"})"),
+         "case attr_inf_beta, key attributes.expert_alpha: attribute expert_alpha (swish beta) must be finite"},
+        {gemm2("attr_list", "openvino", R"("attributes": {"expert_beta": [1]})"),
+         "case attr_list, key attributes.expert_beta: [1] is not a number"},
+        {gemm2("weights_type", "openvino", R"("routing": {"weights": 1})"),
+         "case weights_type, key routing.weights: 1 is not a string"},
+    };
+    for (const auto& [text, message] : refused) {
+        g = generate_from(dir, catalog_of(text));
+        CAPTURE(text);
+        CAPTURE(g.result.output);
+        CHECK(g.result.exit_code == 2);
+        CHECK(g.result.output.find("catalog " + g.catalog.string() + ", " + message) != std::string::npos);
+        CHECK(g.result.output.find("json.exception") == std::string::npos);
+        CHECK_FALSE(fs::exists(g.out));
+    }
 }

@@ -18,6 +18,8 @@ using catalog_json::Where;
 using catalog_json::check_keys;
 using catalog_json::get;
 using catalog_json::number_or_special;
+using catalog_json::parse_attributes;
+using catalog_json::parse_params;
 using catalog_json::shown;
 
 namespace {
@@ -187,33 +189,22 @@ CaseSpec parse_case(const Json& j, const Where& w) {
     if (j.contains("description")) c.description = get<std::string>(j, "description", w);
     ExpertType type;
     Convention conv;
+    const auto type_name = get<std::string>(j, "expert_type", w), conv_name = get<std::string>(j, "convention", w);
     try {
-        type = parse_expert_type(get<std::string>(j, "expert_type", w));
-        conv = parse_convention(get<std::string>(j, "convention", w));
+        type = parse_expert_type(type_name);
     } catch (const InputError& e) {
-        w.fail("", e.what());
+        w.fail("expert_type", e.what());
+    }
+    try {
+        conv = parse_convention(conv_name);
+    } catch (const InputError& e) {
+        w.fail("convention", e.what());
     }
     if (j.contains("attributes") && j.contains("params")) w.fail("params", "give attributes or params, not both");
-    c.attributes = default_attributes(type, conv);
-    if (j.contains("attributes")) {
-        const Json& a = j.at("attributes");
-        check_keys(a, {"expert_alpha", "expert_beta", "gate_idx"}, w, "attributes");
-        const Where aw = w.in("attributes");
-        if (a.contains("expert_alpha")) c.attributes.expert_alpha = get<double>(a, "expert_alpha", aw);
-        if (a.contains("expert_beta")) c.attributes.expert_beta = get<double>(a, "expert_beta", aw);
-        if (a.contains("gate_idx")) c.attributes.gate_idx = get<std::int64_t>(a, "gate_idx", aw);
-    } else if (j.contains("params")) {
-        const Json& p = j.at("params");
-        check_keys(p, {"swish_beta", "clamp_limit", "gate_lane"}, w, "params");
-        std::optional<int> lane;
-        if (p.contains("gate_lane")) lane = get<int>(p, "gate_lane", w.in("params"));
-        try {
-            c.attributes = attributes_for(type, conv, p.value("swish_beta", 1.0), p.value("clamp_limit", 0.0), lane);
-        } catch (const InputError& e) {
-            w.fail("params", e.what());
-        }
-    }
-    try {
+    c.attributes = j.contains("attributes") ? parse_attributes(j.at("attributes"), type, conv, w)
+                   : j.contains("params")   ? parse_params(j.at("params"), type, conv, w)
+                                            : default_attributes(type, conv);
+    try {  // checked key by key above; resolve() has the last word
         resolve(c.attributes);
     } catch (const InputError& e) {
         w.fail(j.contains("params") ? "params" : "attributes", e.what());
@@ -283,7 +274,7 @@ CaseSpec parse_case(const Json& j, const Where& w) {
                 if (!seen.insert(e).second) w.fail(key, "expert " + std::to_string(e) + " is listed twice");
             }
         }
-        const auto weights = r.value("weights", std::string("softmax"));
+        const auto weights = r.contains("weights") ? get<std::string>(r, "weights", rw) : std::string("softmax");
         if (weights == "softmax") c.routing.weights = RoutingSpec::Weights::softmax;
         else if (weights == "random") c.routing.weights = RoutingSpec::Weights::random;
         else if (weights == "dyadic") c.routing.weights = RoutingSpec::Weights::dyadic;
@@ -292,6 +283,7 @@ CaseSpec parse_case(const Json& j, const Where& w) {
         parse_extended_routing(r, c, w);
     }
     if (j.contains("overrides")) {
+        if (!j.at("overrides").is_array()) w.fail("overrides", "expected a list of objects");
         for (const auto& o : j.at("overrides")) {
             check_keys(o, {"input", "index", "value"}, w, "overrides");
             if (!o.contains("value")) w.fail("overrides.value", "missing");
@@ -345,7 +337,7 @@ std::vector<Json> expand(const Json& j, const Where& w) {
             for (const auto& v : values) {
                 Json c = base;
                 c[key] = v.is_object() && v.contains("value") ? v.at("value") : v;
-                c["name"] = c.at("name").get<std::string>() + "_" + suffix_of(key, v, w);
+                c["name"] = get<std::string>(c, "name", w) + "_" + suffix_of(key, v, w);
                 next.push_back(std::move(c));
             }
         }
@@ -431,28 +423,31 @@ std::vector<CaseSpec> load_catalog(const std::filesystem::path& file) {
 
 static std::vector<CaseSpec> catalog_cases(const Json& root, const Where& w) {
     check_keys(root, {"format", "format_version", "description", "defaults", "cases"}, w, "");
-    if (root.value("format", std::string()) != "moe-catalog") w.fail("format", "expected \"moe-catalog\"");
+    if (get<std::string>(root, "format", w) != "moe-catalog") w.fail("format", "expected \"moe-catalog\"");
     if (get<std::int64_t>(root, "format_version", w) != 1) w.fail("format_version", "expected 1");
-    const Json defaults = root.value("defaults", Json::object());
+    if (root.contains("description")) get<std::string>(root, "description", w);
+    const Json defaults = root.contains("defaults") ? root.at("defaults") : Json::object();
+    if (!defaults.is_object()) w.fail("defaults", shown(defaults) + " is not an object");
     std::vector<CaseSpec> cases;
     std::set<std::string> names;
     if (!root.contains("cases") || !root.at("cases").is_array()) w.fail("cases", "expected a list of cases");
     for (std::size_t i = 0; i < root.at("cases").size(); ++i) {
         const Json& entry = root.at("cases")[i];
+        // A case without a name (or with one that is not a string) is named by its place.
+        const Where at{w.file, "cases[" + std::to_string(i) + "]", ""};
+        if (!entry.is_object()) at.fail("", shown(entry) + " is not an object");
         Json merged = defaults;
         for (const auto& [k, v] : entry.items()) merged[k] = v;
-        Where cw = w;
-        cw.name = merged.value("name", std::string("(unnamed)"));
-        for (const auto& j : expand(merged, cw)) {
+        const std::string name = merged.contains("name") ? get<std::string>(merged, "name", at) : at.name;
+        for (const auto& j : expand(merged, {w.file, name, ""})) {
             Where ew = w;
-            ew.name = j.value("name", std::string("(unnamed)"));
+            ew.name = j.contains("name") ? j.at("name").get<std::string>() : at.name;
             // Checked after expansion: a suffix is part of the file name too. The case is named
             // by its place in the file, the name being the fault.
             if (const auto problem = case_name_problem(ew.name); j.contains("name") && !problem.empty())
-                Where{w.file, "cases[" + std::to_string(i) + "]", ""}.fail(
-                    "name", shown(j.at("name")) + " cannot be a case name: " + problem +
-                                " (a name is a file name in --out: not empty, no '/', '\\' or control characters, "
-                                "not starting with '.')");
+                at.fail("name", shown(j.at("name")) + " cannot be a case name: " + problem +
+                                    " (a name is a file name in --out: not empty, no '/', '\\' or control characters, "
+                                    "not starting with '.')");
             CaseSpec c;
             try {
                 c = parse_case(j, ew);
