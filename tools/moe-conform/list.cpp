@@ -14,12 +14,18 @@ int list(const std::vector<std::string>& backend_libs) {
     for (const Backend* b : set.list) {
         const std::string name = b->name();
         const auto a = b->availability();
-        const auto f32 = b->precision(DType::f32), f16 = b->precision(DType::f16);
         std::cout << "  " << std::left << std::setw(18) << name << std::setw(12)
                   << (a.available ? "available" : "unavailable") << b->description() << "\n"
-                  << "  " << std::setw(30) << "" << "f32 inputs: compute " << dtype_name(f32.compute) << ", storage "
-                  << dtype_name(f32.storage) << "; f16 inputs: compute " << dtype_name(f16.compute) << ", storage "
-                  << dtype_name(f16.storage) << (b->provides_stages() ? "; returns stages" : "") << "\n";
+                  << "  " << std::setw(30) << "" << "declares (data: compute/storage[/dequantisation]):";
+        // Every data type: a backend may declare each differently (cpu keeps bf16 intermediates
+        // on bf16 data only).
+        for (const DType data : {DType::f64, DType::f32, DType::f16, DType::bf16}) {
+            const Precision p = b->precision(data);
+            std::cout << " " << dtype_name(data) << " " << dtype_name(p.compute) << "/" << dtype_name(p.storage);
+            if (p.dequant) std::cout << "/" << dtype_name(*p.dequant);
+            std::cout << (data == DType::bf16 ? "" : ",");
+        }
+        std::cout << (b->provides_stages() ? "; returns stages" : "") << "\n";
         if (!a.available) std::cout << "  " << std::setw(30) << "" << "why: " << a.reason << "\n";
     }
     std::cout << "OpenCL devices (moe-conform run --backend opencl --device P:D|NAME):\n";

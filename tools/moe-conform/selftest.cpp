@@ -92,7 +92,8 @@ void print_progress(std::size_t done, std::size_t total, const conformance::Self
         const auto& m = so_far.mutants.back();
         std::cerr << m.name << ": ";
         if (m.unavailable) std::cerr << "SKIPPED";
-        else std::cerr << (m.caught() ? "caught by " : "MISSED by ") << m.caught_by << " of " << m.cases << " cases";
+        else if (m.caught()) std::cerr << "caught by " << m.caught_by << " of " << m.cases << " cases";
+        else std::cerr << "MISSED: caught by none of " << m.cases << " cases";
     }
     std::cerr << " (" << std::fixed << std::setprecision(1) << s << " s)" << std::defaultfloat << std::endl;
 }
@@ -147,8 +148,11 @@ int selftest(const SelftestCommand& c) {
     std::cout << "selftest: " << report.caught_mutants() << " of " << report.runnable_mutants() << " mutants caught";
     if (skipped) std::cout << " (" << skipped << " skipped: backend unavailable)";
     std::cout << "; " << (report.passed() ? "all correct backends pass" : "FAILED") << "\n";
-    std::cout << "mutation score: " << report.caught_mutants() << " / " << report.runnable_mutants() << " = "
-              << std::fixed << std::setprecision(1) << 100.0 * report.mutation_score() << " %\n";
+    if (report.runnable_mutants())
+        std::cout << "mutation score: " << report.caught_mutants() << " / " << report.runnable_mutants() << " = "
+                  << std::fixed << std::setprecision(1) << 100.0 * report.mutation_score() << " %\n";
+    else
+        std::cout << "mutation score: none (no mutant ran)\n";
     if (!c.json.empty()) conformance::write_selftest_json(c.json, info, report);
     if (!c.html.empty()) conformance::write_selftest_html(c.html, info, report);
     return report.passed() ? 0 : 1;

@@ -102,6 +102,9 @@ TEST_CASE("moe-conform list shows a loaded plugin beside the built-in backends")
     CHECK(r.exit_code == 0);
     CHECK(has(r.output, "bad_plugin"));
     CHECK(has(r.output, "a plugin wrong in one way (plugin "));
+    // Each data type's declaration, bf16 included (cpu keeps bf16 intermediates there only).
+    CHECK(has(r.output, "declares (data: compute/storage[/dequantisation]): f64 f64/f64, f32 f32/f32/f32, f16 "
+                        "f32/f32/f32, bf16 f32/bf16/f32; returns stages"));
 }
 
 TEST_CASE("moe-conform list survives a plugin that crashes while it loads") {
