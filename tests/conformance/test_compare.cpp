@@ -111,6 +111,10 @@ TEST_CASE("just inside an element's bound passes, just outside fails; the elemen
         CHECK(r.metrics.violations[0].got == ref.get(i) + sign * 1.1 * b);
         CHECK(has(r.reason, "1 of 60 elements outside their bound"));
     }
+    // Just past the bound (1 + 1e-6 of it): the reason never reads "worst 1 x bound".
+    r = compare_output(c, moved(ref, i, (1 + 1e-6) * b), kF32, 1);
+    CHECK(r.status == Status::fail);
+    CHECK(has(r.reason, "worst 1.000001 x bound"));
     // A backend declaring a narrower intermediate type gets a wider bound: the same error passes.
     CHECK(element_bound(c, {DType::f32, DType::bf16}, i) > 1.1 * b);
     CHECK(compare_output(c, moved(ref, i, 1.1 * b), {DType::f32, DType::bf16}, 1).status == Status::pass);
