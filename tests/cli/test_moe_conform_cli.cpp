@@ -510,3 +510,13 @@ TEST_CASE("repro lines run as they are printed, whatever the case's path holds")
                           << " --quiet > /dev/null\n";
     CHECK(run_command("/bin/bash '" + script.string() + "'").exit_code == 1);
 }
+
+TEST_CASE("every command's --help teaches: examples of that command and its exit codes") {
+    for (const std::string command : {"list", "run", "check", "selftest", "shrink"}) {
+        CAPTURE(command);
+        const auto r = run_command(moe_conform() + " " + command + " --help");
+        CHECK(r.exit_code == 0);
+        CHECK(has(r.output, "Examples:\n  moe-conform " + command));
+        CHECK(has(r.output, "Exit codes"));
+    }
+}

@@ -59,10 +59,20 @@ int main(int argc, char** argv) {
     auto* l = app.add_subcommand("list", "List the backends, whether each is available, and why not.");
     l->add_option("--backend-lib", list_libs, "Also load this backend plugin (shared library; repeatable)")
         ->check(CLI::ExistingFile);
+    l->footer("\nExamples:\n  moe-conform list\n  moe-conform list --backend-lib ./libmy_moe.so\n\nExit codes: 0 listed, "
+              "2 a plugin that cannot be loaded (named).");
 
     RunCommand rc;
     rc.threads = threads;
     auto* r = app.add_subcommand("run", "Run backends over golden cases and report.");
+    r->footer("\nExamples:\n"
+              "  moe-conform run --backend all --suite data/golden\n"
+              "  moe-conform run --backend cpu --suite data/golden --filter 'compressed_*' --json r.json --junit r.xml\n"
+              "  moe-conform run --backend-lib ./libmy_moe.so --suite data/golden --expect known_failures.txt\n"
+              "  moe-conform run --backend reference --case data/golden/exact_gemm3_openvino_f32.h5\n\n"
+              "Exit codes: 0 every case has its expected status (PASS, XFAIL, SKIP, MISTRUSTED), 1 a FAIL, ERROR or "
+              "XPASS,\n2 usage or input error (named), 77 every case was skipped, 3 internal error. "
+              "docs/moe-conform.md has the guide.");
     r->add_option("--backend", rc.backends,
                   "Backend name(s), comma-separated: built-in names (moe-conform list), the names of plugins loaded "
                   "with --backend-lib, or 'all' (every built-in backend and plugin); default with --backend-lib: "
@@ -132,6 +142,13 @@ int main(int argc, char** argv) {
                                  "Judge result files written by your own framework (HDF5 per spec/results-format.md, "
                                  "or one .npy with --case) against the golden cases they answer: same comparison, "
                                  "statuses, reports and exit codes as run.");
+    k->footer("\nExamples:\n"
+              "  moe-conform check --suite data/golden --results my_results/\n"
+              "  moe-conform check --case data/golden/gemm3_qwen_spec_f32.h5 --results out.npy --precision f32\n"
+              "  moe-conform check --suite data/golden --results my_results/ --json r.json --junit r.xml\n\n"
+              "Exit codes as run: 0 expected statuses, 1 a FAIL, ERROR (a case with no result file) or XPASS, 2 "
+              "usage or input\nerror (a bad result or golden file, named), 77 every case skipped. spec/results-format.md "
+              "has the file format.");
     auto* ksuite = k->add_option("--suite", cc.suite, "Folder of golden files (*.h5)")->check(CLI::ExistingDirectory);
     auto* kcases = k->add_option("--case", cc.cases, "Golden file(s)")->check(CLI::ExistingFile);
     ksuite->excludes(kcases);
@@ -172,6 +189,12 @@ int main(int argc, char** argv) {
     auto* s = app.add_subcommand("selftest",
                                  "Run the suite against deliberately broken backends (mutants) and the correct ones: "
                                  "exit 0 only if every mutant is caught and every correct backend passes.");
+    s->footer("\nExamples:\n"
+              "  moe-conform selftest\n"
+              "  moe-conform selftest --suite my_suite/ --json selftest.json --html selftest.html\n\n"
+              "Exit codes: 0 every runnable mutant caught and every correct backend passing (mutants of an "
+              "unavailable backend\nare SKIPPED), 1 a mutant missed or a correct backend failing, 2 usage or input "
+              "error, 77 an empty --shard.");
     s->add_option("--suite", sc.suite, "Folder of golden files (default: the bundled suite)")->check(CLI::ExistingDirectory);
     s->add_option("--threads", sc.threads, "Threads for the reference computations")->check(moe::cli::kPositive);
     s->add_flag("--no-manifest", sc.no_manifest, "Do not check the suite folder's MANIFEST.sha256");
@@ -190,6 +213,9 @@ int main(int argc, char** argv) {
     auto* sh = app.add_subcommand("shrink",
                                  "Reduce a failing case to a small one that fails the same way (fewer tokens, slots, "
                                  "experts, features; simpler values), write it as a golden file and print its repro line.");
+    sh->footer("\nExamples:\n"
+               "  moe-conform shrink --backend mutant:cpu_scatter_race --case data/golden/gemm2_medium.h5 -o small.h5\n\n"
+               "Exit codes: 0 shrunk and written, 1 the case does not fail on that backend, 2 usage or input error.");
     sh->add_option("--backend", kc.backend, "The backend: a built-in name, or a selftest mutant (mutant:NAME or NAME)")
         ->required();
     sh->add_option("--case", kc.case_file, "The failing golden case")->required()->check(CLI::ExistingFile);
