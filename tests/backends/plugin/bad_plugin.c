@@ -112,6 +112,9 @@ const moe_conform_backend_v1_t* moe_conform_backend_v1(void) {
 #ifdef CRASHES_ON_LOAD
     raise(SIGSEGV);
 #endif
+#ifdef EXITS_ON_LOAD
+    exit(0);
+#endif
 #ifdef DOTS_NAME
     table.name = "..";
 #endif

@@ -43,6 +43,8 @@ TEST_CASE("plugins that cannot be used are refused with exit 2 and the fault nam
         {"bad_precision", "precision(f64): its compute field declares i32, not a floating type"},
         // Loaded in a child process first: the tool reports the crash instead of dying with it.
         {"crashes_on_load", "crashed with signal 11"},
+        // exit(0) in the entry function ended the tool with status 0 and no report: a pass to CI.
+        {"exits_on_load", "ended the process with exit status 0 before returning: a plugin must not call exit()"},
         {"null_table", "moe_conform_backend_v1() returned no table"},
     };
     for (const auto& c : cases) {
@@ -80,7 +82,7 @@ TEST_CASE("a plugin whose run fails gives ERROR with its message; the run contin
 TEST_CASE("an output element the plugin never wrote is an ERROR that names it, even where the golden value is NaN") {
     // The runner fills the output with a NaN of its own payload: in the dense reading of a NaN
     // weight every golden element is NaN, so a plain NaN fill would pass an unwritten row there.
-    for (const std::string c : {kCase, std::string(MOE_SOURCE_DIR) + "/data/golden/nonfinite_linear_lane_nan_f32.h5"}) {
+    for (const std::string& c : {kCase, std::string(MOE_SOURCE_DIR) + "/data/golden/nonfinite_linear_lane_nan_f32.h5"}) {
         const auto r = moe::test::run_command(moe::test::moe_conform() + " run --backend-lib " +
                                               plugin("leaves_row_unwritten") + " --case " + c);
         CAPTURE(r.output);
