@@ -212,9 +212,12 @@ std::string seconds_text(double seconds) {
 
 // timed_out: the worker was killed at --case-timeout, which the repro line then repeats (at the
 // default limit a rerun would not time out the same way); nothing says the file is at fault.
+// after_backends: backend code ran in the same worker before (on earlier cases, or earlier
+// backends on this one), and a thread or process it left running can be what crashed: the reason
+// says so rather than blaming the file or this backend alone; the repro line runs the step alone.
 void record_loss(const RunOptions& o, const std::vector<BackendMaker>& makers, const CaseSteps& steps,
                  const Position& at, const std::string& case_name, const std::string& why, bool timed_out,
-                 RunOutcome& outcome) {
+                 bool after_backends, RunOutcome& outcome) {
     const std::string& file = o.files[at.file];
     const std::size_t first = at.backend < 0 ? 0 : static_cast<std::size_t>(at.backend);
     const std::size_t last = at.backend < 0 ? makers.size() : first + 1;
@@ -224,10 +227,17 @@ void record_loss(const RunOptions& o, const std::vector<BackendMaker>& makers, c
         r.file = golden::printable(file);
         r.backend = makers[j].name;
         r.status = Status::error;
-        r.reason = at.backend < 0 ? "reading or checking the golden file " + why +
-                                        (timed_out ? " (the backends did not run)"
-                                                   : " (the file is damaged or hostile; the backends did not run)")
-                                  : "running the backend on this case " + why;
+        const std::string leftover = "a thread or process that a backend started earlier in the same worker process "
+                                     "and left running; the repro line runs this step alone";
+        if (at.backend >= 0)
+            r.reason = "running the backend on this case " + why + (after_backends && !timed_out ? " (it, or " + leftover + ")" : "");
+        else if (timed_out)
+            r.reason = "reading or checking the golden file " + why + " (the backends did not run)";
+        else if (after_backends)
+            r.reason = "reading or checking the golden file " + why + " (the file is damaged or hostile, or " + leftover +
+                       "; the backends did not run)";
+        else
+            r.reason = "reading or checking the golden file " + why + " (the file is damaged or hostile; the backends did not run)";
         r.repro = o.repro_command + " --backend " + shell_word(makers[j].name) + " --case " + shell_word(r.file);
         if (timed_out) r.repro += " --case-timeout " + seconds_text(o.case_timeout);
         if (o.progress) steps.progress(at.file + 1, r);
@@ -253,6 +263,7 @@ RunOutcome run_in_workers(const RunOptions& o, const std::vector<BackendMaker>& 
             worker_main(fds[1], o, makers, steps, next.file, next.backend < 0 ? 0 : static_cast<std::size_t>(next.backend));
         }
         ::close(fds[1]);
+        const Position begun = next;
         Position at{next.file, next.backend};
         bool started = false, finished = false, timed_out = false, reaped = false;
         int status = 0;
@@ -322,7 +333,10 @@ RunOutcome run_in_workers(const RunOptions& o, const std::vector<BackendMaker>& 
                                 : WIFSIGNALED(status) ? "crashed: the worker process was killed by " + signal_text(WTERMSIG(status))
                                                       : "ended the worker process unexpectedly (exit status " +
                                                             std::to_string(WEXITSTATUS(status)) + ")";
-        record_loss(o, makers, steps, at, case_names[at.file], why, timed_out, outcome);
+        // Backend code ran in this worker before the step it was lost in: on an earlier file, or
+        // an earlier backend on this one.
+        const bool after_backends = !makers.empty() && (at.file > begun.file || at.backend > std::max(begun.backend, 0L));
+        record_loss(o, makers, steps, at, case_names[at.file], why, timed_out, after_backends, outcome);
         next = at.backend < 0 || static_cast<std::size_t>(at.backend) + 1 >= makers.size()
                    ? Position{at.file + 1, -1}
                    : Position{at.file, at.backend + 1};

@@ -33,6 +33,16 @@ static int availability(void* state, char* reason, size_t size) {
 #endif
 }
 
+#ifdef CRASHES_LATER
+#include <pthread.h>
+static void* crash_later(void* arg) {
+    (void)arg;
+    usleep(200000);
+    raise(SIGSEGV);
+    return NULL;
+}
+#endif
+
 static int run(void* state, const moe_problem_v1* p, moe_outputs_v1* o, char* err, size_t size) {
     (void)state;
     (void)o;
@@ -67,6 +77,15 @@ static int run(void* state, const moe_problem_v1* p, moe_outputs_v1* o, char* er
 #endif
 #ifdef PRINTS
     printf("the plugin printed this line to stdout\n"); /* left in stdio's buffer */
+#endif
+#ifdef CRASHES_LATER
+    /* Returns an error at once, after starting a thread that crashes the process 200 ms later,
+     * while the host reads or runs a later case in the same worker. */
+    {
+        static int started = 0;
+        pthread_t t;
+        if (!started && pthread_create(&t, NULL, crash_later, NULL) == 0) started = 1;
+    }
 #endif
     snprintf(err, size, "device lost while running %s", p->case_name);
     return 7;

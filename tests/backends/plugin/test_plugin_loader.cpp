@@ -155,6 +155,18 @@ TEST_CASE("a crash is reported as a crash at once, though a process the plugin s
     CHECK(seconds < 20.0);
 }
 
+TEST_CASE("a thread a plugin left running that crashes the worker later is not blamed on a golden file alone") {
+    // The plugin's run() starts a thread that raises SIGSEGV 200 ms later, during whatever step
+    // the worker is in then: reading a later golden file, or running a backend on it.
+    const auto r = run_command(moe_conform() + " run --backend-lib " + plugin("crashes_later") + " --backend bad_plugin,reference --suite " +
+                               std::string(MOE_SOURCE_DIR) + "/data/golden");
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(has(r.output, "killed by signal 11 (SIGSEGV"));
+    CHECK(has(r.output, "a thread or process that a backend started earlier in the same worker process and left running"));
+    CHECK_FALSE(has(r.output, "(the file is damaged or hostile; the backends did not run)"));
+}
+
 TEST_CASE("what a plugin prints to a redirected stdout reaches it") {
     // The worker process ends with _exit: stdio's buffers are flushed first.
     const std::string out = std::string(MOE_PLUGIN_DIR) + "/prints.out";
