@@ -1,9 +1,11 @@
 #pragma once
 // For the runner and selftest tests: a backend written against the contract (moe/spec/backend.hpp)
 // whose behaviour the test chooses, and a small suite of golden files in a temporary folder.
+#include <chrono>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "moe/generator/golden_builder.hpp"
@@ -22,6 +24,7 @@ enum class Behaviour {
     throws,           // run() throws "device lost"
     no_f16,           // declares f16 problems unsupported, computes the others correctly
     unavailable,      // availability() says no
+    slow_prepare,     // correct, after a prepare() of 400 ms
 };
 
 class ScriptedBackend : public Backend {
@@ -39,6 +42,9 @@ public:
         return {};
     }
     Precision precision(DType) const override { return {DType::f32, DType::f32}; }
+    void prepare(const Problem&) override {
+        if (b_ == Behaviour::slow_prepare) std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    }
     bool provides_stages() const override { return b_ == Behaviour::wrong_act || b_ == Behaviour::correct; }
     Output run(const Problem& p, bool want_stages) override {
         ++runs;

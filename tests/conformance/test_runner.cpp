@@ -97,6 +97,18 @@ TEST_CASE("a backend that throws is ERROR with its message") {
     CHECK(summarize(r.results).errors == 3);
 }
 
+TEST_CASE("a case's seconds are run()'s: prepare(), the per-weights work done once, is not counted") {
+    test::TempDir dir;
+    const auto files = test::write_suite(dir);
+    ScriptedBackend b("slow_prepare", Behaviour::slow_prepare);
+    const RunOutcome r = run_suite(options(files), {&b});
+    REQUIRE(r.results.size() == 3);
+    for (const auto& x : r.results) {
+        CHECK(x.status == Status::pass);
+        CHECK(x.seconds < 0.3);  // prepare() sleeps 0.4 s; run() is the reference on a tiny case
+    }
+}
+
 TEST_CASE("an unsupported problem is SKIP with the backend's reason; the other cases run") {
     test::TempDir dir;
     const auto files = test::write_suite(dir);

@@ -24,10 +24,17 @@
  *    as a NaN where the golden value is NaN too. Error and reason messages are written
  *    NUL-terminated into the caller's buffer.
  *  - A function returns MOE_OK (0) on success, any other value on failure; the message in `err`
- *    becomes the case's ERROR reason.
- *  - moe_conform_backend_v1() and precision() may be called in a process that then forks the
- *    workers that run the cases (crash isolation): they must not open device contexts or start
- *    threads. Do that in availability(), prepare() or run(), which run in the worker.
+ *    becomes the case's ERROR reason. supports() is the exception: 1 supported, 0 not.
+ *  - The entry function (moe_conform_backend_v2 or _v1) and precision() may be called in a
+ *    process that then forks the workers that run the cases (crash isolation): they must not open
+ *    device contexts or start threads. Do that in availability(), prepare() or run(), which run
+ *    in the worker. Each worker process calls the entry function again and then the other
+ *    functions, one call at a time from one thread; it ends with _exit() after its cases,
+ *    without calling release(): write traces or profiles out before run() returns. A plugin never
+ *    calls exit(): while loading it is refused, in run() it is the case's ERROR.
+ *  - A thread or process the plugin starts should not outlive the call that started it: a
+ *    crash it causes later is reported against whatever step the worker is in then (the report
+ *    names that suspect).
  *  - Everything a plugin needs to compute the op is in moe_problem_v1: the op attributes as
  *    given AND their resolved meaning (swish beta, clamp limit, gate lane, layouts), so a plugin
  *    need not implement the two conventions' mapping itself (spec/errata.md explains them).
@@ -136,7 +143,8 @@ typedef struct moe_conform_backend_v1_t {
     int (*supports)(void* state, const moe_problem_v1* problem, char* reason, size_t reason_size);
     /* The precision for inputs of `data_type` (enum moe_dtype). */
     int (*precision)(void* state, int32_t data_type, moe_precision_v1* out);
-    /* Optional (NULL): work that depends only on the weights, done once per problem, untimed. */
+    /* Optional (NULL): work that depends only on the weights, done once per problem before run();
+     * not part of the case's reported seconds (a --case-timeout covers it). */
     int (*prepare)(void* state, const moe_problem_v1* problem, char* err, size_t err_size);
     /* Computes the problem into the host's buffers. */
     int (*run)(void* state, const moe_problem_v1* problem, moe_outputs_v1* outputs, char* err, size_t err_size);
