@@ -61,6 +61,15 @@ Tensor Tensor::uninitialised(DType dtype, Shape shape) {
     return t;
 }
 
+void Tensor::shrink_to(Shape shape) {
+    const std::size_t count = element_count(shape);
+    if (count > count_) throw std::logic_error("Tensor::shrink_to: " + shape_to_string(shape) + " is larger than " +
+                                               shape_to_string(shape_));
+    shape_ = std::move(shape);
+    count_ = count;
+    bytes_.resize(storage_bytes(dtype_, count));
+}
+
 namespace {
 template <class T>
 T load(const unsigned char* p) {

@@ -67,14 +67,43 @@ std::string index_text(const Tensor& x, std::size_t flat) {
     return "[" + s + "]";
 }
 
-moe_buffer_v1 buffer_of(const char* name, Tensor& t) {
+moe_buffer_v1 buffer_of(const char* name, Tensor& t, const Shape& shape) {
     moe_buffer_v1 b{};
     b.name = name;
     b.dtype = plugin::abi_dtype(t.dtype());
-    b.rank = static_cast<int32_t>(t.rank());
-    for (std::size_t i = 0; i < t.rank(); ++i) b.shape[i] = static_cast<int64_t>(t.shape()[i]);
+    b.rank = static_cast<int32_t>(shape.size());
+    for (std::size_t i = 0; i < shape.size(); ++i) b.shape[i] = static_cast<int64_t>(shape[i]);
     b.data = t.data();
     return b;
+}
+
+// Elements past the end of every output and stage buffer, holding the fill: a plugin that writes
+// one of them wrote past its buffer (an off-by-one in its last tile), which would otherwise pass
+// silently or corrupt the heap somewhere else.
+constexpr std::size_t kGuardElements = 64;
+
+// A buffer of `shape` with the guard after it, all filled; the plugin is shown `shape` only.
+Tensor guarded_filled(DType t, const Shape& shape) {
+    Shape flat{1};
+    for (std::size_t d : shape) flat[0] *= d;
+    flat[0] += kGuardElements;
+    return unwritten_filled(t, flat);
+}
+
+// Checks the guard and gives the buffer its shape. Throws naming the first element written past
+// the end.
+void unguard(const std::string& backend, const char* what, Tensor& t, const Shape& shape) {
+    const std::size_t n = element_count(shape);
+    const std::uint64_t bits = unwritten_bits(t.dtype());
+    const std::size_t w = t.nbytes() / t.size();
+    for (std::size_t i = n; i < t.size(); ++i) {
+        std::uint64_t v = 0;
+        std::memcpy(&v, t.data() + i * w, w);
+        if (v != bits)
+            throw std::runtime_error(backend + ": run() wrote past the end of " + what + " " + shape_to_string(shape) +
+                                     ": element " + std::to_string(i - n) + " after its last");
+    }
+    t.shrink_to(shape);
 }
 
 struct PluginPrecision {
@@ -167,19 +196,24 @@ public:
         const DType out_type = pp.output;
 
         Output result;
-        result.output = unwritten_filled(out_type, hidden.shape());
+        result.output = guarded_filled(out_type, hidden.shape());
         std::vector<std::pair<const char*, Tensor>> stages;
+        std::vector<Shape> stage_shapes;
         if (want_stages && provides_stages()) {
             const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
             const std::vector<std::pair<const char*, std::size_t>> layout =
                 gemm2 ? std::vector<std::pair<const char*, std::size_t>>{{"gate_up", 2 * d.I}, {"act", d.I}, {"down", d.H}}
                       : std::vector<std::pair<const char*, std::size_t>>{{"gate", d.I}, {"up", d.I}, {"act", d.I}, {"down", d.H}};
-            for (const auto& [stage, width] : layout) stages.emplace_back(stage, unwritten_filled(pp.precision.storage, {d.T, d.K, width}));
+            for (const auto& [stage, width] : layout) {
+                stage_shapes.push_back({d.T, d.K, width});
+                stages.emplace_back(stage, guarded_filled(pp.precision.storage, stage_shapes.back()));
+            }
         }
         std::vector<moe_buffer_v1> stage_buffers;
-        for (auto& [stage, tensor] : stages) stage_buffers.push_back(buffer_of(stage, tensor));
+        for (std::size_t s = 0; s < stages.size(); ++s)
+            stage_buffers.push_back(buffer_of(stages[s].first, stages[s].second, stage_shapes[s]));
         moe_outputs_v1 outputs{};
-        outputs.output = buffer_of("output", result.output);
+        outputs.output = buffer_of("output", result.output, hidden.shape());
         outputs.want_stages = !stages.empty();
         outputs.num_stages = static_cast<int32_t>(stage_buffers.size());
         outputs.stages = stage_buffers.empty() ? nullptr : stage_buffers.data();
@@ -187,6 +221,9 @@ public:
         char err[kMessageSize] = {};
         if (lib_->run(view.get(), &outputs, err, sizeof err) != MOE_OK)
             throw std::runtime_error(name() + ": run failed: " + message(err));
+        unguard(name(), "the output", result.output, hidden.shape());
+        for (std::size_t s = 0; s < stages.size(); ++s)
+            unguard(name(), (std::string("stage '") + stages[s].first + "'").c_str(), stages[s].second, stage_shapes[s]);
         // An element left unwritten is the plugin's error, named, rather than a NaN that passes
         // where the golden value is NaN as well.
         const auto unwritten = [&](const char* what, const Tensor& t) {

@@ -61,6 +61,14 @@ static int run(void* state, const moe_problem_v1* p, moe_outputs_v1* o, char* er
         return MOE_OK;
     }
 #endif
+#ifdef WRITES_PAST_OUTPUT
+    /* Every output element, and one more: an off-by-one in the last tile (f32 output). */
+    {
+        const int64_t n = o->output.shape[0] * o->output.shape[1];
+        for (int64_t i = 0; i <= n; ++i) ((float*)o->output.data)[i] = 0.0f;
+        return MOE_OK;
+    }
+#endif
 #ifdef EXITS_IN_RUN
     exit(0); /* ends the host process with status 0 */
 #endif

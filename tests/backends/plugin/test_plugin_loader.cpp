@@ -155,6 +155,16 @@ TEST_CASE("a crash is reported as a crash at once, though a process the plugin s
     CHECK(seconds < 20.0);
 }
 
+TEST_CASE("a plugin that writes one element past its output is an ERROR that says so, not a pass") {
+    // Its output is all zeros: FAIL at worst without the guard, but on a case whose reference is
+    // zero it passed; the guard names the write wherever it happens.
+    const auto r = run_command(moe_conform() + " run --backend-lib " + plugin("writes_past_output") + " --case " + kCase);
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(has(r.output, "bad_plugin: run() wrote past the end of the output [" ));
+    CHECK(has(r.output, "]: element 0 after its last"));
+}
+
 TEST_CASE("a thread a plugin left running that crashes the worker later is not blamed on a golden file alone") {
     // The plugin's run() starts a thread that raises SIGSEGV 200 ms later, during whatever step
     // the worker is in then: reading a later golden file, or running a backend on it.

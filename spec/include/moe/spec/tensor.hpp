@@ -51,6 +51,10 @@ public:
     // is read (a device backend's output, read back into it), where zero-filling tens of MB
     // would cost more host time than the copy that overwrites them.
     static Tensor uninitialised(DType dtype, Shape shape);
+    // Takes `shape`, of at most as many elements, keeping the first ones in place (no copy): a
+    // buffer allocated with room past its end (a guard a plugin must not write) becomes the
+    // result itself. Throws std::logic_error for a larger shape.
+    void shrink_to(Shape shape);
 
     DType dtype() const { return dtype_; }
     const Shape& shape() const { return shape_; }
