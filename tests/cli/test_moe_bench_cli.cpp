@@ -4,13 +4,18 @@
 // experts once died of SIGFPE).
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <utility>
 
 #include "run_command.hpp"
+#include "temp_dir.hpp"
 
 using moe::test::moe_bench;
 using moe::test::run_command;
+using moe::test::TempDir;
 
 namespace {
 
@@ -25,6 +30,11 @@ void expect_refused(const std::string& args, const std::string& message) {
 }
 
 const std::string kCustom = "--experts 4 --topk 2 --hidden 64 --inter 64";
+
+std::string file_text(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
 
 }  // namespace
 
@@ -47,14 +57,16 @@ TEST_CASE("moe-bench: flags that describe no layer or no timing exit 2, named") 
     expect_refused("--decode-study --backend opencl " + kCustom, "--decode-study times the cpu backend's own kernels");
     expect_refused("--tokens 1 --reps 1 --device 0:0 " + kCustom, "--device 0:0 picks an OpenCL device; backend cpu");
     expect_refused("--transfer-study " + kCustom, "--transfer-study times host-device transfers of the opencl backend");
-    expect_refused("--transfer-study --backend opencl " + kCustom + " --json /tmp/x.json", "--transfer-study writes none");
+    expect_refused("--transfer-study --backend opencl " + kCustom + " --json /tmp/x.json",
+                   "--json has no effect with --transfer-study");
     expect_refused("--transfer-study --backend opencl --dtype f64 " + kCustom, "--dtype f64: expected f32, f16 or bf16");
     expect_refused("--transfer-study --backend opencl --tokens 4294967297 " + kCustom,
                    "--transfer-study: custom at T = 4294967297 moves");
     expect_refused("--decode-study " + kCustom + " --weights u5", "unknown --weights 'u5'");
     // --json writes timed rows: the other modes have none, and a silently missing file misleads.
-    expect_refused("--strategy-stats --shape mixtral --tokens 1 --json /tmp/x.json", "--strategy-stats prints a table");
-    expect_refused("--decode-study " + kCustom + " --json /tmp/x.json", "--decode-study prints a table");
+    expect_refused("--strategy-stats --shape mixtral --tokens 1 --json /tmp/x.json",
+                   "--json has no effect with --strategy-stats");
+    expect_refused("--decode-study " + kCustom + " --json /tmp/x.json", "--json has no effect with --decode-study");
     expect_refused("--tokens 1 --reps 1 " + kCustom + " --json /no/such/folder/b.json",
                    "--json: /no/such/folder/b.json: folder /no/such/folder does not exist");
     // Layers past the machine's memory, products past 2^64 included: the size named, not bad_alloc.
@@ -111,23 +123,33 @@ TEST_CASE("moe-bench --backend-lib: a plugin timed on a layer; its failures exit
         {"exits_in_run", "backend bad_plugin ended the process (exit status 0) while being timed"},
         {"run_fails", "backend bad_plugin failed: bad_plugin: run failed: device lost"},
     };
+    // --json holds the rows measured before the failure (none here: each fails in its first run),
+    // as the text says; it once wrote no file at all.
+    const TempDir dir;
+    const std::string json = (dir / "rows.json").string();
     for (const auto& [which, message] : failing) {
-        const auto r = run_command(moe_bench() + " --backend-lib " + bad + which + ".so --tokens 2 --reps 1 " + kCustom);
+        std::filesystem::remove(json);
+        const auto r = run_command(moe_bench() + " --backend-lib " + bad + which + ".so --tokens 2 --reps 1 " + kCustom +
+                                   " --json " + json);
         CAPTURE(r.output);
         CHECK(r.exit_code == 1);
         CHECK(r.output.find(message) != std::string::npos);
         CHECK(r.output.find("making the problems") != std::string::npos);  // the timing had begun
+        CHECK(file_text(json) == "[]\n");
+        CHECK(r.output.find(json + " holds the 0 rows measured before the failure") != std::string::npos);
     }
     // A plugin that never returns: killed at --timeout, exit 1, named.
+    std::filesystem::remove(json);
     const auto hung = run_command("timeout 60 " + moe_bench() + " --backend-lib " + bad +
-                                  "hangs_in_run.so --timeout 2 --tokens 2 --reps 1 " + kCustom);
+                                  "hangs_in_run.so --timeout 2 --tokens 2 --reps 1 " + kCustom + " --json " + json);
     CAPTURE(hung.output);
     CHECK(hung.exit_code == 1);
     CHECK(hung.output.find("backend bad_plugin did not finish within --timeout 2 s and was killed") != std::string::npos);
+    CHECK(file_text(json) == "[]\n");
     expect_refused("--backend-lib " + plugin + " --backend-lib " + bad + "run_fails.so --tokens 2 --reps 1 " + kCustom,
                    "--backend-lib loaded 2 plugins (example_loops, bad_plugin): pick one with --backend NAME");
     expect_refused("--backend-lib " + plugin + " --backend nosuch --tokens 2 --reps 1 " + kCustom, "unknown backend 'nosuch'");
-    expect_refused("--backend-lib " + plugin + " --decode-study " + kCustom, "--decode-study runs none of a plugin's code");
+    expect_refused("--backend-lib " + plugin + " --decode-study " + kCustom, "--backend-lib has no effect with --decode-study");
     expect_refused("--backend-lib /no/such.so --tokens 2 " + kCustom, "--backend-lib");
 }
 
@@ -136,4 +158,86 @@ TEST_CASE("moe-bench: a custom layer with top-k = experts runs (the checks above
     CAPTURE(r.output);
     CHECK(r.exit_code == 0);
     CHECK(r.output.find("custom             1 f32") != std::string::npos);
+}
+
+TEST_CASE("moe-bench --backend-lib --json: the rows measured before the plugin was killed are written, exit 1") {
+    // T = 1 is timed in well under a second; T = 4096 takes the plain C loops minutes, past --timeout.
+    const TempDir dir;
+    const std::string json = (dir / "rows.json").string();
+    const auto r = run_command("timeout 120 " + moe_bench() + " --backend-lib " + std::string(MOE_EXAMPLE_PLUGIN) +
+                               " --tokens 1,4096 --reps 1 --timeout 10 --experts 4 --topk 2 --hidden 512 --inter 512"
+                               " --json " + json);
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(r.output.find("did not finish within --timeout 10 s") != std::string::npos);
+    CHECK(r.output.find(json + " holds the 1 row measured before the failure") != std::string::npos);
+    const std::string rows = file_text(json);
+    CAPTURE(rows);
+    CHECK(rows.find("\"backend\": \"example_loops\"") != std::string::npos);
+    CHECK(rows.find("\"tokens\": 1,") != std::string::npos);
+    CHECK(rows.find("\"tokens\": 4096") == std::string::npos);
+}
+
+TEST_CASE("moe-bench: two modes, or a flag the mode does not read, exit 2 naming both") {
+    // Once one mode silently won (transfer > decode > engine > strategy), and the others' flags
+    // were dropped: --worked-examples --json wrote no file, with exit 0.
+    expect_refused("--engine-study --decode-study " + kCustom, "--engine-study and --decode-study are two modes");
+    expect_refused("--strategy-stats --worked-examples", "--worked-examples and --strategy-stats are two modes");
+    const TempDir dir;
+    expect_refused("--worked-examples --json " + (dir / "w.json").string(), "--json has no effect with --worked-examples");
+    CHECK_FALSE(std::filesystem::exists(dir / "w.json"));
+    expect_refused("--worked-examples --shape bogus", "--shape has no effect with --worked-examples");
+    expect_refused("--strategy-stats --shape mixtral --routing hot", "--routing has no effect with --strategy-stats");
+    expect_refused("--strategy-stats --shape mixtral --reps 3", "--reps has no effect with --strategy-stats");
+    expect_refused("--strategy-stats --shape mixtral --dtype f32,bf16", "--strategy-stats takes one --dtype");
+    expect_refused("--decode-study --tokens 8 " + kCustom, "--tokens has no effect with --decode-study");
+    expect_refused("--engine-study --weights u4 " + kCustom, "--weights has no effect with --engine-study");
+    expect_refused("--tokens 1 --reps 1 --alpha 2 " + kCustom, "--alpha has no effect without --strategy-stats");
+    expect_refused("--tokens 1 --reps 1 --timeout 5 " + kCustom, "--timeout limits a --backend-lib plugin");
+    expect_refused("--shape mixtral --expert-type gemm2 --tokens 1", "--expert-type is a custom shape's");
+    // Each mode still takes the flags it reads.
+    CHECK(run_command(moe_bench() + " --worked-examples").exit_code == 0);
+    const auto stats = run_command(moe_bench() + " --strategy-stats --tokens 1,8 --dtype bf16 --alpha 2 --block-size 128"
+                                                 " --devices 4 " + kCustom);
+    CAPTURE(stats.output);
+    CHECK(stats.exit_code == 0);
+    CHECK(stats.output.find("block_size 128") != std::string::npos);
+}
+
+TEST_CASE("moe-bench: a list item empty or given twice, or a number out of range, exit 2 naming the flag and item") {
+    // CLI11 dropped empty items ("1,,2" ran T = 1 and 2) and read past-2^64 counts as 2^64 - 1.
+    expect_refused("--tokens 1,,2 --reps 1 " + kCustom, "--tokens: '1,,2' has an empty item");
+    expect_refused("--tokens 1, --reps 1 " + kCustom, "--tokens: '1,' has an empty item");
+    expect_refused("--tokens 1 --dtype f32,,bf16 --reps 1 " + kCustom, "--dtype: 'f32,,bf16' has an empty item");
+    expect_refused("--tokens 1 --dtype f32,f32 --reps 1 " + kCustom, "--dtype: 'f32' is named twice");
+    expect_refused("--tokens 1 --tokens 2,1 --reps 1 " + kCustom, "--tokens: '1' is named twice");
+    expect_refused("--tokens 1 --weights u4,mxfp4,u4 --reps 1 " + kCustom, "--weights: 'u4' is named twice");
+    expect_refused("--tokens 99999999999999999999 --reps 1 " + kCustom,
+                   "--tokens: 99999999999999999999: out of range, at most 18446744073709551615");
+    expect_refused("--tokens 1 --reps 1 --experts 99999999999999999999 --topk 1 --hidden 1 --inter 1",
+                   "--experts: 99999999999999999999: out of range");
+    expect_refused("--tokens 1 --reps 1 --threads 99999999999 " + kCustom,
+                   "--threads: 99999999999: out of range, at most 2147483647");
+    expect_refused("--tokens 1.5 --reps 1 " + kCustom, "--tokens: 1.5: expected a whole number");
+    const auto timeout = run_command(moe_bench() + " --timeout -1 --tokens 1 " + kCustom);
+    CHECK(timeout.exit_code == 2);
+    CHECK(timeout.output.find("--timeout: -1: expected 0 or more") != std::string::npos);
+    CHECK(timeout.output.find("1797693134862315") == std::string::npos);  // DBL_MAX in 309 digits
+    expect_refused("--strategy-stats --shape mixtral --dtype i32", "--dtype i32: expected a float type");
+    expect_refused("--strategy-stats --shape mixtral --devices -1", "--devices: -1: expected more than 0");
+}
+
+TEST_CASE("moe-bench: the cpu backend's per-expert packing counts in the memory check") {
+    // 1 x 1 experts: 1.2 GB of weights, but oneDNN pads each packed matrix to 4 KiB, about 1.2 TB;
+    // once an internal error (bad_alloc), exit 3, or minutes of packing.
+    expect_refused("--tokens 1 --reps 1 --experts 100000000 --topk 1 --hidden 1 --inter 1", "more than this machine's");
+}
+
+TEST_CASE("moe-bench --help: the defaults of --shape, --routing, --threads, and what decode is for --reps") {
+    const auto r = run_command(moe_bench() + " --help");
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 0);
+    for (const char* want : {"default gpt-oss-20b", "default uniform", "this machine's hardware threads",
+                             "20 for decode, T <= 8", "at most one"})
+        CHECK(r.output.find(want) != std::string::npos);
 }

@@ -6,9 +6,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <functional>
+#include <limits>
 #include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "cli_checks.hpp"
 #include "cli_errors.hpp"
@@ -20,6 +26,8 @@
 #include "moe/bench/engine_study.hpp"
 #include "moe/bench/strategy_stats.hpp"
 #include "moe/bench/transfer_study.hpp"
+#include "flag_checks.hpp"
+#include "modes.hpp"
 #include "plugin_child.hpp"
 
 namespace {
@@ -50,10 +58,12 @@ moe::BackendMaker backend_maker(const std::string& backend, bool backend_given, 
     return makers.front();
 }
 
+// Times the rows, printing each as it is measured and handing it to `measured` (for --json).
+using RowSink = std::function<void(const BenchRow&)>;
 int time_rows(const moe::BackendMaker& maker, const std::string& device, const std::vector<Shape>& shapes,
               const std::vector<std::size_t>& tokens, const std::vector<std::string>& dtypes,
               const std::vector<std::string>& weights, const std::string& routing, int threads, const TimingOptions& o,
-              const std::string& json_file) {
+              const RowSink& measured) {
     const std::string& backend = maker.name;
     if (!device.empty() && backend != "opencl")
         throw moe::InputError("--device " + device + " picks an OpenCL device; backend " + backend +
@@ -64,7 +74,10 @@ int time_rows(const moe::BackendMaker& maker, const std::string& device, const s
     for (const auto& w : weights)
         for (const auto& s : shapes) compression_preset(w, s);
     const std::string description = b->description();
-    std::vector<BenchRow> rows;
+    const auto emit = [&](const BenchRow& r) {
+        print_table_row(stdout, r, o.vs_reference);
+        measured(r);
+    };
     // The GEMM of the same FLOP count: every (token, slot) pair through one matrix of 3I outputs
     // by H inputs.
     if (backend == "opencl") {  // baselines on the backend's own device, timed after its repetitions
@@ -80,11 +93,11 @@ int time_rows(const moe::BackendMaker& maker, const std::string& device, const s
                     std::vector<std::string> kinds{""};
                     kinds.insert(kinds.end(), weights.begin(), weights.end());
                     for (const auto& w : kinds) {
-                        rows.push_back(
-                            time_backend(*b, s, T, timed_dtype(dt), routing, gemm_probe, copy_probe, device_timing, w));
-                        rows.back().same_device = true;
-                        rows.back().gemm_routine = gemm_probe.routine();
-                        print_table_row(stdout, rows.back(), o.vs_reference);
+                        BenchRow r =
+                            time_backend(*b, s, T, timed_dtype(dt), routing, gemm_probe, copy_probe, device_timing, w);
+                        r.same_device = true;
+                        r.gemm_routine = gemm_probe.routine();
+                        emit(r);
                     }
                 }
     } else {
@@ -115,22 +128,17 @@ int time_rows(const moe::BackendMaker& maker, const std::string& device, const s
                 }
                 // Printed (and written) once every data type ran: the plain rows, then the compressed
                 // ones, each with its speedups over this shape's bf16 and f32 rows.
-                for (auto& g : groups) {
-                    print_table_row(stdout, g.front(), o.vs_reference);
-                    rows.push_back(g.front());
-                }
+                for (auto& g : groups) emit(g.front());
                 for (auto& g : groups)
                     for (std::size_t j = 1; j < g.size(); ++j) {
                         g[j].bf16_seconds = bf16;
                         g[j].f32_seconds = f32;
-                        print_table_row(stdout, g[j], o.vs_reference);
-                        rows.push_back(g[j]);
+                        emit(g[j]);
                     }
             }
     }
     // What the backend chose while running (the opencl backend's GEMM sizes and autotune).
     if (b->description() != description) std::printf("moe-bench: %s\n", b->description().c_str());
-    if (!json_file.empty()) write_rows_json(json_file, rows);
     return 0;
 }
 
@@ -145,24 +153,40 @@ void check_custom_shape(const CLI::App& app, std::size_t experts, std::size_t to
     }
     if (any && !missing.empty())
         throw moe::InputError("a custom shape needs --experts, --topk, --hidden and --inter; missing:" + missing);
+    if (!any && app.count("--expert-type"))
+        throw moe::InputError("--expert-type is a custom shape's (with --experts, --topk, --hidden, --inter): the "
+                              "--shape layers have their own");
     if (any && topk > experts)
         throw moe::InputError("--topk " + std::to_string(topk) + " exceeds --experts " + std::to_string(experts) +
                               ": each token picks top-k distinct experts");
+}
+
+// This machine's physical memory in bytes (0 when the system does not say).
+double machine_memory() {
+    return static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+}
+
+// The bytes of what the cpu backend's prepare() packs of a shape's weights: each matrix of N
+// outputs by K inputs in oneDNN's blocked layout, which on AVX-512 pads it to whole blocks of 64
+// N by 16 K f32 values (bf16: 64 by 32, the same bytes). A small expert takes far more than its
+// weights: 1 x 1 experts took 12 KiB each, 500,000 of them 7 GB for 0.000 MB of weights.
+double cpu_packed_bytes(const Shape& s) {
+    const auto matrix = [](std::size_t n, std::size_t k) {
+        return 4.0 * std::ceil(static_cast<double>(n) / 64) * 64 * std::ceil(static_cast<double>(k) / 16) * 16;
+    };
+    const double first = s.type == moe::ExpertType::gemm2_bias_swiglu_clamp ? matrix(2 * s.inter, s.hidden)
+                                                                             : 2 * matrix(s.inter, s.hidden);
+    return static_cast<double>(s.experts) * (first + matrix(s.hidden, s.inter));
 }
 
 // What a layer of `s` at the largest of `tokens` holds, in bytes, at least (f32 weights, the token
 // rows in and out, the K routed rows of the first GEMM), computed in double so that a product past
 // 2^64 is a large number, not a wrapped small one. More than the machine's memory: refused with
 // the figure, where allocating it would end in bad_alloc (an internal error) or the OOM killer.
-// This machine's physical memory in bytes (0 when the system does not say).
-double machine_memory() {
-    return static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
-}
-
 void check_fits_memory(const std::vector<Shape>& shapes, const std::vector<std::size_t>& tokens,
                        const std::vector<std::string>& dtypes, std::size_t compressed_rows, bool cpu_backend) {
-    double t_max = 0;
-    for (const auto t : tokens) t_max = std::max(t_max, static_cast<double>(t));
+    const std::size_t largest_t = *std::max_element(tokens.begin(), tokens.end());
+    const double t_max = static_cast<double>(largest_t);
     double element = 2;  // the widest --dtype's bytes
     for (const auto& d : dtypes) element = std::max(element, d == "f32" ? 4.0 : 2.0);
     const double memory = machine_memory();
@@ -172,203 +196,227 @@ void check_fits_memory(const std::vector<Shape>& shapes, const std::vector<std::
         // One data type's rows are held at once: its plain problem, and each compressed one (at
         // least half a byte a weight); the cpu backend also keeps what prepare() made of each (the
         // plain weights packed in their type, f16 widened to f32; compressed ones dequantised to
-        // f32 when T > 8). Then the activations, the baseline GEMM's operands and the 1 GiB read.
+        // f32 when T > 8), padded per expert. Then the activations, the baseline GEMM's operands
+        // and the 1 GiB read.
         double bytes = element * W + 0.5 * W * double(compressed_rows);
-        if (cpu_backend) bytes += 4.0 * W + (t_max > 8 ? 4.0 * W * double(compressed_rows) : 0.0);
+        const double packed = cpu_packed_bytes(s);
+        if (cpu_backend) bytes += packed + (t_max > 8 ? packed * double(compressed_rows) : 0.0);
         bytes += 4.0 * (2.0 * t_max * H + 2.0 * t_max * K * I);
         bytes += 4.0 * (t_max * K * H + 3.0 * I * H + t_max * K * 3.0 * I) + double(std::size_t(1) << 30);
         if (memory > 0 && bytes > memory) {
             char buf[160];
-            std::snprintf(buf, sizeof buf, "%.3g GB at T = %.0f, more than this machine's %.3g GB of memory", bytes / 1e9,
-                          t_max, memory / 1e9);
+            std::snprintf(buf, sizeof buf, "%.3g GB at T = %zu, more than this machine's %.3g GB of memory", bytes / 1e9,
+                          largest_t, memory / 1e9);
             throw moe::InputError("shape " + s.name + " needs at least " + buf);
         }
     }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    CLI::App app{
-        "moe-bench: times a backend on MoE layers of model shapes, each figure also as a ratio to this machine's\n"
-        "same-run GEMM rate (a plain f32 GEMM of the same FLOP count with the cpu backend's engine) and its\n"
-        "streaming read bandwidth; for --backend opencl, to its device's: a CLBlast GEMM of the same FLOP count in\n"
-        "the case's type and a copy kernel, against the backend's device time.\n\n"
-        "Examples:\n"
-        "  moe-bench --backend cpu --shape gpt-oss-20b --tokens 1,8,512 --dtype f32,bf16\n"
-        "  moe-bench --backend cpu --shape all --tokens 512 --routing skewed --json bench.json\n"
-        "  moe-bench --backend cpu --tokens 64 --experts 16 --topk 2 --hidden 1024 --inter 512 --vs-reference\n"
-        "  moe-bench --backend cpu --shape gpt-oss-20b --tokens 1,8 --dtype bf16,f32 --weights u4,mxfp4\n"
-        "  moe-bench --backend-lib ./libmy_moe.so --shape gpt-oss-20b --tokens 1,512   # your kernel as a C plugin"};
-    app.footer(
-        "Exit status: 0 the table printed; 1 the backend failed while being timed (threw, or, for a --backend-lib\n"
-        "plugin, timed in a child process, crashed, ended the process or ran past --timeout); 2 bad flags, an\n"
-        "unavailable backend or an unwritable --json; 3 an internal error of moe-bench.");
-    std::string backend = "cpu", shape_arg = "gpt-oss-20b", routing = "uniform", json_file, type_arg = "gemm3";
-    std::vector<std::size_t> tokens{512};
-    std::vector<std::string> dtypes{"f32"};
-    std::vector<std::string> weights;
+// moe-bench's flags as given. The lists are kept whole, checked and split by flag_checks.hpp.
+struct Flags {
+    std::string backend = "cpu", shape = "gpt-oss-20b", routing = "uniform", json_file, expert_type = "gemm3", device;
+    std::vector<std::string> tokens{"512"}, dtypes{"f32"}, weights, backend_libs;
     std::size_t experts = 0, topk = 0, hidden = 0, inter = 0;
     int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    bool strategy = false;
+    double plugin_timeout = 3600;
     TimingOptions timing;
     StrategyOptions stats;
-    auto* backend_opt = app.add_option(
-        "--backend", backend, "Backend to time (default cpu; with --backend-lib: the plugin, or which of the plugins)");
-    std::vector<std::string> backend_libs;
-    double plugin_timeout = 3600;
-    app.add_option("--backend-lib", backend_libs,
+};
+
+// The same flags, split and checked: what the modes run on.
+struct Layers {
+    std::vector<Shape> shapes;
+    std::vector<std::size_t> tokens;
+    std::vector<std::string> dtypes, weights;
+};
+
+void add_flags(CLI::App& app, Flags& f) {
+    using moe::bench_cli::count_check;
+    using moe::bench_cli::list_check;
+    const auto count = count_check(std::numeric_limits<std::size_t>::max());
+    const auto int_count = count_check(static_cast<std::uint64_t>(std::numeric_limits<int>::max()));
+    app.add_option("--backend", f.backend,
+                   "Backend to time (default cpu; with --backend-lib: the plugin, or which of the plugins)");
+    app.add_option("--backend-lib", f.backend_libs,
                    "Time a backend plugin (a shared library speaking spec/include/moe_conform/backend_abi.h, as for\n"
                    "moe-conform run --backend-lib): your kernel on model-shaped layers, against the same machine figures")
         ->check(CLI::ExistingFile);
-    std::string device;
-    app.add_option("--device", device, "opencl: the device (\"P:D\" or a name substring; default the first GPU, else the first device)");
-    app.add_option("--shape", shape_arg, "gpt-oss-20b | qwen3-30b-a3b | mixtral | all (ignored with --hidden)");
-    app.add_option("--tokens", tokens, "Token counts, comma-separated, each at least 1 (default 512)")
-        ->delimiter(',')
-        ->check(moe::cli::kPositive);
-    app.add_option("--dtype", dtypes, "Data types, comma-separated: f32, f16, bf16 (default f32)")->delimiter(',');
-    app.add_option("--weights", weights,
+    app.add_option("--device", f.device,
+                   "opencl: the device (\"P:D\" or a name substring; default the first GPU, else the first device)");
+    app.add_option("--shape", f.shape,
+                   "gpt-oss-20b | qwen3-30b-a3b | mixtral | all (default gpt-oss-20b; ignored with a custom shape,\n"
+                   "--experts ... --inter)");
+    app.add_option("--tokens", f.tokens, "Token counts T, comma-separated, each at least 1 and given once (default 512)")
+        ->transform(list_check(count))
+        ->type_name("T,...");
+    app.add_option("--dtype", f.dtypes, "Data types, comma-separated, each given once: f32, f16, bf16 (default f32)")
+        ->check(list_check(CLI::Validator()))
+        ->type_name("TYPE,...");
+    app.add_option("--weights", f.weights,
                    "Also time compressed weights, comma-separated: u4, i4 (f16 scales per group of 128, or 32 where 128\n"
                    "does not divide H and I; u4 with zero points), u8, i8 (per channel), mxfp4, f8e4m3, f8e5m2; each row\n"
                    "after the plain ones, with its speedup over this run's bf16 and f32 rows of the same shape and T (host\n"
                    "backends; opencl rows compare by dev_ms). A data type's plain and compressed rows are timed together,\n"
                    "one repetition of each in turn, so their ratio holds on a host whose speed drifts (the other data\n"
                    "type's row was timed apart)")
-        ->delimiter(',');
-    app.add_option("--routing", routing, "uniform | skewed (Zipf 1.2) | hot (expert 0 in every token)")
+        ->check(list_check(CLI::Validator()))
+        ->type_name("TYPE,...");
+    app.add_option("--routing", f.routing, "uniform | skewed (Zipf 1.2) | hot (expert 0 in every token); default uniform")
         ->check(CLI::IsMember({"uniform", "skewed", "hot"}));
-    app.add_option("--experts", experts, "Custom shape (give all four: --experts, --topk, --hidden, --inter): experts")
-        ->check(moe::cli::kPositive);
-    app.add_option("--topk", topk, "Custom shape: top-k (at most --experts)")->check(moe::cli::kPositive);
-    app.add_option("--hidden", hidden, "Custom shape: hidden size")->check(moe::cli::kPositive);
-    app.add_option("--inter", inter, "Custom shape: intermediate size")->check(moe::cli::kPositive);
-    app.add_option("--expert-type", type_arg, "Custom shape: gemm2 | gemm3")->check(CLI::IsMember({"gemm2", "gemm3"}));
-    app.add_option("--timeout", plugin_timeout,
+    app.add_option("--experts", f.experts, "Custom shape (give all four: --experts, --topk, --hidden, --inter): experts")
+        ->transform(count);
+    app.add_option("--topk", f.topk, "Custom shape: top-k (at most --experts)")->transform(count);
+    app.add_option("--hidden", f.hidden, "Custom shape: hidden size")->transform(count);
+    app.add_option("--inter", f.inter, "Custom shape: intermediate size")->transform(count);
+    app.add_option("--expert-type", f.expert_type, "Custom shape: gemm2 | gemm3 (default gemm3)")
+        ->check(CLI::IsMember({"gemm2", "gemm3"}));
+    app.add_option("--timeout", f.plugin_timeout,
                    "--backend-lib: seconds the plugin's whole benchmark may take before it is killed as hung (exit 1;\n"
                    "default 3600, 0 = no limit)")
-        ->check(CLI::NonNegativeNumber);
-    app.add_option("--reps", timing.reps, "Timed repetitions, at least 1 (default: 20 for decode, 5 for prefill, 15 for --transfer-study)")
+        ->check(moe::cli::kNonNegative);
+    app.add_option("--reps", f.timing.reps,
+                   "Timed repetitions, at least 1 (default: 20 for decode, T <= 8; 5 for prefill, T > 8; 15 for\n"
+                   "--transfer-study)")
+        ->transform(int_count);
+    app.add_option("--threads", f.threads,
+                   "Threads for the machine baselines (the backend uses all) and for --decode-study\n(default " +
+                       std::to_string(f.threads) + ": this machine's hardware threads)")
+        ->transform(int_count);
+    app.add_flag("--vs-reference", f.timing.vs_reference, "Also time the f64 reference (sparse) once and print the speedup");
+    app.add_option("--json", f.json_file,
+                   "Also write the rows as JSON (those measured before a --backend-lib plugin failed, if it did)")
+        ->check(moe::cli::kOutputFile);
+    // The modes: at most one; each refuses a flag it does not read (modes.hpp).
+    app.add_flag("--strategy-stats",
+                 "Mode: print no timings, but the blockwise statistics, the expert_parallel statistics (uniform and\n"
+                 "skewed routing, tokens from --tokens, default 1,8,512,4096; weights of one --dtype) and a decode\n"
+                 "table of selective vs all-experts loading");
+    app.add_option("--alpha", f.stats.alpha, "--strategy-stats: all-experts loading when batch*K >= alpha*E (default 1.0)")
         ->check(moe::cli::kPositive);
-    app.add_option("--threads", threads,
-                   "Threads for the machine baselines (the backend uses all) and for --decode-study")
-        ->check(moe::cli::kPositive);
-    app.add_flag("--vs-reference", timing.vs_reference, "Also time the f64 reference (sparse) once and print the speedup");
-    app.add_option("--json", json_file, "Also write the rows as JSON")->check(moe::cli::kOutputFile);
-    app.add_flag("--strategy-stats", strategy,
-                 "Print no timings: the blockwise statistics, the expert_parallel statistics (uniform and skewed routing,\n"
-                 "tokens from --tokens, default 1,8,512,4096) and a decode table of selective vs all-experts loading");
-    app.add_option("--alpha", stats.alpha, "--strategy-stats: all-experts loading when batch*K >= alpha*E (default 1.0)");
-    app.add_option("--block-size", stats.block_size, "--strategy-stats: blockwise block size (default 512)");
-    app.add_option("--devices", stats.devices, "--strategy-stats: expert_parallel devices D (default 8)");
-    bool worked_examples = false;
-    app.add_flag("--worked-examples", worked_examples,
-                 "Print the blockwise statistics of the Neuron guide's worked example (1000 tokens, 8 experts, top-2,\n"
-                 "block 256) for its best case (250 pairs per expert) and worst case (1750, 36 x 5, 35 x 2)");
-    bool study = false;
-    app.add_flag("--engine-study", study,
-                 "Print no backend timings: one expert's first and down GEMM of each --shape for 1..64 rows, 1 thread,\n"
-                 "cold weights, with the cpu engine on the weights in place and on weights packed for the library");
-    bool decode = false;
-    app.add_flag("--decode-study", decode,
-                 "Print no backend timings: the cpu backend's decode kernels alone, one row of bf16 values against one\n"
-                 "expert's first-GEMM weights of each --shape, for bf16, f32 and each --weights type (default u4,mxfp4):\n"
-                 "GB/s of stored bytes and weights/s with the weights in cache and from memory, against the read\n"
-                 "bandwidth and bf16 (--threads threads)");
-    bool transfers = false;
-    app.add_flag("--transfer-study", transfers,
-                 "--backend opencl: print no backend timings, but what moving each --shape's hidden states (T x hidden\n"
-                 "in each --dtype, for each --tokens) to the device and back costs: the backend's staged path with its\n"
-                 "own plan and other thread counts and chunk sizes, one DMA from pinned memory, one from pageable memory");
-    if (const int code = moe::cli::parse_flags(app, argc, argv); code >= 0) return code;
+    app.add_option("--block-size", f.stats.block_size, "--strategy-stats: blockwise block size (default 512)")
+        ->transform(count);
+    app.add_option("--devices", f.stats.devices, "--strategy-stats: expert_parallel devices D (default 8)")
+        ->transform(count);
+    app.add_flag("--worked-examples",
+                 "Mode: print the blockwise statistics of the Neuron guide's worked example (1000 tokens, 8 experts,\n"
+                 "top-2, block 256) for its best case (250 pairs per expert) and worst case (1750, 36 x 5, 35 x 2)");
+    app.add_flag("--engine-study",
+                 "Mode: print no backend timings, but one expert's first and down GEMM of each --shape for 1..64 rows,\n"
+                 "1 thread, cold weights, with the cpu engine on the weights in place and on weights packed for the library");
+    app.add_flag("--decode-study",
+                 "Mode: print no backend timings, but the cpu backend's decode kernels alone, one row of bf16 values\n"
+                 "against one expert's first-GEMM weights of each --shape, for bf16, f32 and each --weights type (default\n"
+                 "u4,mxfp4): GB/s of stored bytes and weights/s with the weights in cache and from memory, against the\n"
+                 "read bandwidth and bf16 (--threads threads)");
+    app.add_flag("--transfer-study",
+                 "Mode, --backend opencl: print no backend timings, but what moving each --shape's hidden states (T x\n"
+                 "hidden in each --dtype, for each --tokens) to the device and back costs: the backend's staged path with\n"
+                 "its own plan and other thread counts and chunk sizes, one DMA from pinned memory, one from pageable memory");
+}
 
-    return moe::cli::run_with_exit_codes("moe-bench", [&] {
-        if (worked_examples) {
-            print_worked_examples(stdout);
-            return 0;
-        }
-        check_custom_shape(app, experts, topk);
-        if (!backend_libs.empty() && (decode || study || transfers || strategy))
-            throw moe::InputError(std::string("--backend-lib times a plugin's rows; ") +
-                                  (decode ? "--decode-study" : study ? "--engine-study" : transfers ? "--transfer-study"
-                                                                                                  : "--strategy-stats") +
-                                  " runs none of a plugin's code");
-        const std::vector<Shape> shapes =
-            hidden ? std::vector<Shape>{{"custom", type_arg == "gemm2" ? moe::ExpertType::gemm2_bias_swiglu_clamp
-                                                                       : moe::ExpertType::gemm3_swiglu,
-                                         hidden, inter, experts, topk}}
-                   : select_shapes(shape_arg);
-        if (!strategy && !transfers) check_fits_memory(shapes, tokens, dtypes, weights.size(),
-                                                        backend == "cpu" && (backend_opt->count() > 0 || backend_libs.empty()));
-        if ((decode || study) && backend != "cpu")
-            throw moe::InputError(std::string(decode ? "--decode-study" : "--engine-study") +
-                                  " times the cpu backend's own kernels; --backend " + backend + " has none of them");
-        if (!json_file.empty() && (decode || study || strategy))
-            throw moe::InputError(std::string("--json writes the timed rows; ") +
-                                  (decode ? "--decode-study" : study ? "--engine-study" : "--strategy-stats") +
-                                  " prints a table of its own and writes none");
-        if (transfers) {
-            if (backend != "opencl")
-                throw moe::InputError("--transfer-study times host-device transfers of the opencl backend; --backend " +
-                                      backend + " moves nothing to a device");
-            if (!json_file.empty()) throw moe::InputError("--json writes the timed rows; --transfer-study writes none");
-            std::vector<TransferSize> sizes;
-            for (const auto& name : dtypes) {
-                const auto t = moe::parse_dtype(name);
-                if (!t || (*t != moe::DType::f32 && *t != moe::DType::f16 && *t != moe::DType::bf16))
-                    throw moe::InputError("--dtype " + name + ": expected f32, f16 or bf16");
-                for (const auto& s : shapes)
-                    for (const auto T : tokens) {
-                        // Held three times on the host (in, out, pinned staging): refused, named,
-                        // past the machine's memory (computed in double: no wrap-around).
-                        const double bytes = double(T) * double(s.hidden) * double(moe::dtype_size(*t));
-                        if (machine_memory() > 0 && 3 * bytes > machine_memory())
-                            throw moe::InputError("--transfer-study: " + s.name + " at T = " + std::to_string(T) +
-                                                  " moves " + std::to_string(bytes / 1e9) +
-                                                  " GB each way, more than a third of this machine's memory");
-                        sizes.push_back({s.name + " T=" + std::to_string(T) + " " + name,
-                                         T * s.hidden * moe::dtype_size(*t)});
-                    }
+// The layers the flags describe: a custom shape or named ones, the lists split (each item once).
+Layers layers(const CLI::App& app, const Flags& f) {
+    using moe::bench_cli::list_items;
+    check_custom_shape(app, f.experts, f.topk);
+    Layers l;
+    l.tokens = moe::bench_cli::list_counts("--tokens", f.tokens);
+    l.dtypes = list_items("--dtype", f.dtypes);
+    l.weights = list_items("--weights", f.weights);
+    l.shapes = f.hidden ? std::vector<Shape>{{"custom", f.expert_type == "gemm2" ? moe::ExpertType::gemm2_bias_swiglu_clamp
+                                                                                 : moe::ExpertType::gemm3_swiglu,
+                                              f.hidden, f.inter, f.experts, f.topk}}
+                        : select_shapes(f.shape);
+    return l;
+}
+
+// --transfer-study: each shape's hidden states at each T and data type, moved to the device and back.
+int transfer_mode(const Flags& f, const Layers& l) {
+    if (f.backend != "opencl")
+        throw moe::InputError("--transfer-study times host-device transfers of the opencl backend; --backend " +
+                              f.backend + " moves nothing to a device");
+    std::vector<TransferSize> sizes;
+    for (const auto& name : l.dtypes) {
+        const auto t = moe::parse_dtype(name);
+        if (!t || (*t != moe::DType::f32 && *t != moe::DType::f16 && *t != moe::DType::bf16))
+            throw moe::InputError("--dtype " + name + ": expected f32, f16 or bf16");
+        for (const auto& s : l.shapes)
+            for (const auto T : l.tokens) {
+                // Held three times on the host (in, out, pinned staging): refused, named,
+                // past the machine's memory (computed in double: no wrap-around).
+                const double bytes = double(T) * double(s.hidden) * double(moe::dtype_size(*t));
+                if (machine_memory() > 0 && 3 * bytes > machine_memory())
+                    throw moe::InputError("--transfer-study: " + s.name + " at T = " + std::to_string(T) + " moves " +
+                                          std::to_string(bytes / 1e9) +
+                                          " GB each way, more than a third of this machine's memory");
+                sizes.push_back({s.name + " T=" + std::to_string(T) + " " + name, T * s.hidden * moe::dtype_size(*t)});
             }
-            transfer_study(device, sizes, timing.reps > 0 ? timing.reps : 15);
-            return 0;
-        }
-        if (decode) {
-            const std::vector<std::string> types = weights.empty() ? std::vector<std::string>{"u4", "mxfp4"} : weights;
-            for (const auto& s : shapes)  // a bad --weights refused before anything runs
-                for (const auto& w : types) compression_preset(w, s);
-            for (const auto& s : shapes) decode_study(s, types, threads);
-            return 0;
-        }
-        if (study) {
-            for (const auto& s : shapes) {
-                const bool gemm2 = s.type == moe::ExpertType::gemm2_bias_swiglu_clamp;
-                engine_study(s.name + " first GEMM", gemm2 ? 2 * s.inter : s.inter, s.hidden);
-                engine_study(s.name + " down GEMM", s.hidden, s.inter);
-            }
-            return 0;
-        }
-        if (strategy) {
-            if (app.count("--tokens") == 0) tokens = {1, 8, 512, 4096};
-            const auto dtype = moe::parse_dtype(dtypes.at(0));
-            if (!dtype) throw moe::InputError("--dtype " + dtypes.at(0) + ": expected a float type");
-            stats.dtype = *dtype;
-            print_strategy_stats(stdout, shapes, tokens, stats);
-            return 0;
-        }
-        const moe::BackendMaker maker = backend_maker(backend, backend_opt->count() > 0, backend_libs, device);
-        const auto timed = [&] {
-            return time_rows(maker, device, shapes, tokens, dtypes, weights, routing, threads, timing, json_file);
-        };
-        const auto builtins = moe::backends::builtin_backend_names();
-        const bool plugin = std::find(builtins.begin(), builtins.end(), maker.name) == builtins.end() &&
-                            maker.name.rfind("mutant:", 0) != 0;
-        if (!plugin) return timed();
-        // A plugin's failure is the plugin's (exit 1), not moe-bench's internal error (exit 3).
-        return moe::bench_cli::run_plugin_in_child(maker.name, [&] {
+    }
+    transfer_study(f.device, sizes, f.timing.reps > 0 ? f.timing.reps : 15);
+    return 0;
+}
+
+// --decode-study and --engine-study: the cpu backend's own kernels, apart from the layer.
+int cpu_kernel_study(const std::string& mode, const Flags& f, const Layers& l) {
+    if (f.backend != "cpu")
+        throw moe::InputError(mode + " times the cpu backend's own kernels; --backend " + f.backend + " has none of them");
+    if (mode == "--decode-study") {
+        const std::vector<std::string> types = l.weights.empty() ? std::vector<std::string>{"u4", "mxfp4"} : l.weights;
+        for (const auto& s : l.shapes)  // a bad --weights refused before anything runs
+            for (const auto& w : types) compression_preset(w, s);
+        for (const auto& s : l.shapes) decode_study(s, types, f.threads);
+        return 0;
+    }
+    for (const auto& s : l.shapes) {
+        const bool gemm2 = s.type == moe::ExpertType::gemm2_bias_swiglu_clamp;
+        engine_study(s.name + " first GEMM", gemm2 ? 2 * s.inter : s.inter, s.hidden);
+        engine_study(s.name + " down GEMM", s.hidden, s.inter);
+    }
+    return 0;
+}
+
+// --strategy-stats: statistics of the routing alone, for one weight type's bytes.
+int strategy_mode(const CLI::App& app, const Flags& f, Layers l) {
+    if (app.count("--tokens") == 0) l.tokens = {1, 8, 512, 4096};
+    if (l.dtypes.size() > 1)
+        throw moe::InputError("--strategy-stats takes one --dtype (its bytes per weight), not " +
+                              std::to_string(l.dtypes.size()));
+    const auto dtype = moe::parse_dtype(l.dtypes.front());
+    if (!dtype) throw moe::InputError("--dtype " + l.dtypes.front() + ": expected a float type");
+    StrategyOptions stats = f.stats;
+    stats.dtype = *dtype;
+    print_strategy_stats(stdout, l.shapes, l.tokens, stats);
+    return 0;
+}
+
+// The default mode: the backend's rows, timed; a plugin in a child process, which sends each row
+// back as it is measured. --json gets the rows measured however the plugin ended, with its exit
+// status, unless the child refused the flags (exit 2) before timing anything, as a built-in
+// backend's run writes no file then.
+int timing_mode(const CLI::App& app, const Flags& f, const Layers& l) {
+    if (app.count("--timeout") > 0 && f.backend_libs.empty())
+        throw moe::InputError("--timeout limits a --backend-lib plugin, timed in a child process; backend " + f.backend +
+                              " runs in moe-bench's own, with no limit");
+    const moe::BackendMaker maker = backend_maker(f.backend, app.count("--backend") > 0, f.backend_libs, f.device);
+    std::vector<std::string> rows;  // row_json's
+    const auto timed = [&](const RowSink& measured) {
+        return time_rows(maker, f.device, l.shapes, l.tokens, l.dtypes, l.weights, f.routing, f.threads, f.timing,
+                         measured);
+    };
+    const auto builtins = moe::backends::builtin_backend_names();
+    const bool plugin = std::find(builtins.begin(), builtins.end(), maker.name) == builtins.end() &&
+                        maker.name.rfind("mutant:", 0) != 0;
+    if (!plugin) {
+        const int status = timed([&](const BenchRow& r) { rows.push_back(row_json(r)); });
+        if (!f.json_file.empty()) write_rows_json(f.json_file, rows);
+        return status;
+    }
+    // A plugin's failure is the plugin's (exit 1), not moe-bench's internal error (exit 3).
+    const int status = moe::bench_cli::run_plugin_in_child(
+        maker.name,
+        [&](const moe::bench_cli::SendLine& send) {
             return moe::cli::run_with_exit_codes("moe-bench", [&] {
                 try {
-                    return timed();
+                    return timed([&](const BenchRow& r) { send(row_json(r)); });
                 } catch (const moe::InputError&) {
                     throw;
                 } catch (const moe::OutputError&) {
@@ -378,6 +426,54 @@ int main(int argc, char** argv) {
                     return 1;
                 }
             });
-        }, plugin_timeout);
+        },
+        f.plugin_timeout, rows);
+    if (!f.json_file.empty() && status != 2) {
+        write_rows_json(f.json_file, rows);
+        if (status != 0)
+            std::fprintf(stderr, "moe-bench: %s holds the %zu row%s measured before the failure\n", f.json_file.c_str(),
+                         rows.size(), rows.size() == 1 ? "" : "s");
+    }
+    return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{
+        "moe-bench: times a backend on MoE layers of model shapes, each figure also as a ratio to this machine's\n"
+        "same-run GEMM rate (a plain f32 GEMM of the same FLOP count with the cpu backend's engine) and its\n"
+        "streaming read bandwidth; for --backend opencl, to its device's: a CLBlast GEMM of the same FLOP count in\n"
+        "the case's type and a copy kernel, against the backend's device time. A mode flag (--strategy-stats,\n"
+        "--worked-examples, --engine-study, --decode-study, --transfer-study; at most one) prints another table\n"
+        "instead; a flag the mode does not read is refused.\n\n"
+        "Examples:\n"
+        "  moe-bench --backend cpu --shape gpt-oss-20b --tokens 1,8,512 --dtype f32,bf16\n"
+        "  moe-bench --backend cpu --shape all --tokens 512 --routing skewed --json bench.json\n"
+        "  moe-bench --backend cpu --tokens 64 --experts 16 --topk 2 --hidden 1024 --inter 512 --vs-reference\n"
+        "  moe-bench --backend cpu --shape gpt-oss-20b --tokens 1,8 --dtype bf16,f32 --weights u4,mxfp4\n"
+        "  moe-bench --backend-lib ./libmy_moe.so --shape gpt-oss-20b --tokens 1,512   # your kernel as a C plugin"};
+    app.footer(
+        "Exit status: 0 the table printed; 1 the backend failed while being timed (threw, or, for a --backend-lib\n"
+        "plugin, timed in a child process, crashed, ended the process or ran past --timeout); 2 bad flags (two\n"
+        "modes, a flag the mode does not read, a list item empty or given twice), a layer past this machine's\n"
+        "memory, an unavailable backend or an unwritable --json; 3 an internal error of moe-bench.");
+    Flags f;
+    add_flags(app, f);
+    if (const int code = moe::cli::parse_flags(app, argc, argv); code >= 0) return code;
+
+    return moe::cli::run_with_exit_codes("moe-bench", [&] {
+        const std::string mode = moe::bench_cli::check_mode_flags(app);
+        if (mode == "--worked-examples") {
+            print_worked_examples(stdout);
+            return 0;
+        }
+        const Layers l = layers(app, f);
+        if (mode == "--strategy-stats") return strategy_mode(app, f, l);
+        if (mode == "--transfer-study") return transfer_mode(f, l);
+        const bool cpu_backend = f.backend == "cpu" && (app.count("--backend") > 0 || f.backend_libs.empty());
+        check_fits_memory(l.shapes, l.tokens, l.dtypes, l.weights.size(), cpu_backend);
+        if (!mode.empty()) return cpu_kernel_study(mode, f, l);
+        return timing_mode(app, f, l);
     });
 }

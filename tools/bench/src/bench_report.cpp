@@ -98,28 +98,30 @@ void print_table_row(std::FILE* out, const BenchRow& r, bool vs_reference) {
     std::fflush(out);
 }
 
-void write_rows_json(const std::string& file, const std::vector<BenchRow>& rows) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const auto& r : rows) {
-        nlohmann::json row = {{"shape", r.shape}, {"tokens", r.tokens}, {"dtype", r.dtype},
-                              {"weights", r.weights.empty() ? r.dtype : r.weights}, {"routing", r.routing},
-                              {"bf16_seconds", r.bf16_seconds}, {"f32_seconds", r.f32_seconds}, {"backend", r.backend},
-                              {"median_seconds", r.seconds}, {"prepare_seconds", r.prepare_seconds},
-                              {"gflops", r.gflops}, {"gemm_gflops", r.gemm_gflops}, {"weight_gb", r.weight_gb},
-                              {"gbs", r.gbs}, {"read_gbs", r.read_gbs}, {"reference_seconds", r.reference_seconds},
-                              {"kernel_seconds", r.kernel_seconds}, {"device_seconds", r.device_seconds},
-                              {"same_device_baselines", r.same_device}, {"gemm_routine", r.gemm_routine}};
-        if (r.same_device) {
-            // The table's figures use the device time; gflops and gbs stay the wall-time ones, as on
-            // every other row. read_gbs holds the copy kernel's rate (bytes read plus written).
-            const double dev = r.device_seconds > 0 ? r.device_seconds : r.seconds;
-            row["device_gflops"] = r.gflops * r.seconds / dev;
-            row["device_gbs"] = r.weight_gb / dev;
-            row["copy_gbs"] = r.read_gbs;
-            row.erase("read_gbs");
-        }
-        j.push_back(std::move(row));
+std::string row_json(const BenchRow& r) {
+    nlohmann::json row = {{"shape", r.shape}, {"tokens", r.tokens}, {"dtype", r.dtype},
+                          {"weights", r.weights.empty() ? r.dtype : r.weights}, {"routing", r.routing},
+                          {"bf16_seconds", r.bf16_seconds}, {"f32_seconds", r.f32_seconds}, {"backend", r.backend},
+                          {"median_seconds", r.seconds}, {"prepare_seconds", r.prepare_seconds},
+                          {"gflops", r.gflops}, {"gemm_gflops", r.gemm_gflops}, {"weight_gb", r.weight_gb},
+                          {"gbs", r.gbs}, {"read_gbs", r.read_gbs}, {"reference_seconds", r.reference_seconds},
+                          {"kernel_seconds", r.kernel_seconds}, {"device_seconds", r.device_seconds},
+                          {"same_device_baselines", r.same_device}, {"gemm_routine", r.gemm_routine}};
+    if (r.same_device) {
+        // The table's figures use the device time; gflops and gbs stay the wall-time ones, as on
+        // every other row. read_gbs holds the copy kernel's rate (bytes read plus written).
+        const double dev = r.device_seconds > 0 ? r.device_seconds : r.seconds;
+        row["device_gflops"] = r.gflops * r.seconds / dev;
+        row["device_gbs"] = r.weight_gb / dev;
+        row["copy_gbs"] = r.read_gbs;
+        row.erase("read_gbs");
     }
+    return row.dump();  // one line: dump() without an indent escapes every newline in a string
+}
+
+void write_rows_json(const std::string& file, const std::vector<std::string>& rows) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : rows) j.push_back(nlohmann::json::parse(r));
     conformance::write_file_atomically(file, j.dump(2) + "\n");
 }
 

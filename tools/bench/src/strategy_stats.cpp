@@ -38,7 +38,8 @@ void print_strategy_stats(std::FILE* out, const std::vector<Shape>& shapes, cons
                           const StrategyOptions& o) {
     if (o.block_size == 0 || o.devices == 0) throw InputError("--block-size and --devices must be >= 1");
     if (!(o.alpha > 0)) throw InputError("--alpha must be > 0");
-    if (!is_floating(o.dtype)) throw InputError("--dtype: expected a float type");
+    if (!is_floating(o.dtype))
+        throw InputError("--dtype " + std::string(dtype_name(o.dtype)) + ": expected a float type (f32, f16, bf16, f64)");
     const DType dtype = o.dtype;
     const double alpha = o.alpha;
     const std::size_t block_size = o.block_size, devices = o.devices;

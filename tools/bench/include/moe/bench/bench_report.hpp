@@ -17,7 +17,11 @@ void print_device_table_header(std::FILE* out, const std::string& backend, const
 // One row; with kernel times, a second line with the device time split per kernel.
 void print_table_row(std::FILE* out, const BenchRow& r, bool vs_reference);
 
-// The rows as a JSON array, written atomically.
-void write_rows_json(const std::string& file, const std::vector<BenchRow>& rows);
+// One row as a JSON object, on one line: what a plugin's child process sends back as it measures
+// (the parent writes the rows measured when the plugin crashes or hangs later).
+std::string row_json(const BenchRow& r);
+
+// The rows (row_json's) as a JSON array, written atomically.
+void write_rows_json(const std::string& file, const std::vector<std::string>& rows);
 
 }  // namespace moe::bench
