@@ -31,7 +31,11 @@ std::vector<unsigned char> transpose_experts(const unsigned char* src, std::size
 
 std::size_t gemm_pad(const Runtime& rt) { return rt.gemm().pad_elems() * sizeof(float); }
 
-Weights placeholder(const Runtime& rt) { return {rt.buffer(0), 0, {}, false}; }
+Weights placeholder(const Runtime& rt) {
+    Weights w;
+    w.buf = rt.buffer(0);
+    return w;
+}
 
 }  // namespace
 
@@ -55,7 +59,10 @@ std::int32_t elem_type(DType t) {
 }
 
 Weights device_tensor(const Runtime& rt, const Tensor& t) {
-    return {rt.buffer(t.nbytes(), t.data(), gemm_pad(rt)), elem_type(t.dtype()), {}, false};
+    Weights w;
+    w.buf = rt.buffer(t.nbytes(), t.data(), gemm_pad(rt));
+    w.type = elem_type(t.dtype());
+    return w;
 }
 
 // NK weights are on the device twice: transposed to KN for the tiled kernels (moe_gemm,
@@ -67,8 +74,12 @@ Weights device_weight(const Runtime& rt, const Tensor& t, bool kn) {
     const auto& s = t.shape();
     const auto bytes = transpose_experts(static_cast<const unsigned char*>(t.data()), s[0], s[1], s[2],
                                          t.nbytes() / std::max<std::size_t>(1, s[0] * s[1] * s[2]));
-    return {rt.buffer(bytes.size(), bytes.data(), gemm_pad(rt)), elem_type(t.dtype()),
-            rt.buffer(t.nbytes(), t.data(), gemm_pad(rt)), true};
+    Weights w;
+    w.buf = rt.buffer(bytes.size(), bytes.data(), gemm_pad(rt));
+    w.type = elem_type(t.dtype());
+    w.nk = rt.buffer(t.nbytes(), t.data(), gemm_pad(rt));
+    w.has_nk = true;
+    return w;
 }
 
 Weights device_weight(const Runtime& rt, const Problem& p, const char* name, bool kn) {
