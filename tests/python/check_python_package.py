@@ -235,16 +235,18 @@ def check_repro_lines(suite, expect):
     precision travels with it (a bf16 kernel rerun under the f32 bound would FAIL)."""
     name = "gemm3_qwen_openvino_f32"
     case = moe_conform.load_case(os.path.join(suite, name + ".h5"))
-    output = case.reference * (1 + 2.0 ** -12)  # within a bf16 bound, far outside an f32 one
+    output = case.reference * (1 + 2.0 ** -12)  # within a bf16-storage bound, far outside an f32 one
     expect(moe_conform.check(case, output).status == "FAIL", "a 2^-12 relative error fails in f32")
 
     def fn(c):
         return output
 
-    declared = dict(compute="bf16", storage="bf16", dequant="bf16")
+    # bf16 intermediates on f32 accumulation: a bf16 accumulation's bounds hold |ref| on this
+    # case, which makes any pass MISTRUSTED (spec/tolerance.md, "Vacuous comparisons").
+    declared = dict(compute="f32", storage="bf16", dequant="bf16")
     first = moe_conform.run_suite(fn, suite, filter=name, quiet=True, **declared).results[0]
     checked = moe_conform.check(case, output, **declared)
-    expect(first.status == checked.status == "PASS", f"bf16 kernel: {first.status} {checked.status}")
+    expect(first.status == checked.status == "PASS", f"bf16-storage kernel: {first.status} {checked.status}")
     with contextlib.redirect_stdout(io.StringIO()):
         again = eval(first.repro, {"moe_conform": moe_conform, "fn": fn})
         checked_again = eval(checked.repro, {"moe_conform": moe_conform, "output": output})
