@@ -14,6 +14,7 @@
 
 #include "moe/generator/case_spec.hpp"
 #include "moe/spec/error.hpp"
+#include "catalog_text.hpp"
 #include "temp_dir.hpp"
 
 using namespace moe;
@@ -31,22 +32,9 @@ std::string catalog(const std::string& more, const std::string& type = "GEMM2_BI
            R"(", "seed": 7, "shape": {"tokens": 4, "hidden": 8, "inter": 4, "experts": 4, "topk": 2})" + more + "}]}";
 }
 
-std::vector<CaseSpec> load_text(const std::string& text) {
-    moe::test::TempDir dir;
-    const auto f = dir / "cat.json";
-    std::ofstream(f) << text;
-    return load_catalog(f);
-}
+std::vector<CaseSpec> load_text(const std::string& text) { return moe::test::load_catalog_text(text); }
 
-// The refusal's message, "" when the catalogue is read.
-std::string load_error(const std::string& text) {
-    try {
-        load_text(text);
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "";
-}
+std::string load_error(const std::string& text) { return moe::test::catalog_text_error(text); }
 
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 

@@ -2,7 +2,6 @@
 // synthesis they drive: layouts, types, ranges, the exactness certificate, the refusals.
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <string>
 
 #include "moe/generator/case_spec.hpp"
@@ -10,7 +9,7 @@
 #include "moe/generator/synthesize.hpp"
 #include "moe/spec/compression.hpp"
 #include "moe/spec/error.hpp"
-#include "temp_dir.hpp"
+#include "catalog_text.hpp"
 
 using namespace moe;
 using namespace moe::generator;
@@ -24,12 +23,7 @@ std::string catalog(const std::string& keys, const std::string& type = "GEMM3_SW
            "topk": 2})" + more + ", " + keys + "}]}";
 }
 
-std::vector<CaseSpec> load_text(const std::string& text) {
-    moe::test::TempDir dir;
-    const auto f = dir / "cat.json";
-    std::ofstream(f) << text;
-    return load_catalog(f);
-}
+std::vector<CaseSpec> load_text(const std::string& text) { return moe::test::load_catalog_text(text); }
 
 std::string load_error(const std::string& text) {
     try {

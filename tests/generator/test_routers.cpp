@@ -4,7 +4,6 @@
 #include <cmath>
 #include <vector>
 
-#include <fstream>
 #include <map>
 #include <string>
 
@@ -14,7 +13,7 @@
 #include "moe/generator/random_stream.hpp"
 #include "moe/generator/synthesize.hpp"
 #include "moe/spec/error.hpp"
-#include "temp_dir.hpp"
+#include "catalog_text.hpp"
 
 using namespace moe;
 using namespace moe::generator;
@@ -163,21 +162,9 @@ std::string catalog_with(const std::string& routing, std::size_t T = 8, std::siz
            R"(}, "routing": )" + routing + "}]}";
 }
 
-std::vector<CaseSpec> load_text(const std::string& text) {
-    moe::test::TempDir dir;
-    const auto f = dir / "cat.json";
-    std::ofstream(f) << text;
-    return load_catalog(f);
-}
+std::vector<CaseSpec> load_text(const std::string& text) { return moe::test::load_catalog_text(text); }
 
-std::string load_error(const std::string& text) {
-    try {
-        load_text(text);
-    } catch (const InputError& e) {
-        return e.what();
-    }
-    return "";
-}
+std::string load_error(const std::string& text) { return moe::test::catalog_text_error(text); }
 
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
