@@ -1,10 +1,14 @@
 // The plugin door in process: prepare() validates a problem, values included; run() on that same
 // problem checks only its structure (a compressed weight's scales are O(weights / group size)
 // elements, tens of ms a run on a model's layer, which moe-bench --backend-lib would otherwise
-// time as the plugin's), while any other problem is validated whole.
+// time as the plugin's), while any other problem is validated whole. And the ABI's struct layout,
+// frozen.
 #include <doctest/doctest.h>
 
+#include <cstddef>
+
 #include "compressed_problem.hpp"
+#include "moe_conform/backend_abi.h"
 #include "moe/backends/plugin_backend.hpp"
 #include "moe/spec/error.hpp"
 #include "plain_problem.hpp"
@@ -32,4 +36,30 @@ TEST_CASE("plugin door: a run of the prepared problem skips the value scans; ano
     b->prepare(p);
     p.inputs.at(std::string(kWeight0) + "_scale").data()[0] = 0xFF;
     CHECK_NOTHROW(b->run(p, false));
+}
+
+TEST_CASE("the plugin ABI's structs keep their sizes and alignments (a plugin built against an older header still loads)") {
+    // Frozen as first published on LP64 (x86-64, AArch64): a field added, removed or widened
+    // changes one of these, and the header must then say so with a new version, not silently.
+    if (sizeof(void*) != 8) return;
+    const struct {
+        const char* name;
+        std::size_t size, align, want_size, want_align;
+    } structs[] = {
+        {"moe_tensor_view_v1", sizeof(moe_tensor_view_v1), alignof(moe_tensor_view_v1), 56, 8},
+        {"moe_problem_v1", sizeof(moe_problem_v1), alignof(moe_problem_v1), 136, 8},
+        {"moe_buffer_v1", sizeof(moe_buffer_v1), alignof(moe_buffer_v1), 56, 8},
+        {"moe_outputs_v1", sizeof(moe_outputs_v1), alignof(moe_outputs_v1), 80, 8},
+        {"moe_precision_v1", sizeof(moe_precision_v1), alignof(moe_precision_v1), 12, 4},
+        {"moe_conform_backend_v1_t", sizeof(moe_conform_backend_v1_t), alignof(moe_conform_backend_v1_t), 88, 8},
+        {"moe_compressed_weight_v2", sizeof(moe_compressed_weight_v2), alignof(moe_compressed_weight_v2), 144, 8},
+        {"moe_problem_v2", sizeof(moe_problem_v2), alignof(moe_problem_v2), 152, 8},
+        {"moe_precision_v2", sizeof(moe_precision_v2), alignof(moe_precision_v2), 16, 4},
+        {"moe_conform_backend_v2_t", sizeof(moe_conform_backend_v2_t), alignof(moe_conform_backend_v2_t), 88, 8},
+    };
+    for (const auto& s : structs) {
+        CAPTURE(s.name);
+        CHECK(s.size == s.want_size);
+        CHECK(s.align == s.want_align);
+    }
 }
