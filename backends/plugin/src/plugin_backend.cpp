@@ -130,7 +130,7 @@ public:
                 }
                 if (!is_floating(d))
                     throw InputError(where + ": its " + name + " field declares " + std::string(dtype_name(d)) +
-                                     ", not a floating type");
+                                     ", not one of f64, f32, f16, bf16 (the types a backend computes and stores in)");
                 return d;
             };
             PluginPrecision pp;

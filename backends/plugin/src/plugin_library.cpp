@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cctype>
+#include <cstdio>
 #include <filesystem>
 
 #include "moe/spec/error.hpp"
@@ -21,6 +22,23 @@ bool plain_name(const char* name) {
     return true;
 }
 
+// A refused name as the message shows it: its first 80 bytes, a control character or a byte
+// past ASCII as \xNN (the name goes to a terminal).
+std::string shown_name(const char* name) {
+    std::string out;
+    for (const char* c = name; *c && c - name < 80; ++c) {
+        const auto b = static_cast<unsigned char>(*c);
+        if (b >= 0x20 && b < 0x7f) {
+            out += *c;
+        } else {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "\\x%02x", b);
+            out += hex;
+        }
+    }
+    return out;
+}
+
 std::string symbol_of(int version) { return "moe_conform_backend_v" + std::to_string(version); }
 
 // What both versions' tables must hold; `fail` throws.
@@ -35,7 +53,8 @@ void check_table(const Table* t, int version, Fail fail) {
         fail("its table is " + std::to_string(t->struct_size) + " bytes, version " + std::to_string(version) + " has " +
              std::to_string(sizeof(Table)) + ": built against another backend_abi.h");
     if (!plain_name(t->name))
-        fail("its name is empty, \"all\", starts with other than a letter or digit, or has characters other than "
+        fail(std::string("its name ") + (t->name ? "'" + shown_name(t->name) + "'" : "(NULL)") +
+             " is refused: a name is not empty and not \"all\", starts with a letter or digit, and has only "
              "letters, digits, '_', '-', '.'");
     if (!t->precision) fail("its table has no precision function");
     if (!t->run) fail("its table has no run function");

@@ -32,15 +32,15 @@ TEST_CASE("plugins that cannot be used are refused with exit 2 and the fault nam
         {"bad_version", "its moe_conform_backend_v1 table says ABI version 3, not 1"},
         {"v3_only", "built for moe-conform backend ABI version 3 (moe_conform_backend_v3); this moe-conform speaks versions 1 and 2"},
         {"v2_with_v1_table", "its moe_conform_backend_v2 table says ABI version 1, not 2"},
-        {"v2_bad_dequant", "precision(f64): its dequant field declares u8, not a floating type"},
+        {"v2_bad_dequant", "precision(f64): its dequant field declares u8, not one of f64, f32, f16, bf16"},
         {"no_symbol", "exports no moe_conform_backend_v2 or moe_conform_backend_v1 function"},
         {"small_struct", "built against another backend_abi.h"},
         {"no_run", "has no run function"},
-        {"bad_name", "or has characters other than letters, digits"},
+        {"bad_name", "its name 'bad name; rm -rf' is refused: a name is not empty and not \"all\", starts with a letter or digit, and has only letters, digits"},
         // ".." would put --write-results files above their folder; "all" means every backend.
-        {"dots_name", "starts with other than a letter or digit"},
-        {"all_name", "its name is empty, \"all\""},
-        {"bad_precision", "precision(f64): its compute field declares i32, not a floating type"},
+        {"dots_name", "its name '..' is refused"},
+        {"all_name", "its name 'all' is refused"},
+        {"bad_precision", "precision(f64): its compute field declares i32, not one of f64, f32, f16, bf16"},
         // Loaded in a child process first: the tool reports the crash instead of dying with it.
         {"crashes_on_load", "crashed with signal 11"},
         // exit(0) in the entry function ended the tool with status 0 and no report: a pass to CI.
