@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "moe/spec/compression.hpp"
 #include "moe/spec/error.hpp"
@@ -10,8 +12,9 @@ namespace moe::reference {
 
 namespace {
 
-// The power of two of a value's lowest set significand bit.
+// The power of two of a value's lowest set significand bit (a finite, nonzero value).
 double quantum_of(double v) {
+    if (!std::isfinite(v) || v == 0.0) throw std::logic_error("quantum_of: " + std::to_string(v));
     int e;
     const double f = std::frexp(std::fabs(v), &e);  // |v| = f 2^e, f in [0.5, 1)
     auto m = static_cast<std::uint64_t>(std::ldexp(f, 53));
@@ -110,7 +113,8 @@ double certify_exact(const Problem& p, int significand_bits, DType storage) {
     if (gemm2) {
         Grid gate_up = c.check("gate_up = x W0", sum_of_products(x, input(kWeight0), d.H));
         gate_up = c.stored("gate_up + bias_0", add(gate_up, bias(kBias0)));
-        const Grid limit = scalar(rp.clamp_limit);
+        // An infinite limit clamps nothing: it adds no grid and no bound.
+        const Grid limit = std::isinf(rp.clamp_limit) ? Grid{gate_up.quantum, INFINITY} : scalar(rp.clamp_limit);
         // min(g, L) and clamp(l, -L, L) stay on the union of both grids, bounded by |g| or L.
         const Grid gate{std::min(gate_up.quantum, limit.quantum), gate_up.max_abs};
         const Grid lin{std::min(gate_up.quantum, limit.quantum), std::min(gate_up.max_abs, limit.max_abs)};

@@ -83,6 +83,23 @@ TEST_CASE("log_uniform fills: every binade in [min_exp, max_exp], both signs") {
                     InputError);
 }
 
+TEST_CASE("exact: an infinite clamp limit clamps nothing and adds no grid (it once hung the certifier)") {
+    const std::string exact = R"({"name": "e", "expert_type": "GEMM2_BIAS_SWIGLU_CLAMP", "convention": "openvino",
+        "params": {"swish_beta": 0.0, "clamp_limit": LIMIT}, "shape": {"tokens": 4, "hidden": 8, "inter": 4, "experts": 2,
+        "topk": 1}, "exact": true, "seed": 7, "routing": {"weights": "dyadic"}, "fill": {
+        "hidden_states": {"kind": "dyadic", "range": 4, "bits": 2}, "weight_0": {"kind": "dyadic", "range": 4, "bits": 3},
+        "bias_0": {"kind": "dyadic", "range": 4, "bits": 2}, "weight_1": {"kind": "dyadic", "range": 4, "bits": 3},
+        "bias_1": {"kind": "dyadic", "range": 2, "bits": 2}}})";
+    const auto with_limit = [&](const std::string& limit) {
+        std::string text = exact;
+        text.replace(text.find("LIMIT"), 5, limit);
+        return synthesize(catalog(text).at(0));
+    };
+    // The same bits as a limit above every value: the clamp never acts on either.
+    const double unclamped = certify_exact(with_limit("1e30"), 24, DType::f32);
+    CHECK(certify_exact(with_limit(R"("inf")"), 24, DType::f32) <= unclamped);
+}
+
 TEST_CASE("exact_storage: the generator refuses a case whose stored intermediates leave the type") {
     const std::string base = R"({"name": "e", "expert_type": "GEMM3_SWIGLU", "convention": "openvino",
         "params": {"swish_beta": 0.0}, "shape": {"tokens": 4, "hidden": 8, "inter": 4, "experts": 2, "topk": 1},
