@@ -21,8 +21,9 @@
  *    it returns. Output and stage buffers are filled with a NaN of a fixed payload before run();
  *    an element still holding those bits afterwards (the output's, or a stage's when
  *    stages_written is 1) makes the case an ERROR that names it, instead of passing as a zero, or
- *    as a NaN where the golden value is NaN too. Error and reason messages are written
- *    NUL-terminated into the caller's buffer.
+ *    as a NaN where the golden value is NaN too. 64 elements of the same fill follow each
+ *    buffer: a plugin that writes one of them (an off-by-one in its last tile) gets an ERROR
+ *    saying so. Error and reason messages are written NUL-terminated into the caller's buffer.
  *  - A function returns MOE_OK (0) on success, any other value on failure; the message in `err`
  *    becomes the case's ERROR reason. supports() is the exception: 1 supported, 0 not.
  *  - The entry function (moe_conform_backend_v2 or _v1) and precision() may be called in a
