@@ -46,17 +46,21 @@ Tensor unwritten_filled(DType t, Shape shape) {
     return x;
 }
 
-// The index of the first element still holding the fill, or nullopt.
-std::optional<std::size_t> first_unwritten(const Tensor& x) {
+// The index of the first element in [begin, x.size()) that holds the fill (`filled`) or does
+// not, or nullopt.
+std::optional<std::size_t> first_element(const Tensor& x, std::size_t begin, bool filled) {
     const std::uint64_t bits = unwritten_bits(x.dtype());
     const std::size_t w = x.size() ? x.nbytes() / x.size() : 0;
-    for (std::size_t i = 0; i < x.size(); ++i) {
+    for (std::size_t i = begin; i < x.size(); ++i) {
         std::uint64_t v = 0;
-        std::memcpy(&v, x.data() + i * w, w);
-        if (v == bits) return i;
+        std::memcpy(&v, x.data() + i * w, w);  // little-endian
+        if ((v == bits) == filled) return i;
     }
     return std::nullopt;
 }
+
+// The index of the first element still holding the fill, or nullopt.
+std::optional<std::size_t> first_unwritten(const Tensor& x) { return first_element(x, 0, true); }
 
 std::string index_text(const Tensor& x, std::size_t flat) {
     std::string s;
@@ -94,15 +98,9 @@ Tensor guarded_filled(DType t, const Shape& shape) {
 // the end.
 void unguard(const std::string& backend, const char* what, Tensor& t, const Shape& shape) {
     const std::size_t n = element_count(shape);
-    const std::uint64_t bits = unwritten_bits(t.dtype());
-    const std::size_t w = t.nbytes() / t.size();
-    for (std::size_t i = n; i < t.size(); ++i) {
-        std::uint64_t v = 0;
-        std::memcpy(&v, t.data() + i * w, w);
-        if (v != bits)
-            throw std::runtime_error(backend + ": run() wrote past the end of " + what + " " + shape_to_string(shape) +
-                                     ": element " + std::to_string(i - n) + " after its last");
-    }
+    if (const auto i = first_element(t, n, false))
+        throw std::runtime_error(backend + ": run() wrote past the end of " + what + " " + shape_to_string(shape) +
+                                 ": element " + std::to_string(*i - n) + " after its last");
     t.shrink_to(shape);
 }
 
