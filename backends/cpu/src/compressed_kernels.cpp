@@ -57,17 +57,20 @@ void row_params(const WeightView& W, std::size_t n, double* s, double* z) {
 
 // ---- portable path: one row dequantised, then dot products -----------------------------------
 
+// A row of A times a dequantised weight row, an f32 chain in k order.
+float dot_in_order(const float* a, const float* row, std::size_t K) {
+    float s = 0.0f;
+    for (std::size_t k = 0; k < K; ++k) s += a[k] * row[k];
+    return s;
+}
+
 void portable_rows(const float* A, std::size_t M, std::size_t lda, const WeightView& W, float* C, std::size_t ldc,
                    std::size_t n0, std::size_t n1) {
     static thread_local std::vector<float> row;
     row.resize(W.K);
     for (std::size_t n = n0; n < n1; ++n) {
         dequantize_rows(W, n, 1, row.data());
-        for (std::size_t m = 0; m < M; ++m) {
-            float s = 0.0f;
-            for (std::size_t k = 0; k < W.K; ++k) s += A[m * lda + k] * row[k];
-            C[m * ldc + n] = s;
-        }
+        for (std::size_t m = 0; m < M; ++m) C[m * ldc + n] = dot_in_order(A + m * lda, row.data(), W.K);
     }
 }
 
@@ -87,12 +90,8 @@ void redo_nonfinite(const float* A, std::size_t M, std::size_t lda, const Weight
         if (!any) continue;
         row.resize(W.K);
         dequantize_rows(W, n, 1, row.data());
-        for (std::size_t m = 0; m < M; ++m) {
-            if (std::isfinite(C[m * ldc + n])) continue;
-            float s = 0.0f;
-            for (std::size_t k = 0; k < W.K; ++k) s += A[m * lda + k] * row[k];
-            C[m * ldc + n] = s;
-        }
+        for (std::size_t m = 0; m < M; ++m)
+            if (!std::isfinite(C[m * ldc + n])) C[m * ldc + n] = dot_in_order(A + m * lda, row.data(), W.K);
     }
 }
 
