@@ -363,6 +363,32 @@ TEST_CASE("selftest's repro lines run: a mutant by name, in worker processes, sp
     CHECK(has(report, "--filter 'top*'"));
 }
 
+TEST_CASE("selftest --family runs only those families' correct backends and mutants; --device reaches the opencl mutants") {
+    const auto r = run_command(moe_conform() + " selftest --quiet --family expert_parallel,blockwise");
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 0);
+    std::istringstream lines(r.output);
+    std::size_t listed = 0, mutants = 0;
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("  ", 0) != 0 || line.rfind("   ", 0) == 0) continue;  // a backend's or a mutant's line
+        CAPTURE(line);
+        CHECK((line.rfind("  expert_parallel", 0) == 0 || line.rfind("  blockwise", 0) == 0));
+        ++listed;
+        if (has(line, " caught ")) ++mutants;
+    }
+    CHECK(listed == mutants + 2);  // the two correct backends
+    CHECK(mutants >= 2);
+    CHECK(has(r.output, "selftest: " + std::to_string(mutants) + " of " + std::to_string(mutants) + " mutants caught"));
+    // The last opencl mutant alone (shard 5 of the backend and its four mutants), on PoCL's device
+    // 0:0: its repro line names the device.
+    TempDir dir;
+    const std::string json = (dir.path() / "s.json").string();
+    const auto one = run_command(moe_conform() + " selftest --quiet --family opencl --device 0:0 --shard 5/5 --json " + json);
+    CAPTURE(one.output);
+    CHECK(one.exit_code == 0);
+    CHECK(has(file_bytes(json), R"("repro": "moe-conform run --device 0:0 --backend mutant:opencl_)"));
+}
+
 TEST_CASE("flag values out of range exit 2 saying what is wanted, before anything runs") {
     const std::string run = moe_conform() + " run --backend reference --suite " + kSuite;
     const std::pair<std::string, std::string> refused[] = {
@@ -371,6 +397,9 @@ TEST_CASE("flag values out of range exit 2 saying what is wanted, before anythin
         {run + " --max-memory 0", "--max-memory: 0: expected more than 0"},
         {run + " --threads two", "--threads: two is not a number"},
         {moe_conform() + " selftest --threads 0", "--threads: 0: expected more than 0"},
+        {moe_conform() + " selftest --family frob", "--family: frob not in {reference,loop,cpu,opencl,blockwise,expert_parallel}"},
+        {moe_conform() + " selftest --family cpu,loop,cpu", "--family: 'cpu' is named twice"},
+        {moe_conform() + " selftest --family loop --device 9:9", "--device 9:9: no OpenCL device matches '9:9'"},
         {moe_conform() + " check --suite " + kSuite + " --results " + kSuite + " --case-timeout -2", "--case-timeout: -2"},
         {run + " --no-such-flag", "--no-such-flag"},  // CLI11 exits 109 by itself; the tools say 2
         // A device that does not exist (PoCL's is 0:0): every opencl case would SKIP.

@@ -72,6 +72,8 @@ struct SelftestCommand {
     int threads = 1;
     bool no_manifest = false;
     std::string shard;  // --shard I/N: this share of the correct backends and mutants
+    std::vector<std::string> families;  // --family: only these backend families' correct backends and mutants
+    std::string device;                 // --device: the opencl backend's and its mutants' device
     std::string json;  // --json: the score and the catch matrix (spec/report-format.md)
     std::string html;  // --html: the same as one page
     bool quiet = false;  // --quiet: no line per backend and mutant on stderr

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "moe/backends/registry.hpp"
 #include "cli_checks.hpp"
 #include "cli_errors.hpp"
 #include "moe/conformance/shell_word.hpp"
@@ -191,7 +192,8 @@ int main(int argc, char** argv) {
                                  "exit 0 only if every mutant is caught and every correct backend passes.");
     s->footer("\nExamples:\n"
               "  moe-conform selftest\n"
-              "  moe-conform selftest --suite my_suite/ --json selftest.json --html selftest.html\n\n"
+              "  moe-conform selftest --suite my_suite/ --json selftest.json --html selftest.html\n"
+              "  moe-conform selftest --family opencl --device NVIDIA   # the opencl backend and its mutants on one device\n\n"
               "Exit codes: 0 every runnable mutant caught and every correct backend passing (mutants of an "
               "unavailable backend\nare SKIPPED), 1 a mutant missed or a correct backend failing, 2 usage or input "
               "error, 77 an empty --shard.");
@@ -202,6 +204,15 @@ int main(int argc, char** argv) {
                   "Run share I of N of the work: the correct backends and the mutants in order, every N-th from "
                   "the I-th (each still meets every case, so each verdict stands alone)")
         ->check(kShard);
+    std::string families;
+    for (const auto& f : moe::backends::backend_families()) families += (families.empty() ? "" : ", ") + f;
+    s->add_option("--family", sc.families,
+                  "Only these backend families, comma-separated: their correct backends and their mutants (" +
+                      families + "; loop_f32 and loop_lowp are loop, reference_dense reference)")
+        ->delimiter(',')
+        ->check(CLI::IsMember(moe::backends::backend_families()));
+    s->add_option("--device", sc.device,
+                  "OpenCL device for the opencl backend and its mutants: P:D or a name substring (as run --device)");
     s->add_option("--json", sc.json, "Also write the score and the catch matrix (mutants x cases) as JSON here")
         ->check(moe::cli::kOutputFile);
     s->add_option("--html", sc.html, "Also write the score and the catch matrix as a self-contained HTML page here")

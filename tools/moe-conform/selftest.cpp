@@ -10,7 +10,9 @@
 #include "device_check.hpp"
 #include "moe/backends/registry.hpp"
 #include "moe/conformance/selftest.hpp"
+#include "moe/conformance/shell_word.hpp"
 #include "moe/golden/suite.hpp"
+#include "moe/spec/error.hpp"
 
 namespace moe::conform_cli {
 
@@ -37,6 +39,24 @@ void keep_shard(const std::string& shard, std::vector<Backend*>& correct, std::v
         if (item++ % count == index - 1) kept_mutants.push_back(std::move(m));
     correct = std::move(kept_backends);
     mutants = std::move(kept_mutants);
+}
+
+// --family: only the correct backends and mutants of the families named (each once).
+void keep_families(const std::vector<std::string>& families, std::vector<Backend*>& correct,
+                   std::vector<Mutant>& mutants) {
+    if (families.empty()) return;
+    for (std::size_t i = 0; i < families.size(); ++i)
+        if (std::find(families.begin(), families.begin() + static_cast<std::ptrdiff_t>(i), families[i]) !=
+            families.begin() + static_cast<std::ptrdiff_t>(i))
+            throw InputError("--family: '" + families[i] + "' is named twice");
+    const auto wanted = [&](const std::string& family) {
+        return std::find(families.begin(), families.end(), family) != families.end();
+    };
+    correct.erase(std::remove_if(correct.begin(), correct.end(),
+                                 [&](const Backend* b) { return !wanted(backends::backend_family(b->name())); }),
+                  correct.end());
+    mutants.erase(std::remove_if(mutants.begin(), mutants.end(), [&](const Mutant& m) { return !wanted(m.family); }),
+                  mutants.end());
 }
 
 void print_correct(const conformance::SelftestReport& report) {
@@ -103,10 +123,12 @@ void print_progress(std::size_t done, std::size_t total, const conformance::Self
 int selftest(const SelftestCommand& c) {
     if (!c.no_manifest && !manifest_agrees(c.suite, {}, "moe-conform")) return 2;
     check_opencl_environment();  // the opencl backend and its mutants would all be unavailable
+    check_device_exists(c.device);
     conformance::RunOptions o;
     o.files = golden::suite_files(c.suite);
     o.threads = c.threads;
     o.progress = false;
+    if (!c.device.empty()) o.repro_command += " --device " + conformance::shell_word(c.device);
 
     std::vector<std::unique_ptr<Backend>> owned;
     std::vector<Backend*> correct;
@@ -116,11 +138,13 @@ int selftest(const SelftestCommand& c) {
     info.suite = c.suite;
     info.tier = o.tier;
     info.started_utc = utc_now();
+    const backends::BuiltinOptions options{c.device};
     for (const auto& name : backends::builtin_backend_names()) {
-        owned.push_back(backends::make_builtin_backend(name));
+        owned.push_back(backends::make_builtin_backend(name, options));
         correct.push_back(owned.back().get());
     }
-    std::vector<Mutant> mutants = backends::selftest_mutants();
+    std::vector<Mutant> mutants = backends::selftest_mutants(options);
+    keep_families(c.families, correct, mutants);
     const std::size_t items = correct.size() + mutants.size();
     keep_shard(c.shard, correct, mutants);
     if (correct.empty() && mutants.empty()) {  // as run: a shard left with nothing compares nothing

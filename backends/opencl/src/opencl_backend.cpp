@@ -87,9 +87,9 @@ constexpr MutationEntry<OpenclMutation> kOpenclMutations[] = {
 
 }  // namespace
 
-std::vector<Mutant> opencl_mutants() {
-    return mutants_from_table<OpenclMutation>(kOpenclMutations, "opencl", [](OpenclMutation m) -> std::unique_ptr<Backend> {
-        return std::make_unique<OpenclBackend>(OpenclOptions{"", m});
+std::vector<Mutant> opencl_mutants(const std::string& device) {
+    return mutants_from_table<OpenclMutation>(kOpenclMutations, "opencl", [device](OpenclMutation m) -> std::unique_ptr<Backend> {
+        return std::make_unique<OpenclBackend>(OpenclOptions{device, m});
     });
 }
 

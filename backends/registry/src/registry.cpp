@@ -29,7 +29,7 @@ std::unique_ptr<Backend> make_builtin_backend(const std::string& name, const Bui
     // A selftest mutant, so that the repro lines of selftest and shrink work: "mutant:NAME" (the
     // mutant backend's own name) or the bare NAME.
     const std::string bare = name.rfind("mutant:", 0) == 0 ? name.substr(7) : name;
-    for (const auto& m : selftest_mutants())
+    for (const auto& m : selftest_mutants(options))
         if (m.name == bare) return m.make();
     std::string known;
     for (const auto& n : builtin_backend_names()) known += (known.empty() ? "" : ", ") + n;
@@ -135,11 +135,22 @@ std::vector<BackendMaker> make_backend_makers(const std::vector<std::string>& na
     return makers;
 }
 
-std::vector<Mutant> selftest_mutants() {
+std::vector<Mutant> selftest_mutants(const BuiltinOptions& options) {
     std::vector<Mutant> list;
-    for (auto family : {loop_mutants, cpu_mutants, opencl_mutants, blockwise_mutants, expert_parallel_mutants})
-        for (auto& m : family()) list.push_back(std::move(m));
+    for (auto& family : {loop_mutants(), cpu_mutants(), opencl_mutants(options.device), blockwise_mutants(),
+                         expert_parallel_mutants()})
+        list.insert(list.end(), family.begin(), family.end());
     return list;
+}
+
+std::vector<std::string> backend_families() {
+    return {"reference", "loop", "cpu", "opencl", "blockwise", "expert_parallel"};
+}
+
+std::string backend_family(const std::string& builtin_name) {
+    if (builtin_name == "reference_dense") return "reference";
+    if (builtin_name == "loop_f32" || builtin_name == "loop_lowp") return "loop";
+    return builtin_name;
 }
 
 std::vector<std::string> device_list() { return opencl_device_list(); }

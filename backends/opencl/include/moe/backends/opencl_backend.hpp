@@ -35,7 +35,7 @@ enum class OpenclMutation {
 };
 
 // The opencl mutants (every OpenclMutation but none).
-std::vector<Mutant> opencl_mutants();
+std::vector<Mutant> opencl_mutants(const std::string& device = "");  // on that device (OpenclOptions::device)
 
 struct OpenclOptions {
     // "" = the first GPU, else the first device of any type; "P:D" = platform P, device D;

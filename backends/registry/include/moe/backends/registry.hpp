@@ -38,8 +38,15 @@ std::vector<BackendMaker> make_backend_makers(const std::vector<std::string>& na
                                               const std::vector<std::string>& libraries,
                                               const BuiltinOptions& options = {});
 
-// Every family's deliberately broken backends, the ones `moe-conform selftest` must catch.
-std::vector<Mutant> selftest_mutants();
+// Every family's deliberately broken backends, the ones `moe-conform selftest` must catch (the
+// opencl ones on options.device).
+std::vector<Mutant> selftest_mutants(const BuiltinOptions& options = {});
+
+// The backend families (Mutant::family, and "reference", which has no mutants), and the family of
+// a built-in backend (loop_f32 and loop_lowp: loop; reference_dense: reference): what
+// `moe-conform selftest --family` selects by.
+std::vector<std::string> backend_families();
+std::string backend_family(const std::string& builtin_name);
 
 // One line per OpenCL device found, or one line saying why none (moe-conform list).
 std::vector<std::string> device_list();
