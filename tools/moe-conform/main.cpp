@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
     r->add_option("--backend", rc.backends,
                   "Backend name(s), comma-separated: built-in names (moe-conform list), the names of plugins loaded "
                   "with --backend-lib, or 'all' (every built-in backend and plugin); default with --backend-lib: "
-                  "the plugins")
+                  "the plugins (names given must include every plugin loaded)")
         ->delimiter(',')
         ->check(CLI::Validator(
             [](std::string& name) { return name.empty() ? std::string("an empty backend name (a stray comma?)") : ""; },

@@ -47,7 +47,8 @@ int run(const RunCommand& c) {
     // Backends are made where the cases run (each worker process), never here before a fork;
     // names and plugins are checked here all the same.
     std::vector<BackendMaker> makers =
-        backends::make_backend_makers(c.backends, c.backend_libs, backends::BuiltinOptions{c.device});
+        backends::make_backend_makers(c.backends, c.backend_libs, backends::BuiltinOptions{c.device},
+                                      backends::UnnamedPlugins::refused);
     check_device_exists(c.device);
     // The opencl backend and its mutants (opencl_*, mutant:opencl_*) read the variables.
     for (const auto& m : makers)

@@ -119,12 +119,21 @@ BackendSet make_backends(const std::vector<std::string>& names, const std::vecto
 
 std::vector<BackendMaker> make_backend_makers(const std::vector<std::string>& names,
                                               const std::vector<std::string>& libraries,
-                                              const BuiltinOptions& options) {
+                                              const BuiltinOptions& options, UnnamedPlugins unnamed) {
     // Plugins are loaded here only to check them, and released; built-in backends are not made
     // here at all (the opencl backend would open a device context before the workers fork).
     const auto plugins = load_plugins(libraries);
+    const auto resolved = resolve_names(names, plugins);
+    for (std::size_t i = 0; unnamed == UnnamedPlugins::refused && i < plugins.size(); ++i) {
+        const bool named = std::any_of(resolved.begin(), resolved.end(),
+                                       [&](const auto& r) { return r.second == static_cast<int>(i); });
+        if (!named)
+            throw InputError("backend library " + libraries[i] + ": its plugin '" + plugins[i]->name() +
+                             "' would not run: --backend names only other backends; add " + plugins[i]->name() +
+                             " to --backend (or use --backend all)");
+    }
     std::vector<BackendMaker> makers;
-    for (const auto& [name, plugin] : resolve_names(names, plugins)) {
+    for (const auto& [name, plugin] : resolved) {
         if (plugin >= 0) {
             const std::string path = libraries[static_cast<std::size_t>(plugin)];
             makers.push_back({name, [path] { return load_plugin_backend(path); }});

@@ -99,6 +99,24 @@ TEST_CASE("an unavailable plugin is SKIP with its reason, exit 77") {
     CHECK(has(r.output, "backend unavailable: no accelerator in this machine"));
 }
 
+TEST_CASE("a loaded plugin that --backend leaves out is refused, not a pass without it") {
+    const std::string lib = plugin("run_fails");
+    const auto left_out = run_command(moe_conform() + " run --backend-lib " + lib + " --backend reference --case " + kCase);
+    CAPTURE(left_out.output);
+    CHECK(left_out.exit_code == 2);
+    CHECK(left_out.output.find("backend library " + lib + ": its plugin 'bad_plugin' would not run: --backend names "
+                               "only other backends; add bad_plugin to --backend (or use --backend all)") !=
+          std::string::npos);
+    CHECK(left_out.output.find("passed") == std::string::npos);
+    // Named, or by all, it runs (and fails, as this plugin does).
+    for (const std::string names : {"reference,bad_plugin", "all"}) {
+        const auto r = run_command(moe_conform() + " run --backend-lib " + lib + " --backend " + names + " --case " + kCase);
+        CAPTURE(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(r.output.find("device lost") != std::string::npos);
+    }
+}
+
 TEST_CASE("moe-conform list shows a loaded plugin beside the built-in backends") {
     const auto r = run_command(moe_conform() + " list --backend-lib " + plugin("run_fails"));
     CHECK(r.exit_code == 0);

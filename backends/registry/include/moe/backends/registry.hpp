@@ -33,10 +33,14 @@ BackendSet make_backends(const std::vector<std::string>& names, const std::vecto
 // The same selection as makers, for a run that makes its backends where the cases run (worker
 // processes). Names and plugins are checked here, in this process: an unknown name or a bad
 // plugin throws InputError before anything runs; a plugin is loaded (and released) to check it,
-// then loaded again inside each worker.
+// then loaded again inside each worker. UnnamedPlugins::refused: names that leave out a loaded
+// plugin throw InputError too (`run --backend-lib mine.so --backend loop_f32` would otherwise pass
+// without running the plugin); moe-bench, which times one backend, picks one of several plugins.
+enum class UnnamedPlugins { allowed, refused };
 std::vector<BackendMaker> make_backend_makers(const std::vector<std::string>& names,
                                               const std::vector<std::string>& libraries,
-                                              const BuiltinOptions& options = {});
+                                              const BuiltinOptions& options = {},
+                                              UnnamedPlugins unnamed = UnnamedPlugins::allowed);
 
 // Every family's deliberately broken backends, the ones `moe-conform selftest` must catch (the
 // opencl ones on options.device).
