@@ -17,7 +17,8 @@
 # JSON and JUNIT files then get the shard in their name (r.json -> r_1of4.json).
 #
 # BACKEND_LIBS loads plugins (moe_conform/backend_abi.h; a generator expression such as
-# $<TARGET_FILE:my_plugin> is fine); without BACKENDS the run covers every plugin loaded.
+# $<TARGET_FILE:my_plugin> is fine); without BACKENDS the run covers every plugin loaded, and
+# BACKENDS, if given, must name each of them too (or be `all`): moe-conform refuses a plugin left out.
 #
 # The test passes on exit 0, fails on 1 (a FAIL, ERROR or XPASS) and 2 (bad input), and is
 # reported as skipped ("Not Run") on 77, when every case was skipped (no device, unsupported).
