@@ -10,6 +10,7 @@
 
 #include "moe/spec/error.hpp"
 #include "moe/spec/compression.hpp"
+#include "moe/spec/printable.hpp"
 #include "plugin_library.hpp"
 #include "problem_view.hpp"
 
@@ -19,8 +20,9 @@ namespace {
 
 constexpr std::size_t kMessageSize = 2048;
 
+// A message the plugin wrote, escaped: it reaches terminals and reports as the plugin's words.
 std::string message(const char* buf) {
-    std::string s(buf, strnlen(buf, kMessageSize));
+    const std::string s = printable(std::string_view(buf, strnlen(buf, kMessageSize)));
     return s.empty() ? "(no message)" : s;
 }
 
@@ -141,10 +143,7 @@ public:
     }
 
     std::string name() const override { return lib_->name(); }
-    std::string description() const override {
-        const char* d = lib_->description();
-        return std::string(d ? d : "") + " (plugin " + lib_->path() + ")";
-    }
+    std::string description() const override { return lib_->description() + " (plugin " + lib_->path() + ")"; }
     // Asked on first use, not at load: a load may happen in a parent process that then forks
     // workers, and finding a device usually opens a context that must not cross a fork.
     Availability availability() const override {

@@ -3,10 +3,11 @@
 #include <dlfcn.h>
 
 #include <cctype>
-#include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include "moe/spec/error.hpp"
+#include "moe/spec/printable.hpp"
 
 namespace moe::backends::plugin {
 
@@ -22,22 +23,12 @@ bool plain_name(const char* name) {
     return true;
 }
 
-// A refused name as the message shows it: its first 80 bytes, a control character or a byte
-// past ASCII as \xNN (the name goes to a terminal).
-std::string shown_name(const char* name) {
-    std::string out;
-    for (const char* c = name; *c && c - name < 80; ++c) {
-        const auto b = static_cast<unsigned char>(*c);
-        if (b >= 0x20 && b < 0x7f) {
-            out += *c;
-        } else {
-            char hex[8];
-            std::snprintf(hex, sizeof hex, "\\x%02x", b);
-            out += hex;
-        }
-    }
-    return out;
-}
+// A plugin's text as a terminal may show it: its first `limit` bytes, escaped (moe/spec/printable.hpp).
+constexpr std::size_t kTextLimit = 2048;
+std::string shown_text(const char* text, std::size_t limit) { return printable(std::string_view(text, strnlen(text, limit))); }
+
+// A refused name as the message shows it: its first 80 bytes.
+std::string shown_name(const char* name) { return shown_text(name, 80); }
 
 std::string symbol_of(int version) { return "moe_conform_backend_v" + std::to_string(version); }
 
@@ -80,11 +71,13 @@ PluginLibrary::PluginLibrary(const std::string& path) : path_(path) {
     if (void* v2 = dlsym(handle_, MOE_CONFORM_BACKEND_V2_SYMBOL)) {
         v2_ = reinterpret_cast<moe_conform_backend_v2_fn>(v2)();
         check_table(v2_, 2, fail);
+        keep_texts(v2_->name, v2_->description);
         return;
     }
     if (void* v1 = dlsym(handle_, MOE_CONFORM_BACKEND_V1_SYMBOL)) {
         v1_ = reinterpret_cast<moe_conform_backend_v1_fn>(v1)();
         check_table(v1_, 1, fail);
+        keep_texts(v1_->name, v1_->description);
         return;
     }
     for (int v = 3; v <= 9; ++v)
@@ -100,8 +93,11 @@ PluginLibrary::~PluginLibrary() {
     if (handle_) dlclose(handle_);
 }
 
-const char* PluginLibrary::name() const { return v2_ ? v2_->name : v1_->name; }
-const char* PluginLibrary::description() const { return v2_ ? v2_->description : v1_->description; }
+void PluginLibrary::keep_texts(const char* name, const char* description) {
+    name_ = name;
+    // The description is the plugin's own text: at most kTextLimit bytes of it, printable.
+    description_ = description ? shown_text(description, kTextLimit) : "";
+}
 bool PluginLibrary::provides_stages() const { return (v2_ ? v2_->provides_stages : v1_->provides_stages) != 0; }
 
 int PluginLibrary::availability(char* reason, std::size_t size) const {

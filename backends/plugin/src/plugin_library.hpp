@@ -19,8 +19,11 @@ public:
 
     const std::string& path() const { return path_; }
     int abi_version() const { return v2_ ? 2 : 1; }  // a version-1 plugin gets no compressed weights
-    const char* name() const;
-    const char* description() const;
+    // Copied from the table when it was checked: a plugin that rewrote its name afterwards (a
+    // pointer into a reused buffer) would otherwise put an unchecked name into reports, repro
+    // lines and --write-results folder names.
+    const std::string& name() const { return name_; }
+    const std::string& description() const { return description_; }
     bool provides_stages() const;
 
     // The table's functions; the absent optional ones as the header says (always available,
@@ -32,7 +35,9 @@ public:
     int run(const moe_problem_v2* p, moe_outputs_v1* outputs, char* err, std::size_t size) const;
 
 private:
-    std::string path_;
+    void keep_texts(const char* name, const char* description);
+
+    std::string path_, name_, description_;
     void* handle_ = nullptr;
     const moe_conform_backend_v1_t* v1_ = nullptr;
     const moe_conform_backend_v2_t* v2_ = nullptr;

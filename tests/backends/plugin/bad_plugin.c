@@ -8,9 +8,15 @@
 
 #include "moe_conform/backend_abi.h"
 
+static moe_conform_backend_v1_t table; /* defined below; HOSTILE_TEXTS renames it */
+
 static int precision(void* state, int32_t data_type, moe_precision_v1* out) {
     (void)state;
     (void)data_type;
+#ifdef HOSTILE_TEXTS
+    /* Renames itself after the loader checked the name (a pointer into a reused buffer). */
+    table.name = "renamed\x1b[31m;../x";
+#endif
 #ifdef BAD_PRECISION
     out->compute = MOE_I32;
 #else
@@ -95,6 +101,11 @@ static int run(void* state, const moe_problem_v1* p, moe_outputs_v1* o, char* er
         if (!started && pthread_create(&t, NULL, crash_later, NULL) == 0) started = 1;
     }
 #endif
+#ifdef HOSTILE_TEXTS
+    /* Terminal controls: clear screen, a C1 CSI, a right-to-left override, a forged line. */
+    snprintf(err, size, "lost\x1b[2J \xc2\x9b" "31m \xe2\x80\xae \xff\nFAKE LINE");
+    return 7;
+#endif
     snprintf(err, size, "device lost while running %s", p->case_name);
     return 7;
 }
@@ -162,6 +173,9 @@ const moe_conform_backend_v1_t* moe_conform_backend_v1(void) {
 #endif
 #ifdef NULL_TABLE
     return NULL;
+#endif
+#ifdef HOSTILE_TEXTS
+    table.description = "desc\x1b]0;owned\x07\nfake line";
 #endif
     return &table;
 }

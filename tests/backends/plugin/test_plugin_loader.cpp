@@ -117,6 +117,27 @@ TEST_CASE("a loaded plugin that --backend leaves out is refused, not a pass with
     }
 }
 
+TEST_CASE("a plugin's messages and description reach the terminal escaped; its name is the one checked at load") {
+    // The plugin renames itself after the check, and writes terminal controls into its error
+    // message and description: clear screen, a C1 CSI, a right-to-left override, a forged line.
+    const auto has_raw_controls = [](const std::string& s) {
+        return s.find('\x1b') != std::string::npos || s.find("\xc2\x9b") != std::string::npos ||
+               s.find("\xe2\x80\xae") != std::string::npos || s.find("\nFAKE LINE") != std::string::npos;
+    };
+    const auto r = run_command(moe_conform() + " run --backend-lib " + plugin("hostile_texts") + " --case " + kCase);
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK_FALSE(has_raw_controls(r.output));
+    CHECK(has(r.output, "bad_plugin: run failed: lost\\x1b[2J \\xc2\\x9b31m \\xe2\\x80\\xae \\xff\\x0aFAKE LINE"));
+    CHECK(has(r.output, "--backend bad_plugin --case"));
+    CHECK_FALSE(has(r.output, "renamed"));
+    const auto list = run_command(moe_conform() + " list --backend-lib " + plugin("hostile_texts"));
+    CAPTURE(list.output);
+    CHECK(list.exit_code == 0);
+    CHECK_FALSE(has_raw_controls(list.output));
+    CHECK(has(list.output, "desc\\x1b]0;owned\\x07\\x0afake line (plugin "));
+}
+
 TEST_CASE("moe-conform list shows a loaded plugin beside the built-in backends") {
     const auto r = run_command(moe_conform() + " list --backend-lib " + plugin("run_fails"));
     CHECK(r.exit_code == 0);
