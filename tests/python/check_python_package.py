@@ -230,6 +230,26 @@ def check_golden_trust(moe, suite, work, expect):
     expect(all("manifest=False" in r.repro for r in skipped.results), f"manifest=False repro: {skipped.results[0].repro}")
 
 
+def check_undecodable_names(suite, work, expect):
+    """A case name that is not UTF-8 (golden files are anyone's bytes) is one case's business: the
+    suite's other verdicts and reports still come back, Case.name keeps the bytes
+    (surrogateescape) and Result.case shows them escaped, as the command line does."""
+    folder = os.path.join(work, "undecodable")
+    os.makedirs(folder)
+    shutil.copy(os.path.join(suite, "topk_one.h5"), os.path.join(folder, "a.h5"))
+    shutil.copy(os.path.join(suite, "gemm3_qwen_openvino_f32.h5"), os.path.join(folder, "b.h5"))
+    raw = b"bad\xff\xfe name"
+    with h5py.File(os.path.join(folder, "b.h5"), "r+") as f:
+        f.attrs["case"] = np.bytes_(raw)
+    case = moe_conform.load_case(os.path.join(folder, "b.h5"))
+    expect(case.name.encode("utf-8", "surrogateescape") == raw, f"Case.name {case.name!r}")
+    report = os.path.join(work, "undecodable.json")
+    s = moe_conform.run_suite(lambda c: c.inputs["hidden_states"] * 0, folder, quiet=True, manifest=False, json=report)
+    names = sorted(r.case for r in s.results)
+    expect(names == ["bad\\xff\\xfe name", "topk_one"], f"Result.case names {names}")
+    expect(s.exit_code == 1 and len(json.load(open(report))["results"]) == 2, f"exit {s.exit_code}, report written")
+
+
 def check_repro_lines(suite, expect):
     """A printed repro line, run as printed, gives the verdict it reproduces: the declared
     precision travels with it (a bf16 kernel rerun under the f32 bound would FAIL)."""
@@ -326,6 +346,7 @@ def main():
     check_declarations(moe, suite, work, expect)
     check_golden_trust(moe, suite, work, expect)
     check_repro_lines(suite, expect)
+    check_undecodable_names(suite, work, expect)
 
     # case.inputs is built once per case (not copied again on each access).
     expect(case.inputs is case.inputs and case.inputs["weight_0"] is case.inputs["weight_0"], "case.inputs cached")

@@ -16,6 +16,7 @@
 #include "moe/golden/stored_results.hpp"
 #include "moe/golden/suite.hpp"
 #include "moe/spec/error.hpp"
+#include "moe/spec/printable.hpp"
 #include "numpy_tensor.hpp"
 #include "python_backend.hpp"
 #include "python_case.hpp"
@@ -94,7 +95,7 @@ python::PythonCase load_case(const std::string& path) {
 }
 
 // Python's literal for a string (quotes and backslashes escaped), for the repro lines.
-std::string literal(const std::string& s) { return py::repr(py::str(s)).cast<std::string>(); }
+std::string literal(const std::string& s) { return py::repr(python::text(s)).cast<std::string>(); }
 
 // The declared precision as keyword arguments, the defaults left out: a repro line without them
 // would rerun a bf16 kernel under the f32 bound and fail it.
@@ -111,7 +112,7 @@ CaseResult check(const python::PythonCase& c, const py::object& output, const st
                  const std::optional<std::string>& storage, const py::object& stages, const std::string& name,
                  const std::optional<std::string>& dequant) {
     if (!c.golden.outputs.count("output"))
-        throw InputError("case " + c.golden.problem.name + " has no reference output (load it with load_case)");
+        throw InputError("case " + printable(c.golden.problem.name) + " has no reference output (load it with load_case)");
     Output out = python::output_from_python(stages.is_none() ? output : py::make_tuple(output, stages),
                                             c.golden.problem.attributes.expert_type);
     const python::PrecisionSpec spec{compute, storage.value_or(""), dequant.value_or("")};

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "moe/spec/compression.hpp"
+#include "moe/spec/printable.hpp"
 #include "numpy_tensor.hpp"
 
 namespace py = pybind11;
@@ -54,16 +55,22 @@ py::dict attrs(const PythonCase& c) {
 py::array dequantized(const PythonCase& c, const std::string& weight) {
     const Problem& p = c.golden.problem;
     if (!p.has(weight) || !is_compressed_weight(p.input(weight).dtype()))
-        throw py::value_error(weight + " is not a compressed weight of case " + p.name);
+        throw py::value_error(weight + " is not a compressed weight of case " + printable(p.name));
     return to_numpy(dequantize_weight(p, weight, DType::f64));
 }
 
 }  // namespace
 
+py::str text(const std::string& s) {
+    PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "surrogateescape");
+    if (!o) throw py::error_already_set();
+    return py::reinterpret_steal<py::str>(o);
+}
+
 void bind_case(py::module_& m) {
     py::class_<PythonCase>(m, "Case", "One golden case: inputs, attributes and (from a file) the f64 reference.")
-        .def_property_readonly("name", [](const PythonCase& c) { return c.golden.problem.name; })
-        .def_property_readonly("file", [](const PythonCase& c) { return c.file; })
+        .def_property_readonly("name", [](const PythonCase& c) { return text(c.golden.problem.name); })
+        .def_property_readonly("file", [](const PythonCase& c) { return text(c.file); })
         .def_property_readonly("inputs", &inputs, "dict of numpy arrays by op input name (bf16 as float32 values; compressed weights, scales and zero points one element per byte: uint8, int8 for i8/i4). Built once per case: the same arrays on every access, copies of the file's data (writing into them changes no verdict)")
         .def_property_readonly("input_types", &input_types, "dict: input name -> stored element type (f32, bf16, ...)")
         .def("dequantized", &dequantized, py::arg("weight"),
@@ -87,7 +94,7 @@ void bind_case(py::module_& m) {
                 return it == c.golden.outputs.end() ? py::object(py::none()) : py::object(to_numpy(it->second));
             },
             "the f64 reference output (None inside run_suite: the function under test does not see it)")
-        .def("__repr__", [](const PythonCase& c) { return "<moe_conform.Case " + c.golden.problem.name + ">"; });
+        .def("__repr__", [](const PythonCase& c) { return text("<moe_conform.Case " + c.golden.problem.name + ">"); });
 }
 
 }  // namespace moe::python

@@ -18,6 +18,12 @@ struct PythonCase {
     pybind11::object inputs;
 };
 
+// A name or path from a golden file or the file system as a Python str: any bytes, not only
+// UTF-8 (pybind11's own conversion raises UnicodeDecodeError, which ended a whole run_suite over
+// one file's case name). Invalid bytes become lone surrogates ("surrogateescape"), as Python's os
+// functions decode file names, so a path still opens the file it names.
+pybind11::str text(const std::string& s);
+
 // Binds moe_conform.Case.
 void bind_case(pybind11::module_& m);
 
