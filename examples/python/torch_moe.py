@@ -1,9 +1,9 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """A PyTorch MoE layer judged by moe-conform: both expert types (GPT-OSS's GEMM2_BIAS_SWIGLU_CLAMP,
 Qwen3's GEMM3_SWIGLU), both conventions, every data type of the bundled suite.
 
-    PYTHONPATH=build/python python3 examples/python/torch_moe.py data/golden
-    PYTHONPATH=build/python python3 examples/python/torch_moe.py data/golden --bug   # caught
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/torch_moe.py data/golden
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/torch_moe.py data/golden --bug   # caught
 
 It reads the resolved attributes (case.attrs: swish_beta, clamp_limit, gate_lane, weight_layout,
 routing_layout), so the two conventions need no code of their own. Compressed weights (u4, u8,
