@@ -1,0 +1,46 @@
+// moe-conform check reads golden and result files before its workers run: a file that crashes
+// HDF5 there must be named (exit 2), not take the tool down. A shim (crash_on_h5fopen.c) makes
+// HDF5 crash on one file, as a damaged old-format file can.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "run_command.hpp"
+#include "temp_dir.hpp"
+
+using moe::test::moe_conform;
+using moe::test::run_command;
+namespace fs = std::filesystem;
+
+namespace {
+const std::string kSuite = std::string(MOE_SOURCE_DIR) + "/data/golden";
+const std::string kShim = "LD_PRELOAD=" + std::string(MOE_CRASH_SHIM) + " ";
+}  // namespace
+
+TEST_CASE("check names a golden or result file that crashes HDF5 while it is read, and exits 2") {
+    moe::test::TempDir dir;
+    const fs::path res = dir.path() / "res";
+    REQUIRE(run_command(moe_conform() + " run --quiet --backend loop_f32 --case " + kSuite + "/topk_one.h5 --write-results " +
+                        res.string()).exit_code == 0);
+    const fs::path golden = dir.path() / "crashes-hdf5.h5";
+    fs::copy_file(kSuite + "/topk_one.h5", golden);
+    // The shim is in force: the same files without the crashing name still pass.
+    const auto fine = run_command(kShim + moe_conform() + " check --quiet --no-manifest --case " + kSuite +
+                                  "/topk_one.h5 --results " + (res / "topk_one.h5").string());
+    CAPTURE(fine.output);
+    CHECK(fine.exit_code == 0);
+    const auto crashed = run_command(kShim + moe_conform() + " check --quiet --no-manifest --case " + golden.string() +
+                                     " --results " + (res / "topk_one.h5").string());
+    CAPTURE(crashed.output);
+    CHECK(crashed.exit_code == 2);
+    CHECK(crashed.output.find("golden file " + golden.string() + ": reading it crashed or hung the HDF5 library") !=
+          std::string::npos);
+    const fs::path result = dir.path() / "crashes-hdf5-result.h5";
+    fs::copy_file(res / "topk_one.h5", result);
+    const auto crashed_result = run_command(kShim + moe_conform() + " check --quiet --no-manifest --case " + kSuite +
+                                            "/topk_one.h5 --results " + result.string());
+    CAPTURE(crashed_result.output);
+    CHECK(crashed_result.exit_code == 2);
+    CHECK(crashed_result.output.find("result file " + result.string() + ": reading it crashed or hung") != std::string::npos);
+}
