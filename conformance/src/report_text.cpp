@@ -7,9 +7,11 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "moe/conformance/reports.hpp"
+#include "moe/spec/printable.hpp"
 
 namespace moe::conformance {
 
@@ -49,18 +51,31 @@ std::string value(double v) { return format_number("%.9g", v); }   // reference 
 bool is_failure(Status s) { return s == Status::fail || s == Status::error || s == Status::xpass; }
 
 // One line: control characters (newlines in an error message) become spaces, runs collapse.
+// What else a terminal acts on (C1 controls such as U+009B, a CSI; bidirectional overrides) and
+// invalid UTF-8 are escaped as printable() escapes them. A backslash stays: the note is read, not
+// matched, and may quote a message printable() already escaped.
 std::string one_line(const std::string& s) {
     std::string out;
     bool space = false;
-    for (char c : s) {
-        const auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f || c == ' ') {
+    for (std::size_t i = 0; i < s.size();) {
+        const auto u = static_cast<unsigned char>(s[i]);
+        if (u < 0x20 || u == 0x7f || u == ' ') {
             space = !out.empty();
+            ++i;
             continue;
         }
         if (space) out += ' ';
         space = false;
-        out += c;
+        if (u < 0x80) {
+            out += s[i++];
+            continue;
+        }
+        // A run of non-ASCII bytes decodes as it would in place (no UTF-8 sequence holds an
+        // ASCII byte), and holds no backslash.
+        std::size_t end = i;
+        while (end < s.size() && static_cast<unsigned char>(s[end]) >= 0x80) ++end;
+        out += moe::printable(std::string_view(s).substr(i, end - i));
+        i = end;
     }
     return out;
 }

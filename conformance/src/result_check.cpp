@@ -51,7 +51,7 @@ private:
 };
 
 // Shapes against the golden case: the output has hidden_states' shape, each stage the golden
-// stage layout [T, K, features].
+// stage layout [T, K, features]. Names the case and stage as stored (the caller escapes).
 std::optional<std::string> shape_fault(const golden::ResultFile& r, const golden::GoldenCase& c) {
     const Tensor& hidden = c.problem.input(kHiddenStates);
     if (r.output.shape() != hidden.shape())
@@ -94,12 +94,15 @@ std::vector<std::string> result_files_in(const std::string& dir) {
 
 PreparedCheck prepare_check(const CheckInputs& in) {
     PreparedCheck out;
+    // Case names, stage names and paths come from the files (and their names) and reach the
+    // terminal: escaped, as FileError messages are (already escaped, those are added as they are).
+    const auto problem = [&out](const std::string& text) { out.problems.push_back(golden::printable(text)); };
     std::map<std::string, golden::CaseIdentity> cases;
     for (const auto& file : in.golden_files) {
         try {
             const golden::CaseIdentity id = golden::identify_case(file);
             if (!cases.emplace(id.case_name, id).second)
-                out.problems.push_back(file + ": case '" + id.case_name + "' is also " + cases.at(id.case_name).file);
+                problem(file + ": case '" + id.case_name + "' is also " + cases.at(id.case_name).file);
         } catch (const golden::FileError& e) {
             out.problems.push_back(e.what());
         }
@@ -111,7 +114,7 @@ PreparedCheck prepare_check(const CheckInputs& in) {
         try {
             if (fs::path(file).extension() == ".npy") {
                 if (in.golden_files.size() != 1 || cases.size() != 1) {
-                    out.problems.push_back(file + ": a .npy result holds the output alone: give exactly one --case");
+                    problem(file + ": a .npy result holds the output alone: give exactly one --case");
                     continue;
                 }
                 r = golden::read_npy_result(file, in.max_memory);
@@ -127,14 +130,14 @@ PreparedCheck prepare_check(const CheckInputs& in) {
         const auto c = cases.find(r.case_name);
         if (c == cases.end() && in.others_ignored) continue;
         if (c == cases.end()) {
-            out.problems.push_back(file + ": answers case '" + r.case_name + "', which is not among the golden files of "
-                                          "this run (an extra result)");
+            problem(file + ": answers case '" + r.case_name + "', which is not among the golden files of this run (an "
+                           "extra result)");
             continue;
         }
         if (r.golden_sha256 != c->second.sha256) {
-            out.problems.push_back(file + ": answers case '" + r.case_name + "' of another golden file (SHA-256 " +
-                                   r.golden_sha256.substr(0, 16) + "...; " + c->second.file + " has " +
-                                   c->second.sha256.substr(0, 16) + "...)");
+            problem(file + ": answers case '" + r.case_name + "' of another golden file (SHA-256 " +
+                    r.golden_sha256.substr(0, 16) + "...; " + c->second.file + " has " +
+                    c->second.sha256.substr(0, 16) + "...)");
             continue;
         }
         golden::GoldenCase golden_case;
@@ -148,16 +151,16 @@ PreparedCheck prepare_check(const CheckInputs& in) {
             in.precision ? std::optional<Precision>(in.precision(golden_case.problem.input(kHiddenStates).dtype()))
                          : r.precision;
         if (!precision) {
-            out.problems.push_back(file + ": declares no precision (root attributes compute_type, storage_type): give "
-                                          "--precision COMPUTE[/STORAGE]");
+            problem(file + ": declares no precision (root attributes compute_type, storage_type): give --precision "
+                           "COMPUTE[/STORAGE]");
             continue;
         }
         if (by_case.count(r.case_name)) {
-            out.problems.push_back(file + ": case '" + r.case_name + "' already has a result, " + by_case.at(r.case_name).file);
+            problem(file + ": case '" + r.case_name + "' already has a result, " + by_case.at(r.case_name).file);
             continue;
         }
         if (auto fault = shape_fault(r, golden_case)) {
-            out.problems.push_back(file + ": " + *fault);
+            problem(file + ": " + *fault);
             continue;
         }
         if (implementation.empty()) implementation = r.implementation;

@@ -287,6 +287,23 @@ TEST_CASE("text report: an empty run and many failures") {
     CHECK(last_non_empty_line(text) == "0 passed, 13 failed, 0 skipped");
 }
 
+TEST_CASE("text report: the NOTE column escapes C1 controls, bidirectional overrides and invalid UTF-8") {
+    // A backend's message (a plugin's, a driver's) is shown on one line in the table. Control
+    // characters become spaces; what else a terminal acts on must not reach it raw: U+009B (CSI),
+    // U+0085 (NEL), U+202E (right-to-left override), bytes that are not UTF-8.
+    CaseResult skip = base("gemm2_f16", "fakegpu", Status::skip);  // a SKIP: no details block
+    skip.reason = "not supported:\xc2\x9b" "2J\xe2\x80\xae rtl \xff\xc3( caf\xc3\xa9 C:\\dir\r\nnext";
+    skip.ticket = "T\xc2\x85-1";
+    std::ostringstream out;
+    write_text_report(out, sample_info(), {skip});
+    const std::string text = out.str();
+    INFO(text);
+    CHECK(text.find("not supported:\\xc2\\x9b2J\\xe2\\x80\\xae rtl \\xff\\xc3( caf\xc3\xa9 C:\\dir next "
+                    "[T\\xc2\\x85-1]") != std::string::npos);
+    for (const char* raw : {"\xc2\x9b", "\xc2\x85", "\xe2\x80\xae", "\xff", "\r"})
+        CHECK(text.find(raw) == std::string::npos);
+}
+
 TEST_CASE("JSON and JUnit reports: contents, schema, and agreement") {
     TempDir dir;
     const auto results = sample_results();

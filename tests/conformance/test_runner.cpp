@@ -5,13 +5,17 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <unistd.h>
 
 #include "moe/conformance/expectations.hpp"
+#include "moe/conformance/result_check.hpp"
 #include "moe/conformance/runner.hpp"
+#include "moe/golden/result_file.hpp"
+#include "moe/golden/suite.hpp"
 #include "moe/spec/error.hpp"
 #include "runner_fixtures.hpp"
 
@@ -274,4 +278,114 @@ TEST_CASE("the repro line reruns exactly this case on this backend, quoted for t
     CHECK(r.results[2].repro == "moe-conform run --backend scripted --case '" + spaced + "'");
     o.repro_command = "moe-conform run --device 0:0";
     CHECK(run_suite(o, {&b}).results[0].repro == "moe-conform run --device 0:0 --backend scripted --case " + files[0]);
+}
+
+TEST_CASE("a rejected problem in a file whose name holds control characters: the message shows the name escaped") {
+    test::TempDir dir;
+    const auto files = test::write_suite(dir, {{"alpha", "ci", ExpertType::gemm3_swiglu, Convention::openvino, DType::f32}});
+    golden::GoldenCase bad = golden::read_golden(files[0]);
+    bad.problem.inputs[kTopkIndices].set_index(0, 99);  // an expert index outside [0, E)
+    const std::string evil = (dir / "evil\x1b[31mRED\nFAKE\xc2\x9b.h5").string();
+    golden::write_golden(evil, bad);
+    ScriptedBackend b("scripted", Behaviour::correct);
+    const RunOutcome r = run_suite(options({evil}), {&b});
+    REQUIRE(r.input_errors.size() == 1);
+    const std::string& e = r.input_errors[0];
+    CAPTURE(e);
+    CHECK(has(e, "evil\\x1b[31mRED\\x0aFAKE\\xc2\\x9b.h5': the problem is rejected"));
+    CHECK_FALSE(has(e, "\x1b"));
+    CHECK_FALSE(has(e, "\n"));
+    CHECK_FALSE(has(e, "\xc2\x9b"));
+}
+
+TEST_CASE("names that printed alike before a backslash was escaped are two cases: x<newline>y and the text x\\x0ay") {
+    test::TempDir dir;
+    const auto files = test::write_suite(dir, {{"alpha", "ci", ExpertType::gemm3_swiglu, Convention::openvino, DType::f32}});
+    golden::GoldenCase c = golden::read_golden(files[0]);
+    c.problem.name = "x\ny";
+    const std::string newline = (dir / "newline.h5").string();
+    golden::write_golden(newline, c);
+    c.problem.name = "x\\x0ay";  // the six characters, as typed
+    const std::string typed = (dir / "typed.h5").string();
+    golden::write_golden(typed, c);
+    ScriptedBackend b("scripted", Behaviour::correct);
+    RunOptions o = options({newline, typed});
+    // Expectation files match the name as printed: this entry is the typed name's alone.
+    o.expectations = {{"*", "x\\\\x0ay", Status::skip, "the typed one", ""}};
+    const RunOutcome r = run_suite(o, {&b});
+    CHECK(r.input_errors.empty());  // not "case name 'x\x0ay' is in two files of this run"
+    CHECK(case_names(r) == std::vector<std::string>{"x\\x0ay", "x\\\\x0ay"});
+    REQUIRE(r.results.size() == 2);
+    CHECK(r.results[0].status == Status::pass);
+    CHECK(r.results[1].status == Status::skip);
+}
+
+TEST_CASE("check: every problem shows the case names, stage names and paths from the files escaped") {
+    test::TempDir dir;
+    const auto files = test::write_suite(dir, {{"alpha", "ci", ExpertType::gemm3_swiglu, Convention::openvino, DType::f32}});
+    // Clears the screen, sets the window title, starts a CSI (U+009B), reverses the text (U+202E).
+    const std::string evil = "\x1b[2J\x1b]0;owned\x07\xc2\x9b" "31m\xe2\x80\xaeRED";
+    const std::string shown = "\\x1b[2J\\x1b]0;owned\\x07\\xc2\\x9b31m\\xe2\\x80\\xaeRED";
+    golden::GoldenCase c = golden::read_golden(files[0]);
+    c.problem.name = evil;
+    const std::string golden_file = (dir / "g\x1b[31m\n.h5").string(), again = (dir / "again\x1b[31m.h5").string();
+    golden::write_golden(golden_file, c);
+    std::filesystem::copy_file(golden_file, again);
+    const std::string sha = golden::identify_case(golden_file).sha256;
+    const Tensor& output = c.outputs.at("output");
+    auto result = [&](const std::string& name, const std::string& case_name, const Tensor& out,
+                      std::optional<Precision> precision = Precision{DType::f32, DType::f32}) {
+        golden::ResultFile r;
+        r.case_name = case_name;
+        r.golden_sha256 = sha;
+        r.precision = precision;
+        r.output = out;
+        const std::string file = (dir / name).string();
+        golden::write_result(file, r);
+        return file;
+    };
+    auto problems_of = [&](std::vector<std::string> golden_files, std::vector<std::string> result_files) {
+        CheckInputs in;
+        in.golden_files = std::move(golden_files);
+        in.result_files = std::move(result_files);
+        const std::vector<std::string> problems = prepare_check(in).problems;
+        std::string all;
+        for (const auto& p : problems) all += p + "\n";
+        CHECK(problems.size() == 1);
+        for (const char* raw : {"\x1b", "\x07", "\xc2\x9b", "\xe2\x80\xae"}) CHECK_FALSE(has(all, raw));
+        return all;
+    };
+    const std::string r_ok = result("ok\x1b[31m.h5", evil, output);
+    // Two golden files of one case.
+    std::string p = problems_of({golden_file, again}, {});
+    CAPTURE(p);
+    CHECK(has(p, "again\\x1b[31m.h5: case '" + shown + "' is also " + (dir / "g\\x1b[31m\\x0a.h5").string()));
+    // A result for a case not in the run.
+    p = problems_of({golden_file}, {result("extra\x1b.h5", evil + "\x1b[0m", output)});
+    CHECK(has(p, "extra\\x1b.h5: answers case '" + shown + "\\x1b[0m', which is not among"));
+    // A result of another golden file of the same case name.
+    golden::ResultFile other = golden::read_result(r_ok);
+    other.golden_sha256 = std::string(64, '0');
+    golden::write_result(dir / "other\x1b.h5", other);
+    p = problems_of({golden_file}, {(dir / "other\x1b.h5").string()});
+    CHECK(has(p, "other\\x1b.h5: answers case '" + shown + "' of another golden file"));
+    CHECK(has(p, "g\\x1b[31m\\x0a.h5 has "));
+    // No precision declared.
+    p = problems_of({golden_file}, {result("noprec\x1b.h5", evil, output, std::nullopt)});
+    CHECK(has(p, "noprec\\x1b.h5: declares no precision"));
+    // Two results for one case.
+    p = problems_of({golden_file}, {r_ok, result("twice\x1b.h5", evil, output)});
+    CHECK(has(p, "twice\\x1b.h5: case '" + shown + "' already has a result, " + (dir / "ok\\x1b[31m.h5").string()));
+    // An output of the wrong shape, a stage that is no stage.
+    p = problems_of({golden_file}, {result("shape\x1b.h5", evil, Tensor(DType::f32, {1, 1}))});
+    CHECK(has(p, "shape\\x1b.h5: output shape [1, 1] is not hidden_states'"));
+    CHECK(has(p, "(case " + shown + ")"));
+    golden::ResultFile staged = golden::read_result(r_ok);
+    staged.stages["\x1b]0;owned\x07"] = Tensor(DType::f32, {1, 1, 1});
+    golden::write_result(dir / "stage.h5", staged);
+    p = problems_of({golden_file}, {(dir / "stage.h5").string()});
+    CHECK(has(p, "stage '\\x1b]0;owned\\x07' is not a stage of"));
+    // A .npy result with more than one --case.
+    p = problems_of({golden_file, files[0]}, {(dir / "out\x1b.npy").string()});
+    CHECK(has(p, "out\\x1b.npy: a .npy result holds the output alone"));
 }

@@ -284,6 +284,10 @@ def define(cat):
     cat.add("attr_format_version_string", set_attr("format_version", "1"), bad, bad, "must be an integer", complete=True)
     cat.add("attr_case_missing", del_attr("case"), bad, bad, "root attribute 'case'", complete=True)
     cat.add("attr_case_array", set_attr("case", np.array([b"a", b"b"])), bad, bad, "single value", complete=True)
+    # A case no result file can name; a fixed-length string cut at an embedded NUL (ran as "before").
+    cat.add("attr_case_empty", set_attr("case", ""), bad, bad, "root attribute 'case': empty", complete=True)
+    cat.add("attr_case_text_after_nul", set_attr("case", np.bytes_(b"before\x00after")), bad, bad,
+            "text after a NUL byte", complete=True)
     cat.add("attr_expert_type_unknown", set_attr("expert_type", "GEMM4"), bad, bad, "expert_type", complete=True)
     cat.add("attr_convention_unknown", set_attr("convention", "pytorch"), bad, bad, "convention", complete=True)
     cat.add("attr_expert_alpha_string", set_attr("expert_alpha", "seven"), bad, bad, "must be a number", complete=True)
@@ -382,6 +386,9 @@ def define(cat):
     cat.add("valid_soft_link_in_file", edit(lambda f, cat: (f.move("inputs/weight_1", "w1"), f["inputs"].__setitem__(
         "weight_1", h5py.SoftLink("/w1")))), 0, 0, None)
     cat.add("valid_case_name_with_escapes", set_attr("case", "evil\nname\x1b[2J\x07"), 0, 0, "evil\\x0aname\\x1b[2J")
+    # U+009B (a CSI in a UTF-8 terminal), U+202E (right-to-left override), a backslash (doubled).
+    cat.add("valid_case_name_with_c1_bidi_backslash", set_attr("case", "csi\u009b31m rtl\u202eexe.fdp a\\b"), 0, 0,
+            "csi\\xc2\\x9b31m rtl\\xe2\\x80\\xaeexe.fdp a\\\\b")
 
 
 def check_variant(cat, v, tools):

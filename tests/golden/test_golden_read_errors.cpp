@@ -101,6 +101,33 @@ TEST_CASE("root attributes: missing, unknown or wrong values are malformed") {
     CHECK(has(msg, "18446744073709551614"));
 }
 
+TEST_CASE("an empty case, or a fixed-length string with text after a NUL, is malformed; NUL padding is not") {
+    TempDir dir;
+    const fs::path p = dir / "c.h5";
+    auto edited = [&](const std::string& edit) {
+        write_golden(p, small_case());
+        REQUIRE(python(dir, "f = h5py.File(" + py_str(p) + ", 'r+')\n" + edit + "\nf.close()\n") == 0);
+    };
+    // A result file cannot name an empty case (check could never answer it), and reports could
+    // not tell it apart: named as the result-file reader names it.
+    edited("f.attrs['case'] = ''");
+    std::string msg = file_error([&] { read_golden(p); }, FileError::Kind::malformed);
+    CHECK(has(msg, "'case'"));
+    CHECK(has(msg, "empty"));
+    CHECK(has(msg, p.string()));
+    // A fixed-length string (numpy bytes: null-padded) with an embedded NUL was cut at it silently:
+    // the case "before\0after" ran as "before".
+    edited("f.attrs['case'] = np.bytes_(b'before\\x00after')");
+    msg = file_error([&] { read_golden(p); }, FileError::Kind::malformed);
+    CHECK(has(msg, "'case'"));
+    CHECK(has(msg, "NUL"));
+    edited("f.attrs['generator'] = np.bytes_(b'gen\\x00\\x00x')");
+    CHECK(has(file_error([&] { read_golden(p); }, FileError::Kind::malformed), "'generator'"));
+    // NUL padding alone is a fixed-length string's ordinary end.
+    edited("f.attrs.create('case', np.bytes_(b'padded'), dtype='S16')");
+    CHECK(read_golden(p).problem.name == "padded");
+}
+
 TEST_CASE("resolved attributes must agree with resolve()") {
     TempDir dir;
     const fs::path p = dir / "c.h5";

@@ -191,3 +191,68 @@ TEST_CASE("stored error bounds and output must belong to the inputs") {
                                            "np.zeros((2, 2))\nf['outputs/bound_act_store'].attrs['element_type'] = 'f64'");
     CHECK(has(file_error([&] { read_golden(p); }, FileError::Kind::malformed), "/outputs/bound_act_store"));
 }
+
+TEST_CASE("printable: every byte a terminal would act on, or that is not UTF-8, is \\xNN; a backslash is \\\\") {
+    // C0, DEL and C1 controls (U+009B is a CSI in a UTF-8 terminal, U+0085 a line end).
+    CHECK(printable("a\x1b[2Jb\x7f") == "a\\x1b[2Jb\\x7f");
+    CHECK(printable("csi\xc2\x9b" "31m nel\xc2\x85 c1\xc2\x80\xc2\x9f") ==
+          "csi\\xc2\\x9b31m nel\\xc2\\x85 c1\\xc2\\x80\\xc2\\x9f");
+    // Bidirectional and line-separator format characters: "safe\u202eexe.fdp" reads as "safepdf.exe".
+    CHECK(printable("safe\xe2\x80\xae" "exe.fdp") == "safe\\xe2\\x80\\xaeexe.fdp");
+    for (const char* format : {"\xe2\x80\x8e", "\xe2\x80\x8f", "\xe2\x80\xaa", "\xe2\x80\xab", "\xe2\x80\xac",
+                               "\xe2\x80\xad", "\xe2\x81\xa6", "\xe2\x81\xa7", "\xe2\x81\xa8", "\xe2\x81\xa9",
+                               "\xe2\x80\xa8", "\xe2\x80\xa9"}) {
+        CAPTURE(format);
+        const std::string shown = printable(format);
+        CHECK(shown.size() == 12);
+        CHECK(shown.rfind("\\xe2\\x8", 0) == 0);
+    }
+    // Invalid UTF-8: a stray byte, a truncated sequence, an overlong form, a surrogate, past U+10FFFF.
+    CHECK(printable("bad\xff\xfe\xc3(") == "bad\\xff\\xfe\\xc3(");
+    CHECK(printable("cut\xe2\x80") == "cut\\xe2\\x80");
+    CHECK(printable("\xc0\xaf \xed\xa0\x80 \xf4\x90\x80\x80") ==
+          "\\xc0\\xaf \\xed\\xa0\\x80 \\xf4\\x90\\x80\\x80");
+    // Other text is kept: accents, arrows, a no-break space, a zero-width space, an emoji.
+    const std::string kept = "caf\xc3\xa9 \xe2\x86\x92 \xc2\xa0 \xe2\x80\x8b \xf0\x9f\x99\x82 plain";
+    CHECK(printable(kept) == kept);
+    // Injective: the literal text x\x0ay and x<newline>y no longer print the same.
+    CHECK(printable("x\\x0ay") == "x\\\\x0ay");
+    CHECK(printable("x\ny") == "x\\x0ay");
+    CHECK(printable("a\\b\\\\") == "a\\\\b\\\\\\\\");
+}
+
+TEST_CASE("a malformed-attribute message quotes the value escaped: no C1 control or bidi override reaches the terminal") {
+    TempDir dir;
+    const fs::path p = edited(dir, "c1.h5", "f.attrs['expert_type'] = 'GEMM\\u009b2J\\u202e4'");
+    const std::string msg = file_error([&] { read_golden(p); }, FileError::Kind::malformed);
+    CHECK(has(msg, "'GEMM\\xc2\\x9b2J\\xe2\\x80\\xae4'"));
+    CHECK_FALSE(has(msg, "\xc2\x9b"));
+    CHECK_FALSE(has(msg, "\xe2\x80\xae"));
+}
+
+TEST_CASE("manifest problems name the files escaped: a file name holds no newline or terminal escape for the terminal") {
+    TempDir dir;
+    write_golden(dir / "ok.h5", small_case());
+    fs::copy_file(dir / "ok.h5", dir / "evil\x1b[31mRED\nFAKE\xc2\x9b.h5");
+    fs::copy_file(dir / "ok.h5", dir / "changed\x1b]0;t\x07.h5");
+    const std::string zeros(64, '0');
+    write_text(dir / kManifestName, sha256_file(dir / "ok.h5") + "  ok.h5\n" + zeros + "  changed\x1b]0;t\x07.h5\n" +
+                                        zeros + "  gone\x1b[2J.h5\n");
+    const std::vector<std::string> problems = manifest_problems(dir.path());
+    REQUIRE(problems.size() == 3);
+    for (const auto& p : problems) {
+        CAPTURE(p);
+        CHECK_FALSE(has(p, "\x1b"));
+        CHECK_FALSE(has(p, "\n"));
+        CHECK_FALSE(has(p, "\x07"));
+        CHECK_FALSE(has(p, "\xc2\x9b"));
+    }
+    CHECK(has(problems[0], "changed\\x1b]0;t\\x07.h5: SHA-256 differs"));
+    CHECK(has(problems[1], "evil\\x1b[31mRED\\x0aFAKE\\xc2\\x9b.h5: not listed"));
+    CHECK(has(problems[2], "gone\\x1b[2J.h5: listed in"));
+    // One --case file against its folder's manifest.
+    const auto one = manifest_problem_for_file(dir / "changed\x1b]0;t\x07.h5");
+    REQUIRE(one);
+    CHECK(has(*one, "changed\\x1b]0;t\\x07.h5: SHA-256 differs"));
+    CHECK_FALSE(has(*one, "\x1b"));
+}

@@ -187,6 +187,9 @@ GoldenCase read_golden(const std::filesystem::path& file, const ReadOptions& opt
 
     GoldenCase c;
     c.problem.name = require_root_string(root.get(), "case", ctx);
+    // A case without a name could never be answered (a result file's `case` may not be empty) nor
+    // told apart in reports, expectation files and repro lines.
+    if (c.problem.name.empty()) ctx.malformed(where_root_attr("case"), "empty (required: the case's name)");
     c.problem.attributes = read_op_attributes(root.get(), ctx);
     check_resolved(root.get(), c.problem.attributes, ctx);
     read_case_metadata(root.get(), c, ctx);

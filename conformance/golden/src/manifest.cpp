@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "hdf5/atomic_file.hpp"
+#include "moe/golden/golden_file.hpp"
 #include "moe/spec/error.hpp"
 
 namespace moe::golden {
@@ -95,27 +96,30 @@ std::map<std::string, std::string> read_manifest(const std::filesystem::path& di
 
 std::vector<std::string> manifest_problems(const std::filesystem::path& dir) {
     const auto manifest = read_manifest(dir);
+    // File names come from the folder and the manifest, whoever wrote them: escaped (a name can
+    // hold a newline or a terminal escape).
     std::vector<std::string> problems;
+    const auto problem = [&problems](const std::string& text) { problems.push_back(printable(text)); };
     std::set<std::string> on_disk;
     for (const auto& entry : std::filesystem::directory_iterator(dir))
         if (entry.path().extension() == ".h5") on_disk.insert(entry.path().filename().string());
     for (const auto& name : on_disk) {
         const auto it = manifest.find(name);
         if (it == manifest.end()) {
-            problems.push_back(name + ": not listed in " + kManifestName);
+            problem(name + ": not listed in " + kManifestName);
             continue;
         }
         std::string digest;
         try {
             digest = sha256_file(dir / name);
         } catch (const InputError& e) {
-            problems.push_back(name + ": " + e.what());
+            problem(name + ": " + e.what());
             continue;
         }
-        if (digest != it->second) problems.push_back(name + ": SHA-256 differs from " + kManifestName);
+        if (digest != it->second) problem(name + ": SHA-256 differs from " + kManifestName);
     }
     for (const auto& entry : manifest)
-        if (!on_disk.count(entry.first)) problems.push_back(entry.first + ": listed in " + kManifestName + " but missing");
+        if (!on_disk.count(entry.first)) problem(entry.first + ": listed in " + kManifestName + " but missing");
     return problems;
 }
 
@@ -128,9 +132,10 @@ std::optional<std::string> manifest_problem_for_file(const std::filesystem::path
     if (it == manifest.end()) return std::nullopt;
     const std::string name = file.filename().string();
     try {
-        if (sha256_file(file) != it->second) return name + ": SHA-256 differs from " + (dir / kManifestName).string();
+        if (sha256_file(file) != it->second)
+            return printable(name + ": SHA-256 differs from " + (dir / kManifestName).string());
     } catch (const InputError& e) {
-        return name + ": " + e.what();
+        return printable(name + ": " + e.what());  // escaped as manifest_problems' are
     }
     return std::nullopt;
 }

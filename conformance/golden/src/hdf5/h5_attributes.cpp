@@ -1,5 +1,7 @@
 #include "hdf5/h5_attributes.hpp"
 
+#include <algorithm>
+#include <cstddef>
 #include <limits>
 #include <vector>
 
@@ -154,6 +156,11 @@ std::optional<std::string> read_string_attr(hid_t obj, const std::string& name, 
     std::vector<char> buf(size + 1, '\0');
     check(H5Aread(attr->get(), mem.get(), buf.data()), ctx, Kind::malformed, where, "cannot read string");
     std::string s(buf.data());  // stops at the first NUL (nullterm / nullpad)
+    // Only NUL padding may follow it: text after an embedded NUL would be dropped unseen (a case
+    // named "before\0after" shown as "before"), and the writer never stores one.
+    const auto after_nul = buf.begin() + static_cast<std::ptrdiff_t>(s.size());
+    if (std::any_of(after_nul, buf.end(), [](char ch) { return ch != '\0'; }))
+        ctx.malformed(where, "holds text after a NUL byte (a string ends at its first NUL; only NUL padding may follow)");
     if (H5Tget_strpad(type.get()) == H5T_STR_SPACEPAD)
         s.erase(s.find_last_not_of(' ') + 1);
     return s;

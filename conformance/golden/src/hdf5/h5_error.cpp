@@ -3,23 +3,16 @@
 #include <algorithm>
 #include <cctype>
 
+#include "moe/spec/printable.hpp"
+
 namespace moe::golden {
 
-std::string printable(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (unsigned char ch : text) {
-        if (ch < 0x20 || ch == 0x7f) {
-            static const char* hex = "0123456789abcdef";
-            out += "\\x";
-            out += hex[ch >> 4];
-            out += hex[ch & 15];
-        } else {
-            out += static_cast<char>(ch);
-        }
-    }
-    return out;
-}
+// The one escaping every tool applies (moe/spec/printable.hpp): besides C0 controls, the C1
+// controls (U+009B is a CSI terminals act on), bidirectional and line-separator format characters
+// (U+202E reorders what a name appears to say) and bytes of invalid UTF-8 become \xNN, and a
+// backslash becomes \\, so that two different names never print the same: runs refuse duplicate
+// printed names, expectations and check's repro lines match on them.
+std::string printable(std::string_view text) { return moe::printable(text); }
 
 }  // namespace moe::golden
 

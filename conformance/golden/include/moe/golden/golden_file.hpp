@@ -32,7 +32,9 @@ struct GoldenCase {
 };
 
 // Text taken from a file (case names, dataset names, paths) made safe to print: control
-// characters (newlines, terminal escapes) become \xNN. FileError messages are made of it.
+// characters (newlines, terminal escapes, C1 controls), bidirectional format characters and
+// invalid UTF-8 become \xNN per byte, a backslash \\ (two texts never print the same); as
+// moe::printable (moe/spec/printable.hpp). FileError messages are made of it.
 std::string printable(std::string_view text);
 
 // Why a file could not be used. The message names the file and the dataset or attribute.
