@@ -43,7 +43,7 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend
     r.backend = b.name();
     const DType data = c.problem.input(kHiddenStates).dtype();
     r.data_type = std::string(dtype_name(data));
-    r.repro = o.repro_command + " --backend " + shell_word(b.name()) + " --case " + shell_word(r.file);
+    r.repro = o.repro_command + " --backend " + shell_word(b.name()) + " --case " + shell_word(file);  // the real path
 
     const Expectation* expected = find_expectation(o.expectations, r.backend, r.case_name);
     if (expected) r.ticket = expected->ticket;
@@ -134,7 +134,9 @@ std::optional<golden::GoldenCase> load_case(const std::string& file, const RunOp
     } catch (const golden::FileError& e) {
         error = e.what();
     } catch (const InputError& e) {
-        error = "golden file '" + file + "': the problem is rejected: " + e.what();
+        // The path (a name in a suite folder) and the message (which may quote the file's values)
+        // reach the terminal: escaped, as a FileError's message is.
+        error = golden::printable("golden file '" + file + "': the problem is rejected: " + e.what());
     }
     return std::nullopt;
 }

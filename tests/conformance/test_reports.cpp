@@ -528,13 +528,22 @@ TEST_CASE("shell_word: any text comes back from a shell as one word, itself") {
     TempDir dir;
     const std::string texts[] = {"plain/path-1.h5", "with space", "a&b(1)", "semi;colon", "it's", "$HOME",
                                  "back\\slash", "glob*?[x]", "pipe|gt>lt<", "tab\there", "", "new\nline",
-                                 "~tilde", "#hash", "!bang"};
+                                 "~tilde", "#hash", "!bang",
+                                 // A terminal's controls, a C1 CSI, invalid UTF-8, a quote and a backslash among them,
+                                 // and UTF-8 text that stays as it is.
+                                 "esc\x1b[31m'q'\\b", "csi\xc2\x9b" "31m", "bad\xff\xfe", "caf\xc3\xa9 \xe2\x88\x91"};
     for (const std::string& t : texts) {
         CAPTURE(t);
+        const std::string word = moe::conformance::shell_word(t);
+        // The line is printed: no byte of it a terminal acts on (a repro line must not clear the
+        // screen), yet the shell reads back the real text.
+        for (const char c : word) CHECK((static_cast<unsigned char>(c) >= 0x20 && c != 0x7f));
+        CHECK(word.find("\xc2\x9b") == std::string::npos);
         const std::string script = (dir / "echo.sh").string();
-        write_text(script, "printf '%s' " + moe::conformance::shell_word(t) + " > " + (dir / "out").string() + "\n");
+        write_text(script, "printf '%s' " + word + " > " + (dir / "out").string() + "\n");
         REQUIRE(std::system(("/bin/bash " + script).c_str()) == 0);
         CHECK(read_text(dir / "out") == t);
     }
+    CHECK(moe::conformance::shell_word("caf\xc3\xa9") == "'caf\xc3\xa9'");  // UTF-8 text quoted as it is
     CHECK(moe::conformance::shell_word("data/golden/x.h5") == "data/golden/x.h5");  // plain stays readable
 }

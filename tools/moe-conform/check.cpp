@@ -123,9 +123,15 @@ int check(const CheckCommand& c) {
     // Results name their case as stored; reports show it escaped (golden::printable).
     std::map<std::string, std::string> result_of_shown_case;
     for (const auto& [name, file] : prepared.result_file) result_of_shown_case[golden::printable(name)] = file;
+    // Results show their golden file escaped too; the repro line names the real path.
+    std::map<std::string, std::string> golden_of_shown_file;
+    for (const auto& f : selection.files) golden_of_shown_file[golden::printable(f)] = f;
     for (auto& r : outcome.results) {
         const auto it = result_of_shown_case.find(r.case_name);
-        r.repro = "moe-conform check --case " + conformance::shell_word(r.file) + " --results " +
+        const auto golden_file = golden_of_shown_file.find(r.file);
+        r.repro = "moe-conform check --case " +
+                  conformance::shell_word(golden_file == golden_of_shown_file.end() ? r.file : golden_file->second) +
+                  " --results " +
                   (it == result_of_shown_case.end() ? std::string("<no result file for this case>")
                                                     : conformance::shell_word(it->second)) +
                   (c.precision.empty() ? "" : " --precision " + conformance::shell_word(c.precision));
