@@ -34,7 +34,7 @@ public:
     Output run(const Problem& p, bool want_stages) override {
         Output out = inner_.run(p, want_stages);
         const auto it = by_case_.find(p.name);
-        if (it == by_case_.end()) throw InputError("--write-results: case '" + p.name + "' has no golden file identity");
+        if (it == by_case_.end()) throw InputError("--write-results: case '" + golden::printable(p.name) + "' has no golden file identity");
         golden::ResultFile r;
         r.case_name = p.name;
         r.golden_sha256 = it->second.sha256;

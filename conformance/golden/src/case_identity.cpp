@@ -20,6 +20,7 @@ CaseIdentity identify_case(const std::string& file) {
         if (!format || *format != kFormatName) ctx.malformed(where_root_attr("format"), "not a golden file");
         const auto name = h5::read_string_attr(root.get(), "case", ctx, where_root_attr("case"));
         if (!name) ctx.malformed(where_root_attr("case"), "missing (required)");
+        if (name->empty()) ctx.malformed(where_root_attr("case"), "empty (required: the case's name)");  // as read_golden
         id.case_name = *name;
     }
     id.sha256 = sha256_file(file);

@@ -24,20 +24,21 @@ namespace moe::golden {
 std::string sha256_file(const std::filesystem::path& file) {
     // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused right after.
     const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) throw InputError("cannot read " + file.string() + ": " + std::strerror(errno));
+    // The path may be a suite file's name, anyone's bytes: escaped, as every message quoting one.
+    if (fd < 0) throw InputError("cannot read " + printable(file.string()) + ": " + std::strerror(errno));
     struct FdCloser {
         int fd;
         ~FdCloser() { ::close(fd); }
     } closer{fd};
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw InputError(file.string() + " is not a regular file");
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw InputError(printable(file.string()) + " is not a regular file");
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
     EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
     std::vector<char> buf(1 << 20);
     for (;;) {
         const ssize_t n = ::read(fd, buf.data(), buf.size());
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) throw InputError("cannot read " + file.string() + ": " + std::strerror(errno));
+        if (n < 0) throw InputError("cannot read " + printable(file.string()) + ": " + std::strerror(errno));
         if (n == 0) break;
         EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<std::size_t>(n));
     }
@@ -75,7 +76,7 @@ std::map<std::string, std::string> read_manifest(const std::filesystem::path& di
     const auto file = dir / kManifestName;
     std::ifstream in(file);
     if (!in)
-        throw InputError("cannot read " + file.string() +
+        throw InputError("cannot read " + printable(file.string()) +
                          (std::filesystem::exists(file) ? "" : " (there is none: moe-golden generate --manifest writes one)"));
     std::map<std::string, std::string> sums;
     std::string line;
@@ -113,7 +114,7 @@ std::vector<std::string> manifest_problems(const std::filesystem::path& dir) {
         try {
             digest = sha256_file(dir / name);
         } catch (const InputError& e) {
-            problem(name + ": " + e.what());
+            problems.push_back(printable(name) + ": " + e.what());  // sha256_file's message is escaped already
             continue;
         }
         if (digest != it->second) problem(name + ": SHA-256 differs from " + kManifestName);
@@ -135,7 +136,7 @@ std::optional<std::string> manifest_problem_for_file(const std::filesystem::path
         if (sha256_file(file) != it->second)
             return printable(name + ": SHA-256 differs from " + (dir / kManifestName).string());
     } catch (const InputError& e) {
-        return printable(name + ": " + e.what());  // escaped as manifest_problems' are
+        return printable(name) + ": " + e.what();  // escaped as manifest_problems' are (e: by sha256_file)
     }
     return std::nullopt;
 }
