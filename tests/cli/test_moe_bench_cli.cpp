@@ -110,13 +110,15 @@ TEST_CASE("moe-bench --backend-lib: a plugin timed on a layer; its failures exit
     CHECK(ok.output.find("backend example_loops") != std::string::npos);
     CHECK(ok.output.find("custom             2 f32") != std::string::npos);
     CHECK(ok.output.find("custom             3 f32") != std::string::npos);
-    // The same plugin named, and a built-in backend beside loaded plugins.
+    // The same plugin named runs. A built-in backend beside a loaded plugin is refused: it timed
+    // loop_f32 and left the plugin untimed, with exit 0 (moe-bench times one backend).
     CHECK(run_command(moe_bench() + " --backend-lib " + plugin + " --backend example_loops --tokens 2 --reps 1 " +
                       kCustom).exit_code == 0);
-    const auto builtin = run_command(moe_bench() + " --backend-lib " + plugin + " --backend loop_f32 --tokens 2 --reps 1 " +
-                                     kCustom);
-    CHECK(builtin.exit_code == 0);
-    CHECK(builtin.output.find("backend loop_f32") != std::string::npos);
+    expect_refused("--backend-lib " + plugin + " --backend loop_f32 --tokens 2 --reps 1 " + kCustom,
+                   "--backend loop_f32 is a built-in backend, but --backend-lib loaded example_loops, which would not be "
+                   "timed: moe-bench times one backend; drop --backend to time the plugin, or drop --backend-lib");
+    expect_refused("--backend-lib " + plugin + " --backend mutant:lanes_swapped --tokens 2 --reps 1 " + kCustom,
+                   "--backend mutant:lanes_swapped is a built-in backend");
     const std::string bad = std::string(MOE_BAD_PLUGIN_DIR) + "/bad_plugin_";
     const std::pair<std::string, std::string> failing[] = {
         {"crashes_with_child", "backend bad_plugin crashed while being timed (signal 11"},
@@ -148,7 +150,15 @@ TEST_CASE("moe-bench --backend-lib: a plugin timed on a layer; its failures exit
     CHECK(file_text(json) == "[]\n");
     expect_refused("--backend-lib " + plugin + " --backend-lib " + bad + "run_fails.so --tokens 2 --reps 1 " + kCustom,
                    "--backend-lib loaded 2 plugins (example_loops, bad_plugin): pick one with --backend NAME");
-    expect_refused("--backend-lib " + plugin + " --backend nosuch --tokens 2 --reps 1 " + kCustom, "unknown backend 'nosuch'");
+    // The plugins loaded are named (the list once held the built-in backends alone).
+    expect_refused("--backend-lib " + plugin + " --backend nosuch --tokens 2 --reps 1 " + kCustom,
+                   "unknown backend 'nosuch': with --backend-lib, --backend names one of the plugins loaded (example_loops)");
+    // Several plugins: --backend picks one of them.
+    const auto picked = run_command(moe_bench() + " --backend-lib " + plugin + " --backend-lib " + bad +
+                                    "run_fails.so --backend example_loops --tokens 2 --reps 1 " + kCustom);
+    CAPTURE(picked.output);
+    CHECK(picked.exit_code == 0);
+    CHECK(picked.output.find("backend example_loops") != std::string::npos);
     expect_refused("--backend-lib " + plugin + " --decode-study " + kCustom, "--backend-lib has no effect with --decode-study");
     expect_refused("--backend-lib /no/such.so --tokens 2 " + kCustom, "--backend-lib");
 }
@@ -219,7 +229,7 @@ TEST_CASE("moe-bench: a list item empty or given twice, or a number out of range
     expect_refused("--tokens 1 --reps 1 --experts 99999999999999999999 --topk 1 --hidden 1 --inter 1",
                    "--experts: 99999999999999999999: out of range");
     expect_refused("--tokens 1 --reps 1 --threads 99999999999 " + kCustom,
-                   "--threads: 99999999999: out of range, at most 2147483647");
+                   "--threads: 99999999999: out of range, at most ");  // moe::cli::max_threads()
     expect_refused("--tokens 1.5 --reps 1 " + kCustom, "--tokens: 1.5: expected a whole number");
     const auto timeout = run_command(moe_bench() + " --timeout -1 --tokens 1 " + kCustom);
     CHECK(timeout.exit_code == 2);
@@ -242,4 +252,91 @@ TEST_CASE("moe-bench --help: the defaults of --shape, --routing, --threads, and 
     for (const char* want : {"default gpt-oss-20b", "default uniform", "this machine's hardware threads",
                              "20 for decode, T <= 8", "at most one"})
         CHECK(r.output.find(want) != std::string::npos);
+}
+
+TEST_CASE("moe-bench --json onto the --backend-lib plugin it times: exit 2 before anything runs, the plugin unchanged") {
+    // It replaced the .so with the rows JSON, exit 0.
+    const TempDir dir;
+    const std::filesystem::path plugin = dir / "mine.so";
+    std::filesystem::copy_file(MOE_EXAMPLE_PLUGIN, plugin);
+    const std::string before = file_text(plugin);
+    expect_refused("--backend-lib " + plugin.string() + " --tokens 1 --reps 1 " + kCustom + " --json " +
+                       (dir / "." / "mine.so").string(),
+                   "--json " + (dir / "." / "mine.so").string() + " is " + plugin.string() + ", which this run reads");
+    CHECK(file_text(plugin) == before);
+}
+
+TEST_CASE("moe-bench --threads: at most 4 per hardware thread (and 1024), in decimal digits") {
+    // 100000 threads ended in SIGSEGV, 2^31 - 1 in libgomp's "Out of memory" (exit 1).
+    expect_refused("--tokens 1 --reps 1 --threads 100000 " + kCustom, "--threads: 100000: out of range, at most ");
+    expect_refused("--tokens 1 --reps 1 --threads 2147483647 " + kCustom, "--threads: 2147483647: out of range");
+    expect_refused("--tokens 1 --reps 1 --threads 0x10 " + kCustom, "--threads: 0x10: expected a whole number");
+    const auto help = run_command(moe_bench() + " --help");
+    CHECK(help.output.find("at most ") != std::string::npos);
+    CHECK(help.output.find("4 per hardware thread") != std::string::npos);
+}
+
+TEST_CASE("moe-bench --strategy-stats: --devices, --block-size, --tokens and --experts bounded before anything is made") {
+    // 10^8 devices or tokens ran for minutes; 10^10-row blocks, 10^11 tokens and 2^64 - 1 ended
+    // in bad_alloc or "vector larger than max_size()" (exit 3).
+    const auto refused = [](const std::string& args, const std::string& message) {
+        // Under `timeout`: a regression would hang here, as the mode did.
+        const auto r = run_command("timeout 60 " + moe_bench() + " --strategy-stats " + args);
+        CAPTURE(args);
+        CAPTURE(r.output);
+        CHECK(r.exit_code == 2);
+        CHECK(r.output.find(message) != std::string::npos);
+        CHECK(r.output.find("blockwise (Neuron") == std::string::npos);  // nothing printed before
+    };
+    refused("--shape mixtral --devices 100000000", "--devices: 100000000: out of range, at most 65536");
+    refused("--shape mixtral --devices 18446744073709551615", "--devices: 18446744073709551615: out of range");
+    refused("--shape mixtral --block-size 10000000000", "--block-size: 10000000000: out of range, at most 1048576");
+    refused("--shape mixtral --tokens 100000000",
+            "--strategy-stats: shape mixtral at T = 100000000 with --block-size 512 needs about ");
+    refused("--shape mixtral --tokens 100000000", "--tokens 100000000 is too large for this mode; at most ");
+    refused("--shape mixtral --tokens 100000000000", "--tokens 100000000000 is too large for this mode");
+    refused("--shape qwen3-30b-a3b --block-size 1048576", "--block-size 1048576 is too large for this mode; at most ");
+    refused("--experts 100000000000 --topk 1 --hidden 16 --inter 16", "--experts 100000000000 is too large for this mode");
+    // The largest accepted values of a small shape still run at once.
+    const auto r = run_command("timeout 60 " + moe_bench() + " --strategy-stats --tokens 8 --devices 65536 --block-size "
+                               "1048576 --experts 4 --topk 2 --hidden 64 --inter 64");
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(r.output.find("D = 65536 devices") != std::string::npos);
+}
+
+TEST_CASE("moe-bench: a switch given a value is refused, not run") {
+    // `--strategy-stats=false` ran the mode: CLI11 counts the flag as given whatever its value.
+    expect_refused("--strategy-stats=false --shape mixtral",
+                   "--strategy-stats=false: --strategy-stats is a switch and takes no value");
+    expect_refused("--worked-examples=0", "--worked-examples=0: --worked-examples is a switch");
+    expect_refused("--vs-reference=false --tokens 1 --reps 1 " + kCustom, "--vs-reference is a switch");
+    // Given alone, as before.
+    CHECK(run_command(moe_bench() + " --worked-examples").exit_code == 0);
+}
+
+TEST_CASE("moe-bench: --backend all, --shape beside a custom shape, --weights groups and an empty --device are named") {
+    // "--backend all" was answered as if --backend-lib had loaded the built-in backends.
+    expect_refused("--backend all --tokens 1 --reps 1 " + kCustom, "--backend all: moe-bench times one backend");
+    // --shape was silently ignored beside a custom shape.
+    expect_refused("--shape mixtral --tokens 1 --reps 1 " + kCustom, "--shape and the custom shape");
+    // The generator refused it only after the machine probes, naming neither flag.
+    expect_refused("--tokens 1 --reps 1 --experts 2 --topk 1 --hidden 16 --inter 16 --weights u4",
+                   "--weights u4: its groups of 32 weights must divide the hidden size 16 and the intermediate size 16 "
+                   "of shape custom (--hidden, --inter)");
+    expect_refused("--decode-study --experts 2 --topk 1 --hidden 48 --inter 64 --weights mxfp4",
+                   "--weights mxfp4: its groups of 32 weights must divide the hidden size 48");
+    expect_refused("--tokens 1 --reps 1 --device '' " + kCustom, "--device: an empty value");
+}
+
+TEST_CASE("moe-bench --device P:D past 2^64: no OpenCL device matches, exit 2 (was an internal error: stoul)") {
+    for (const std::string mode : {"--tokens 1 --reps 1", "--transfer-study --tokens 2"}) {
+        const auto r = run_command(moe_bench() + " --backend opencl --device 0:99999999999999999999 " + mode + " " + kCustom);
+        CAPTURE(r.output);
+        CHECK(r.exit_code == 2);
+        CHECK(r.output.find("internal error") == std::string::npos);
+        // "no OpenCL device matches" where a platform exists, the reason it has none otherwise.
+        CHECK((r.output.find("no OpenCL device matches '0:99999999999999999999'") != std::string::npos ||
+               r.output.find("unavailable") != std::string::npos));
+    }
 }

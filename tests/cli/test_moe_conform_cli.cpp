@@ -549,3 +549,171 @@ TEST_CASE("every command's --help teaches: examples of that command and its exit
         CHECK(has(r.output, "Exit codes"));
     }
 }
+
+namespace {
+
+// A suite of one small case (no manifest): a selftest on it takes a second, so that a command a
+// regression no longer refuses still ends at once.
+std::string one_case_selftest(const TempDir& dir) {
+    const fs::path suite = dir.path() / "one_case";
+    fs::create_directories(suite);
+    fs::copy_file(kSuite + "/topk_one.h5", suite / "topk_one.h5", fs::copy_options::overwrite_existing);
+    return moe_conform() + " selftest --quiet --no-manifest --suite " + suite.string();
+}
+
+}  // namespace
+
+TEST_CASE("outputs onto what a command reads are refused before it runs: run's plugin, selftest's suite, shrink's case") {
+    TempDir dir;
+    const fs::path suite = dir.path() / "suite";
+    fs::create_directories(suite);
+    fs::copy_file(kSuite + "/topk_one.h5", suite / "topk_one.h5");
+    const std::string golden = (suite / "topk_one.h5").string();
+    const std::string golden_before = file_bytes(golden);
+    // run --json onto the --backend-lib plugin replaced the .so with the report, exit 0.
+    const fs::path built_plugin = std::string(MOE_BINARY_DIR) + "/examples/plugin/example_loops.so";
+    REQUIRE(fs::exists(built_plugin));
+    const fs::path plugin = dir.path() / "mine.so";
+    fs::copy_file(built_plugin, plugin);
+    const std::string plugin_before = file_bytes(plugin.string());
+    expect_refused_before_running(moe_conform() + " run --backend-lib " + plugin.string() + " --case " + golden +
+                                      " --json " + (dir.path() / "." / "mine.so").string(),
+                                  "is " + plugin.string() + ", which this run reads");
+    CHECK(file_bytes(plugin.string()) == plugin_before);
+    // selftest --json onto a golden file of its suite, and --json and --html on one file: both
+    // were written, exit 0 (the case replaced; the JSON replaced by the HTML).
+    const std::string selftest = moe_conform() + " selftest --quiet --no-manifest --suite " + suite.string();
+    expect_refused_before_running(selftest + " --json " + golden, "--json " + golden + " is " + golden +
+                                                                      ", which this run reads");
+    const std::string both = (dir.path() / "s.x").string();
+    expect_refused_before_running(selftest + " --json " + both + " --html " + both,
+                                  "--html " + both + " is also the file of --json");
+    CHECK_FALSE(fs::exists(both));
+    // shrink -o onto its --case replaced the failing case with the shrunk one.
+    expect_refused_before_running(moe_conform() + " shrink --backend mutant:lanes_swapped --case " + golden + " -o " +
+                                      (suite / "." / "topk_one.h5").string(),
+                                  "--out " + (suite / "." / "topk_one.h5").string() + " is " + golden +
+                                      ", which this run reads");
+    CHECK(file_bytes(golden) == golden_before);
+}
+
+TEST_CASE("--shard with a sign, blanks or no digits is refused; its message names the flag once") {
+    // "1/-2" was read as shard 1 of 2^64 - 2: run took every case, selftest ran one backend and
+    // passed with "0 of 0 mutants caught".
+    const std::string run = moe_conform() + " run --backend reference --suite " + kSuite;
+    TempDir dir;
+    const std::string selftest = one_case_selftest(dir);
+    const std::pair<std::string, std::string> refused[] = {
+        {run + " --shard 1/-2", "--shard: 1/-2: expected I/N in decimal digits, e.g. 2/4"},
+        {run + " --shard ' 1/2'", "--shard:  1/2: expected I/N in decimal digits"},
+        {run + " --shard +1/2", "--shard: +1/2: expected I/N in decimal digits"},
+        {run + " --shard 1/99999999999999999999", "--shard: 1/99999999999999999999: out of range"},
+        {moe_conform() + " check --suite " + kSuite + " --results " + kSuite + " --shard 1/-2", "--shard: 1/-2: expected"},
+        {selftest + " --shard 1/-2", "--shard: 1/-2: expected I/N in decimal digits"},
+        {run + " --shard ''", "--shard: an empty value: expected I/N, e.g. 2/4"},
+    };
+    for (const auto& [command, message] : refused) {
+        expect_refused_before_running(command, message);
+        CHECK_FALSE(has(run_command(command).output, "--shard: --shard"));
+    }
+}
+
+TEST_CASE("an empty item in --backend or --family is refused, not dropped; 'all' twice is named as given") {
+    const std::string one = " --case " + kSuite + "/topk_one.h5";
+    TempDir dir;
+    const std::string selftest = one_case_selftest(dir);
+    const std::pair<std::string, std::string> refused[] = {
+        {moe_conform() + " run --backend cpu,,loop_f32" + one, "--backend: 'cpu,,loop_f32' has an empty item"},
+        {moe_conform() + " run --backend loop_f32," + one, "--backend: 'loop_f32,' has an empty item"},
+        {moe_conform() + " run --backend ,loop_f32" + one, "--backend: ',loop_f32' has an empty item"},
+        {moe_conform() + " run --backend ''" + one, "--backend: an empty value"},
+        {moe_conform() + " run --backend all,all" + one, "--backend: 'all' is named twice"},
+        {moe_conform() + " run --backend loop_f32 --backend loop_f32" + one, "--backend: 'loop_f32' is named twice"},
+        {selftest + " --family loop,,cpu", "--family: 'loop,,cpu' has an empty item"},
+        {selftest + " --family loop,", "--family: 'loop,' has an empty item"},
+        {selftest + " --family loop,frob", "--family: frob not in {"},
+    };
+    for (const auto& [command, message] : refused) expect_refused_before_running(command, message);
+}
+
+TEST_CASE("--threads is a decimal count up to the cap; empty values and switches given a value are refused") {
+    const std::string one = moe_conform() + " run --backend reference --case " + kSuite + "/topk_one.h5";
+    const std::string check = moe_conform() + " check --case " + kSuite + "/topk_one.h5 --results " + kSuite +
+                              "/topk_one.h5";
+    TempDir dir;
+    const std::string selftest = one_case_selftest(dir);
+    const std::pair<std::string, std::string> refused[] = {
+        // CLI11 read "010" as octal 8 and "0x10" as 16, and said "Could not convert" for "1.5".
+        {one + " --threads 0x10", "--threads: 0x10: expected a whole number in decimal digits"},
+        {one + " --threads 1.5", "--threads: 1.5: expected a whole number in decimal digits"},
+        {one + " --threads 100000", "--threads: 100000: out of range, at most "},
+        {selftest + " --threads 0x10", "--threads: 0x10: expected a whole number"},
+        {moe_conform() + " shrink --backend loop_f32 --case " + kSuite + "/topk_one.h5 --threads 1e3",
+         "--threads: 1e3: expected a whole number"},
+        // An empty value was read as if the flag were absent (or, for --filter, matched nothing).
+        {check + " --precision ''", "--precision: an empty value"},
+        {check + " --name ''", "--name: an empty value"},
+        {check + " --filter ''", "--filter: an empty value"},
+        {one + " --filter ''", "--filter: an empty value"},
+        {one + " --device ''", "--device: an empty value"},
+        {selftest + " --device ''", "--device: an empty value"},
+        // `--no-isolation=false` still counted as given, and excluded --case-timeout.
+        {one + " --no-isolation=false --case-timeout 5", "--no-isolation=false: --no-isolation is a switch and takes no value"},
+        {check + " --no-isolation=false", "--no-isolation is a switch"},
+    };
+    for (const auto& [command, message] : refused) expect_refused_before_running(command, message);
+    // "09" is decimal 9 (CLI11 refused it as a bad octal number).
+    const auto r = run_command(one + " --threads 09 --quiet");
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 0);
+}
+
+TEST_CASE("--device: an index past 2^64 matches no device (was an internal error: stoul); no opencl backend: refused") {
+    const std::string one = " --case " + kSuite + "/topk_one.h5";
+    const std::string huge = "0:99999999999999999999";
+    TempDir dir;
+    const std::string selftest = one_case_selftest(dir);
+    for (const std::string& command : {moe_conform() + " run --backend opencl" + one, selftest + " --family opencl",
+                                       moe_conform() + " shrink --backend opencl" + one}) {
+        const auto r = run_command(command + " --device " + huge);
+        CAPTURE(command);
+        CAPTURE(r.output);
+        CHECK(r.exit_code == 2);
+        CHECK_FALSE(has(r.output, "internal error"));
+        CHECK_FALSE(has(r.output, "golden file"));  // run blamed the golden file
+        CHECK((has(r.output, "no OpenCL device matches '" + huge + "'") || has(r.output, "no OpenCL device found")));
+    }
+    // Where no opencl backend or mutant runs, --device was ignored (run, shrink) or checked for
+    // nothing (selftest --family loop); moe-bench refused it.
+    const std::pair<std::string, std::string> refused[] = {
+        {moe_conform() + " run --backend loop_f32 --device 0:0" + one,
+         "--device 0:0 picks the OpenCL device of the opencl backend and its mutants; --backend loop_f32 runs none"},
+        {moe_conform() + " shrink --backend mutant:lanes_swapped --device 0:0" + one + " -o " +
+             (dir.path() / "small.h5").string(),  // a regression writes there, not into the working folder
+         "--backend mutant:lanes_swapped runs none of them"},
+        {selftest + " --family loop,cpu --device 0:0", "--family loop,cpu runs none of them"},
+    };
+    for (const auto& [command, message] : refused) expect_refused_before_running(command, message);
+}
+
+TEST_CASE("shrink's repro line carries --device") {
+    TempDir dir;
+    const std::string out = (dir.path() / "small.h5").string();
+    const auto r = run_command(moe_conform() + " shrink --quiet --backend mutant:opencl_wrong_offset --device 0:0 --case " +
+                               kSuite + "/topk_one.h5 -o " + out + " --max-seconds 20");
+    CAPTURE(r.output);
+    if (has(r.output, "unavailable")) return;  // no OpenCL device on this machine
+    CHECK(r.exit_code == 0);
+    CHECK(has(r.output, "repro: moe-conform run --backend mutant:opencl_wrong_offset --device 0:0 --case " + out));
+}
+
+TEST_CASE("--max-memory past 2^64 - 1 bytes is out of range, not 2^64 - 1") {
+    // CLI11 saturated the number ("18446744073709551616k" said "18446744073709551615 multiplied by k").
+    const std::string one = moe_conform() + " run --backend reference --case " + kSuite + "/topk_one.h5";
+    for (const std::string value : {"99999999999999999999", "18446744073709551616k"})
+        expect_refused_before_running(one + " --max-memory " + value,
+                                      "--max-memory: " + value + ": out of range, at most 18446744073709551615 bytes");
+    const auto r = run_command(one + " --quiet --max-memory 18446744073709551615");
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 0);
+}

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -327,10 +328,11 @@ TEST_CASE("generate: a case name must be a plain file name inside --out") {
     TempDir dir;
     // Before: "../x" and an absolute name wrote outside --out, "" wrote out/.h5.
     const std::string outside = (dir.path() / "abs_escape").string();
+    // The message is shown through printable(), which doubles every backslash (its own too).
     const std::pair<std::string, std::string> refused[] = {
-        {R"("../v_escape")", "it contains '/' or '\\'"},
-        {"\"" + outside + "\"", "it contains '/' or '\\'"},
-        {R"("a\\b")", "it contains '/' or '\\'"},
+        {R"("../v_escape")", "it contains '/' or '\\\\'"},
+        {"\"" + outside + "\"", "it contains '/' or '\\\\'"},
+        {R"("a\\b")", "it contains '/' or '\\\\'"},
         {R"("")", "it is empty"},
         {R"(".")", "it starts with '.'"},
         {R"("..")", "it starts with '.'"},
@@ -546,4 +548,81 @@ TEST_CASE("generate: a clamp limit of \"inf\" makes a file whose limit is +Inf; 
         CHECK(g.result.output.find("json.exception") == std::string::npos);
         CHECK_FALSE(fs::exists(g.out));
     }
+}
+
+TEST_CASE("verify: a catalogue that selects no case at --tier is exit 2, as for generate, not \"all identical\"") {
+    // It printed "verify: 0 case(s) regenerated, 1 manifest entries; all identical", exit 0: a CI
+    // gate with a wrong catalogue or tier passed without checking a file.
+    TempDir dir;
+    const auto g = generate_from(dir, catalog_of(catalog_case(R"("one")")), " --manifest");
+    REQUIRE(g.result.exit_code == 0);
+    const fs::path empty = dir.path() / "empty.json", full = dir.path() / "full.json";
+    std::ofstream(empty) << catalog_of("");
+    std::ofstream(full) << catalog_of(catalog_case(R"("one")", R"({"tokens": 4, "hidden": 8, "inter": 4, "experts": 4, "topk": 2})",
+                                                   "1", R"(, "tier": "full")"));
+    for (const fs::path& catalog : {empty, full}) {
+        const auto r = run_command(moe_golden() + " verify --catalog " + catalog.string() + " --dir " + g.out.string());
+        CAPTURE(r.output);
+        CHECK(r.exit_code == 2);
+        CHECK(r.output.find("no case of " + catalog.string() + " is at tier ci or below: nothing to verify") !=
+              std::string::npos);
+        CHECK(r.output.find("all identical") == std::string::npos);
+    }
+    // The same folder against its own catalogue still passes.
+    const auto ok = run_command(moe_golden() + " verify --catalog " + g.catalog.string() + " --dir " + g.out.string());
+    CAPTURE(ok.output);
+    CHECK(ok.exit_code == 0);
+}
+
+TEST_CASE("--threads in decimal digits, at most moe::cli::max_threads(); --filter '' refused") {
+    TempDir dir;
+    const std::string catalog = std::string(MOE_SOURCE_DIR) + "/conformance/catalog/bundled.json";
+    const std::string gen = " generate --catalog " + catalog + " --out " + dir.path().string();
+    // CLI11 read "010" as octal 8 and "0x10" as 16, and said "Could not convert" for "1.5".
+    const std::pair<std::string, std::string> refused[] = {
+        {gen + " --threads 0x10", "--threads: 0x10: expected a whole number in decimal digits"},
+        {gen + " --threads 1.5", "--threads: 1.5: expected a whole number in decimal digits"},
+        {gen + " --threads 99999999999999999999", "--threads: 99999999999999999999: out of range, at most "},
+        {" verify --catalog " + catalog + " --dir " + dir.path().string() + " --threads 100000",
+         "--threads: 100000: out of range, at most "},
+        {" complete " + catalog + " --threads 1e3", "--threads: 1e3: expected a whole number"},
+        // An empty glob matched nothing, with a message that did not name it.
+        {gen + " --filter ''", "--filter: an empty value"},
+    };
+    for (const auto& [args, message] : refused) {
+        const auto r = run_command(moe_golden() + args);
+        CAPTURE(args);
+        CAPTURE(r.output);
+        CHECK(r.exit_code == 2);
+        CHECK(r.output.find(message) != std::string::npos);
+    }
+    CHECK(fs::is_empty(dir.path()));
+    // "09" is decimal 9 (CLI11 refused it as a bad octal number).
+    const auto r = generate_from(dir, catalog_of(catalog_case(R"("one")")), " --threads 09");
+    CAPTURE(r.result.output);
+    CHECK(r.result.exit_code == 0);
+}
+
+TEST_CASE("generate: a case's file that is the catalogue itself is refused before anything is written") {
+    // A catalogue kept in --out under a case's file name was replaced by that case.
+    TempDir dir;
+    const fs::path catalog = dir.path() / "one.h5";
+    const std::string text = catalog_of(catalog_case(R"("one")"));
+    std::ofstream(catalog) << text;
+    const auto r = run_command(moe_golden() + " generate --catalog " + catalog.string() + " --out " + dir.path().string());
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("--out (case one) " + (dir.path() / "one.h5").string() + " is " + catalog.string() +
+                        ", which this run reads") != std::string::npos);
+    std::ifstream in(catalog);
+    CHECK(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()) == text);
+}
+
+TEST_CASE("--max-memory past 2^64 - 1 bytes is out of range, not 2^64 - 1") {
+    const std::string file = std::string(MOE_SOURCE_DIR) + "/data/golden/topk_one.h5";
+    const auto r = run_command(moe_golden() + " inspect " + file + " --max-memory 99999999999999999999");
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("--max-memory: 99999999999999999999: out of range, at most 18446744073709551615 bytes") !=
+          std::string::npos);
 }

@@ -18,6 +18,7 @@
 
 #include "cli_checks.hpp"
 #include "cli_errors.hpp"
+#include "cli_outputs.hpp"
 #include "moe/backends/registry.hpp"
 #include "moe/bench/backend_timing.hpp"
 #include "moe/bench/bench_report.hpp"
@@ -26,7 +27,6 @@
 #include "moe/bench/engine_study.hpp"
 #include "moe/bench/strategy_stats.hpp"
 #include "moe/bench/transfer_study.hpp"
-#include "flag_checks.hpp"
 #include "modes.hpp"
 #include "plugin_child.hpp"
 
@@ -42,20 +42,42 @@ moe::DType timed_dtype(const std::string& name) {
     return *dtype;
 }
 
-// The one backend moe-bench times: a built-in one by name, or a plugin loaded with --backend-lib
-// (named by --backend, or the only one loaded). InputError naming what is wrong otherwise.
+// Whether `name` is a built-in backend or a selftest mutant (NAME or mutant:NAME), by name alone
+// (making one would open an OpenCL device for nothing).
+bool builtin_backend(const std::string& name) {
+    const auto builtins = moe::backends::builtin_backend_names();
+    if (std::find(builtins.begin(), builtins.end(), name) != builtins.end()) return true;
+    const std::string bare = name.rfind("mutant:", 0) == 0 ? name.substr(7) : name;
+    const auto mutants = moe::backends::selftest_mutants();
+    return std::any_of(mutants.begin(), mutants.end(), [&](const moe::Mutant& m) { return m.name == bare; });
+}
+
+// The one backend moe-bench times: without --backend-lib, a built-in one by name; with it, a
+// loaded plugin (the only one, or the one --backend names). InputError naming what is wrong
+// otherwise. A built-in --backend beside --backend-lib is refused: that plugin was loaded and
+// silently not timed (as moe-conform run refuses a loaded plugin its --backend leaves out).
 moe::BackendMaker backend_maker(const std::string& backend, bool backend_given, const std::vector<std::string>& libs,
                                 const std::string& device) {
-    std::vector<std::string> names;
-    if (backend_given || libs.empty()) names.push_back(backend);
-    auto makers = moe::backends::make_backend_makers(names, libs, {device});
-    if (makers.size() != 1) {
-        std::string loaded;
-        for (const auto& m : makers) loaded += (loaded.empty() ? "" : ", ") + m.name;
-        throw moe::InputError("moe-bench times one backend; --backend-lib loaded " + std::to_string(makers.size()) +
-                              " plugins (" + loaded + "): pick one with --backend NAME");
+    if (backend == "all")
+        throw moe::InputError("--backend all: moe-bench times one backend; name one (moe-conform list lists them)");
+    if (libs.empty()) return moe::backends::make_backend_makers({backend}, {}, {device}).front();
+    const auto plugins = moe::backends::make_backend_makers({}, libs, {device});  // every plugin loaded
+    std::string loaded;
+    for (const auto& m : plugins) loaded += (loaded.empty() ? "" : ", ") + m.name;
+    if (backend_given) {
+        for (const auto& m : plugins)
+            if (m.name == backend) return m;
+        if (builtin_backend(backend))
+            throw moe::InputError("--backend " + backend + " is a built-in backend, but --backend-lib loaded " + loaded +
+                                  ", which would not be timed: moe-bench times one backend; drop --backend to time the "
+                                  "plugin, or drop --backend-lib to time " + backend);
+        throw moe::InputError("unknown backend '" + backend + "': with --backend-lib, --backend names one of the plugins "
+                              "loaded (" + loaded + ")");
     }
-    return makers.front();
+    if (plugins.size() != 1)
+        throw moe::InputError("moe-bench times one backend; --backend-lib loaded " + std::to_string(plugins.size()) +
+                              " plugins (" + loaded + "): pick one with --backend NAME");
+    return plugins.front();
 }
 
 // Times the rows, printing each as it is measured and handing it to `measured` (for --json).
@@ -156,6 +178,10 @@ void check_custom_shape(const CLI::App& app, std::size_t experts, std::size_t to
     if (!any && app.count("--expert-type"))
         throw moe::InputError("--expert-type is a custom shape's (with --experts, --topk, --hidden, --inter): the "
                               "--shape layers have their own");
+    // --shape names layers of their own: beside a custom shape one of the two would be ignored.
+    if (any && app.count("--shape"))
+        throw moe::InputError("--shape and the custom shape (--experts, --topk, --hidden, --inter) describe two layers: "
+                              "give one of them");
     if (any && topk > experts)
         throw moe::InputError("--topk " + std::to_string(topk) + " exceeds --experts " + std::to_string(experts) +
                               ": each token picks top-k distinct experts");
@@ -212,7 +238,15 @@ void check_fits_memory(const std::vector<Shape>& shapes, const std::vector<std::
     }
 }
 
-// moe-bench's flags as given. The lists are kept whole, checked and split by flag_checks.hpp.
+// --strategy-stats: the most --devices and --block-size, checked when the flags are read. The
+// statistics hold a few vectors per device and block_size rows per expert: 10^8 devices ran for
+// minutes, 10^10-row blocks ended in bad_alloc (exit 3). 65536 devices is far past any shape's
+// experts (a device past them holds none); a block of 2^20 rows is past any expert's pairs at the
+// --tokens this mode takes (strategy_mode).
+constexpr std::uint64_t kMaxDevices = 65536;
+constexpr std::uint64_t kMaxBlockSize = std::uint64_t(1) << 20;
+
+// moe-bench's flags as given. The lists are kept whole, checked and split by cli_checks.hpp.
 struct Flags {
     std::string backend = "cpu", shape = "gpt-oss-20b", routing = "uniform", json_file, expert_type = "gemm3", device;
     std::vector<std::string> tokens{"512"}, dtypes{"f32"}, weights, backend_libs;
@@ -231,8 +265,8 @@ struct Layers {
 };
 
 void add_flags(CLI::App& app, Flags& f) {
-    using moe::bench_cli::count_check;
-    using moe::bench_cli::list_check;
+    using moe::cli::count_check;
+    using moe::cli::list_check;
     const auto count = count_check(std::numeric_limits<std::size_t>::max());
     const auto int_count = count_check(static_cast<std::uint64_t>(std::numeric_limits<int>::max()));
     app.add_option("--backend", f.backend,
@@ -242,9 +276,10 @@ void add_flags(CLI::App& app, Flags& f) {
                    "moe-conform run --backend-lib): your kernel on model-shaped layers, against the same machine figures")
         ->check(CLI::ExistingFile);
     app.add_option("--device", f.device,
-                   "opencl: the device (\"P:D\" or a name substring; default the first GPU, else the first device)");
+                   "opencl: the device (\"P:D\" or a name substring; default the first GPU, else the first device)")
+        ->check(moe::cli::kNonEmpty);
     app.add_option("--shape", f.shape,
-                   "gpt-oss-20b | qwen3-30b-a3b | mixtral | all (default gpt-oss-20b; ignored with a custom shape,\n"
+                   "gpt-oss-20b | qwen3-30b-a3b | mixtral | all (default gpt-oss-20b; not with a custom shape,\n"
                    "--experts ... --inter)");
     app.add_option("--tokens", f.tokens, "Token counts T, comma-separated, each at least 1 and given once (default 512)")
         ->transform(list_check(count))
@@ -280,9 +315,14 @@ void add_flags(CLI::App& app, Flags& f) {
         ->transform(int_count);
     app.add_option("--threads", f.threads,
                    "Threads for the machine baselines (the backend uses all) and for --decode-study\n(default " +
-                       std::to_string(f.threads) + ": this machine's hardware threads)")
-        ->transform(int_count);
-    app.add_flag("--vs-reference", f.timing.vs_reference, "Also time the f64 reference (sparse) once and print the speedup");
+                       std::to_string(f.threads) + ": this machine's hardware threads; at most " +
+                       std::to_string(moe::cli::max_threads()) + ", 4 per hardware thread\nand at least 1024; more "
+                       "than the hardware's is a warning)")
+        ->transform(moe::cli::threads_check());
+    // The switches take no value: `--strategy-stats=false` ran the mode (CLI11 counts the flag as
+    // given), so a value is refused (moe::cli::parse_flags).
+    app.add_flag("--vs-reference", f.timing.vs_reference, "Also time the f64 reference (sparse) once and print the speedup")
+        ->disable_flag_override();
     app.add_option("--json", f.json_file,
                    "Also write the rows as JSON (those measured before a --backend-lib plugin failed, if it did)")
         ->check(moe::cli::kOutputFile);
@@ -290,42 +330,67 @@ void add_flags(CLI::App& app, Flags& f) {
     app.add_flag("--strategy-stats",
                  "Mode: print no timings, but the blockwise statistics, the expert_parallel statistics (uniform and\n"
                  "skewed routing, tokens from --tokens, default 1,8,512,4096; weights of one --dtype) and a decode\n"
-                 "table of selective vs all-experts loading");
+                 "table of selective vs all-experts loading. Its routing tables may take 1 GiB per shape and T\n"
+                 "(qwen3-30b-a3b: about 880,000 tokens, some 20 s); more is refused, naming the flag")
+        ->disable_flag_override();
     app.add_option("--alpha", f.stats.alpha, "--strategy-stats: all-experts loading when batch*K >= alpha*E (default 1.0)")
         ->check(moe::cli::kPositive);
-    app.add_option("--block-size", f.stats.block_size, "--strategy-stats: blockwise block size (default 512)")
-        ->transform(count);
-    app.add_option("--devices", f.stats.devices, "--strategy-stats: expert_parallel devices D (default 8)")
-        ->transform(count);
+    app.add_option("--block-size", f.stats.block_size,
+                   "--strategy-stats: blockwise block size (default 512, at most " + std::to_string(kMaxBlockSize) + ")")
+        ->transform(count_check(kMaxBlockSize));
+    app.add_option("--devices", f.stats.devices,
+                   "--strategy-stats: expert_parallel devices D (default 8, at most " + std::to_string(kMaxDevices) + ")")
+        ->transform(count_check(kMaxDevices));
     app.add_flag("--worked-examples",
                  "Mode: print the blockwise statistics of the Neuron guide's worked example (1000 tokens, 8 experts,\n"
-                 "top-2, block 256) for its best case (250 pairs per expert) and worst case (1750, 36 x 5, 35 x 2)");
+                 "top-2, block 256) for its best case (250 pairs per expert) and worst case (1750, 36 x 5, 35 x 2)")
+        ->disable_flag_override();
     app.add_flag("--engine-study",
                  "Mode: print no backend timings, but one expert's first and down GEMM of each --shape for 1..64 rows,\n"
-                 "1 thread, cold weights, with the cpu engine on the weights in place and on weights packed for the library");
+                 "1 thread, cold weights, with the cpu engine on the weights in place and on weights packed for the library")
+        ->disable_flag_override();
     app.add_flag("--decode-study",
                  "Mode: print no backend timings, but the cpu backend's decode kernels alone, one row of bf16 values\n"
                  "against one expert's first-GEMM weights of each --shape, for bf16, f32 and each --weights type (default\n"
                  "u4,mxfp4): GB/s of stored bytes and weights/s with the weights in cache and from memory, against the\n"
-                 "read bandwidth and bf16 (--threads threads)");
+                 "read bandwidth and bf16 (--threads threads)")
+        ->disable_flag_override();
     app.add_flag("--transfer-study",
                  "Mode, --backend opencl: print no backend timings, but what moving each --shape's hidden states (T x\n"
                  "hidden in each --dtype, for each --tokens) to the device and back costs: the backend's staged path with\n"
-                 "its own plan and other thread counts and chunk sizes, one DMA from pinned memory, one from pageable memory");
+                 "its own plan and other thread counts and chunk sizes, one DMA from pinned memory, one from pageable memory")
+        ->disable_flag_override();
+}
+
+// Each --weights preset's groups must tile both GEMMs' K (--hidden for the first, --inter for the
+// down GEMM): refused here, naming the flags. The generator refused it only after the header and
+// the machine probes, in words that named neither flag ("group_size 32 does not divide K = 16").
+void check_weight_groups(const std::vector<std::string>& weights, const std::vector<Shape>& shapes) {
+    for (const auto& w : weights)
+        for (const auto& s : shapes) {
+            const std::size_t g = compression_preset(w, s).group_size;  // 0: per channel
+            if (g == 0 || (s.hidden % g == 0 && s.inter % g == 0)) continue;
+            throw moe::InputError("--weights " + w + ": its groups of " + std::to_string(g) +
+                                  " weights must divide the hidden size " + std::to_string(s.hidden) +
+                                  " and the intermediate size " + std::to_string(s.inter) + " of shape " + s.name +
+                                  (s.name == "custom" ? " (--hidden, --inter)" : ""));
+        }
 }
 
 // The layers the flags describe: a custom shape or named ones, the lists split (each item once).
 Layers layers(const CLI::App& app, const Flags& f) {
-    using moe::bench_cli::list_items;
+    using moe::cli::list_items;
+    const std::string repeats = "(it would repeat the same rows)";
     check_custom_shape(app, f.experts, f.topk);
     Layers l;
-    l.tokens = moe::bench_cli::list_counts("--tokens", f.tokens);
-    l.dtypes = list_items("--dtype", f.dtypes);
-    l.weights = list_items("--weights", f.weights);
+    l.tokens = moe::cli::list_counts("--tokens", f.tokens, repeats);
+    l.dtypes = list_items("--dtype", f.dtypes, repeats);
+    l.weights = list_items("--weights", f.weights, repeats);
     l.shapes = f.hidden ? std::vector<Shape>{{"custom", f.expert_type == "gemm2" ? moe::ExpertType::gemm2_bias_swiglu_clamp
                                                                                  : moe::ExpertType::gemm3_swiglu,
                                               f.hidden, f.inter, f.experts, f.topk}}
                         : select_shapes(f.shape);
+    check_weight_groups(l.weights, l.shapes);
     return l;
 }
 
@@ -361,8 +426,7 @@ int cpu_kernel_study(const std::string& mode, const Flags& f, const Layers& l) {
         throw moe::InputError(mode + " times the cpu backend's own kernels; --backend " + f.backend + " has none of them");
     if (mode == "--decode-study") {
         const std::vector<std::string> types = l.weights.empty() ? std::vector<std::string>{"u4", "mxfp4"} : l.weights;
-        for (const auto& s : l.shapes)  // a bad --weights refused before anything runs
-            for (const auto& w : types) compression_preset(w, s);
+        check_weight_groups(types, l.shapes);  // a bad --weights refused before anything runs
         for (const auto& s : l.shapes) decode_study(s, types, f.threads);
         return 0;
     }
@@ -374,12 +438,78 @@ int cpu_kernel_study(const std::string& mode, const Flags& f, const Layers& l) {
     return 0;
 }
 
+// The bytes --strategy-stats holds at once for shape `s` at T tokens (in double: no wrap-around):
+// the routing synthesised with H = I = 1 (its dense [E, T] routing weights, a copy of the E
+// experts per token drawn, the T x K indices and weights), the blockwise plan (block_size rows
+// for each expert's last block, and the T x K pairs' rows) and the expert_parallel tables (per
+// device and per expert). The time it takes grows with the same terms: qwen3-30b-a3b at a
+// million tokens held 0.74 GB (peak resident) and took 29 s on a 2-core host.
+double strategy_bytes(const Shape& s, double T, double block_size, double devices) {
+    const double E = double(s.experts), K = double(s.topk), pairs = T * K;
+    const double routing = 4 * E * T + 8 * E + 48 * pairs + 4 * T + 32 * E;
+    const double blocks = std::ceil(pairs / block_size) + E;
+    const double blockwise = 8 * E + 8 * blocks * block_size + 16 * blocks;
+    const double expert_parallel = 48 * devices + 16 * E + 16 * pairs;
+    return routing + blockwise + expert_parallel;
+}
+
+// The largest whole v in [1, hi] with fits(v), or 0 if none (fits is monotone: true, then false).
+template <class Fits>
+std::size_t largest_fitting(double hi, const Fits& fits) {
+    double lo = 0;
+    while (hi - lo > 1) {
+        const double mid = std::floor((lo + hi) / 2);
+        (fits(mid) ? lo : hi) = mid;
+    }
+    return static_cast<std::size_t>(lo);
+}
+
+// Refuses a table past this mode's budget (the smaller of 1 GiB and half this machine's memory),
+// naming the flag that drives it and its largest value here. Without it, --tokens 10^8 or
+// --devices 10^8 ran for minutes, --tokens 10^11 or --block-size 10^10 ended in bad_alloc (exit 3).
+void check_strategy_size(const std::vector<Shape>& shapes, const std::vector<std::size_t>& tokens,
+                         const StrategyOptions& o) {
+    double budget = double(std::size_t(1) << 30);
+    if (machine_memory() > 0) budget = std::min(budget, machine_memory() / 2);
+    const double bs = double(o.block_size), D = double(o.devices);
+    for (const auto& s : shapes) {
+        // The decode table synthesises batches of up to 64 tokens whatever --tokens says.
+        const double T = std::max(64.0, double(*std::max_element(tokens.begin(), tokens.end())));
+        const double bytes = strategy_bytes(s, T, bs, D);
+        if (bytes <= budget) continue;
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "needs about %.3g GB of routing tables, more than the %.3g GB this mode takes",
+                      bytes / 1e9, budget / 1e9);
+        const std::string head = "--strategy-stats: shape " + s.name + " at T = " + std::to_string(std::size_t(T)) +
+                                 " with --block-size " + std::to_string(o.block_size) + " " + buf + ": ";
+        std::string flag, given;
+        std::size_t most = 0;
+        if (strategy_bytes(s, T, 1, D) <= budget) {  // the blocks: block_size rows per expert
+            flag = "--block-size", given = std::to_string(o.block_size);
+            most = largest_fitting(bs, [&](double v) { return strategy_bytes(s, T, v, D) <= budget; });
+        } else if (strategy_bytes(s, 64, 1, D) > budget) {  // a custom shape's experts, at any T
+            flag = "--experts", given = std::to_string(s.experts);
+            most = largest_fitting(double(s.experts), [&](double v) {
+                Shape fewer = s;
+                fewer.experts = static_cast<std::size_t>(v);
+                return strategy_bytes(fewer, 64, 1, D) <= budget;
+            });
+        } else {
+            flag = "--tokens", given = std::to_string(std::size_t(T));
+            most = largest_fitting(T, [&](double v) { return strategy_bytes(s, v, 1, D) <= budget; });
+        }
+        throw moe::InputError(head + flag + " " + given + " is too large for this mode; at most " + std::to_string(most) +
+                              " here");
+    }
+}
+
 // --strategy-stats: statistics of the routing alone, for one weight type's bytes.
 int strategy_mode(const CLI::App& app, const Flags& f, Layers l) {
     if (app.count("--tokens") == 0) l.tokens = {1, 8, 512, 4096};
     if (l.dtypes.size() > 1)
         throw moe::InputError("--strategy-stats takes one --dtype (its bytes per weight), not " +
                               std::to_string(l.dtypes.size()));
+    check_strategy_size(l.shapes, l.tokens, f.stats);
     const auto dtype = moe::parse_dtype(l.dtypes.front());
     if (!dtype) throw moe::InputError("--dtype " + l.dtypes.front() + ": expected a float type");
     StrategyOptions stats = f.stats;
@@ -456,14 +586,25 @@ int main(int argc, char** argv) {
     app.footer(
         "Exit status: 0 the table printed; 1 the backend failed while being timed (threw, or, for a --backend-lib\n"
         "plugin, timed in a child process, crashed, ended the process or ran past --timeout); 2 bad flags (two\n"
-        "modes, a flag the mode does not read, a list item empty or given twice), a layer past this machine's\n"
-        "memory, an unavailable backend or an unwritable --json; 3 an internal error of moe-bench.");
+        "modes, a flag the mode does not read, a switch given a value such as --strategy-stats=false, a list item\n"
+        "empty or given twice, a number out of its range), a layer past this machine's memory or a --strategy-stats\n"
+        "table past its budget, an unavailable backend, a built-in --backend beside --backend-lib (moe-bench times\n"
+        "one backend), or a --json that cannot be written or is the --backend-lib plugin; 3 an internal error of\n"
+        "moe-bench.");
     Flags f;
     add_flags(app, f);
     if (const int code = moe::cli::parse_flags(app, argc, argv); code >= 0) return code;
 
     return moe::cli::run_with_exit_codes("moe-bench", [&] {
         const std::string mode = moe::bench_cli::check_mode_flags(app);
+        // --json onto the plugin it times replaced the .so with the rows, exit 0.
+        moe::cli::check_outputs_spare_inputs({f.backend_libs, {{"--json", f.json_file}}, {}});
+        if (const unsigned hardware = std::thread::hardware_concurrency();
+            app.count("--threads") > 0 && hardware > 0 && static_cast<unsigned>(f.threads) > hardware)
+            std::fprintf(stderr,
+                         "moe-bench: warning: --threads %d is more than this machine's %u hardware threads: the "
+                         "machine figures are measured oversubscribed\n",
+                         f.threads, hardware);
         if (mode == "--worked-examples") {
             print_worked_examples(stdout);
             return 0;
@@ -471,7 +612,7 @@ int main(int argc, char** argv) {
         const Layers l = layers(app, f);
         if (mode == "--strategy-stats") return strategy_mode(app, f, l);
         if (mode == "--transfer-study") return transfer_mode(f, l);
-        const bool cpu_backend = f.backend == "cpu" && (app.count("--backend") > 0 || f.backend_libs.empty());
+        const bool cpu_backend = f.backend == "cpu" && f.backend_libs.empty();  // beside a plugin: refused
         check_fits_memory(l.shapes, l.tokens, l.dtypes, l.weights.size(), cpu_backend);
         if (!mode.empty()) return cpu_kernel_study(mode, f, l);
         return timing_mode(app, f, l);

@@ -16,17 +16,26 @@ using namespace moe::conform_cli;
 namespace {
 
 // I/N, checked when the flag is read: an empty value would otherwise mean "no shard" and run
-// everything.
+// everything. CLI11 puts "--shard: " before the message, so parse_shard's own "--shard " goes
+// ("--shard: --shard : expected I/N" for an empty value).
 const CLI::Validator kShard(
     [](std::string& text) -> std::string {
+        if (text.empty()) return "an empty value: expected I/N, e.g. 2/4";
         try {
             moe::golden::parse_shard(text);
             return {};
         } catch (const std::exception& e) {
-            return e.what();
+            const std::string m = e.what(), prefix = "--shard ";
+            return m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m;
         }
     },
     "I/N");
+
+// --threads: a decimal count up to moe::cli::max_threads() (CLI11 alone read "010" as octal 8).
+std::string threads_help() {
+    return "Threads for the reference computations (default: this machine's hardware threads; at most " +
+           std::to_string(moe::cli::max_threads()) + ")";
+}
 
 }  // namespace
 
@@ -74,14 +83,14 @@ int main(int argc, char** argv) {
               "Exit codes: 0 every case has its expected status (PASS, XFAIL, SKIP, MISTRUSTED), 1 a FAIL, ERROR or "
               "XPASS,\n2 usage or input error (named), 77 every case was skipped, 3 internal error. "
               "docs/moe-conform.md has the guide.");
+    // Each value whole, split by run (moe::cli::list_items): CLI11's ->delimiter(',') dropped the
+    // empty item of "cpu,,loop_f32", "loop_f32," or ",loop_f32" before any check saw it.
     r->add_option("--backend", rc.backends,
-                  "Backend name(s), comma-separated: built-in names (moe-conform list), the names of plugins loaded "
-                  "with --backend-lib, or 'all' (every built-in backend and plugin); default with --backend-lib: "
-                  "the plugins (names given must include every plugin loaded)")
-        ->delimiter(',')
-        ->check(CLI::Validator(
-            [](std::string& name) { return name.empty() ? std::string("an empty backend name (a stray comma?)") : ""; },
-            "NAME"));
+                  "Backend name(s), comma-separated, each once, no empty item: built-in names (moe-conform list), "
+                  "the names of plugins loaded with --backend-lib, or 'all' (every built-in backend and plugin); "
+                  "default with --backend-lib: the plugins (names given must include every plugin loaded)")
+        ->check(moe::cli::list_check(CLI::Validator()))
+        ->type_name("NAME,...");
     r->add_option("--backend-lib", rc.backend_libs,
                   "Load a backend plugin: a shared library exporting moe_conform_backend_v2 (compressed weights "
                   "included) or moe_conform_backend_v1 (spec/include/moe_conform/backend_abi.h); repeatable")
@@ -89,7 +98,9 @@ int main(int argc, char** argv) {
     auto* suite = r->add_option("--suite", rc.suite, "Folder of golden files (*.h5)")->check(CLI::ExistingDirectory);
     auto* cases = r->add_option("--case", rc.cases, "Golden file(s) to run")->check(CLI::ExistingFile);
     suite->excludes(cases);
-    r->add_option("--filter", rc.filters, "Only cases whose name matches this glob (* and ?); repeatable");
+    r->add_option("--filter", rc.filters,
+                  "Only cases whose name matches this glob (* and ?; a comma is part of the glob); repeatable")
+        ->check(moe::cli::kNonEmpty);
     r->add_option("--tier", rc.tier, "Largest tier to run: quick < ci < full (default full: every file given)")
         ->check(CLI::IsMember({"quick", "ci", "full"}));
     r->add_option("--json", rc.json, "Also write the JSON report here (schema: spec/report.schema.json)")
@@ -100,21 +111,25 @@ int main(int argc, char** argv) {
         ->check(moe::cli::kOutputFile);
     r->add_option("--expect", rc.expect, "Expectation file: known failures (XFAIL) and skips, with reasons")
         ->check(CLI::ExistingFile);
-    r->add_option("--threads", rc.threads, "Threads for the reference computations")->check(moe::cli::kPositive);
+    r->add_option("--threads", rc.threads, threads_help())->transform(moe::cli::threads_check());
     r->add_option("--device", rc.device,
-                  "OpenCL device for the opencl backend: P:D (platform, device index) or a name substring "
-                  "(default: the first GPU, else the first device; see moe-conform list)");
+                  "OpenCL device for the opencl backend and its mutants: P:D (platform, device index) or a name "
+                  "substring (default: the first GPU, else the first device; see moe-conform list); refused when "
+                  "--backend runs none of them")
+        ->check(moe::cli::kNonEmpty);
     r->add_flag("--quiet", rc.quiet, "No progress lines on stderr");
     r->add_flag("--no-manifest", rc.no_manifest,
                 "Do not check the suite folder's MANIFEST.sha256 (by default, where the folder has one, every "
                 "*.h5 file must be listed with its SHA-256, else nothing runs and the exit code is 2; a --case "
                 "file is checked against its folder's manifest where it lists the file)");
+    // A switch: `--no-isolation=false` still counted as given, and excluded --case-timeout.
     auto* r_no_isolation = r->add_flag("--no-isolation", rc.no_isolation,
                 "Read and run every file in this process (for debugging: a crash in HDF5 or a backend then ends "
                 "the run). By default each file is read and run in a worker process: a crash or a hang there "
                 "is reported as ERROR for that file (naming the signal or the timeout) and the run goes on; a backend "
                 "calling exit() ends the run with status 1, one calling _exit() with its own status and no report "
-                "(not for CI gates)");
+                "(not for CI gates)")
+        ->disable_flag_override();
     auto* r_case_timeout = r->add_option("--case-timeout", rc.case_timeout,
                   "Seconds one file may take to read and check, and each backend to run on it, before its worker "
                   "is killed and the case reported as ERROR (default 600; 0 = no limit; not with --no-isolation)")
@@ -127,7 +142,9 @@ int main(int argc, char** argv) {
     r->add_option("--max-memory", rc.max_memory,
                   "Largest memory one golden file may need once read (e.g. 512M, 8G; default: the smaller of 8 GiB "
                   "and 3/4 of physical memory); a file needing more is refused before anything is read")
-        ->transform(CLI::AsSizeValue(false))->check(moe::cli::kPositive);
+        ->transform(CLI::AsSizeValue(false))
+        ->transform(moe::cli::kSizeInRange)  // runs first
+        ->check(moe::cli::kPositive);
     r->add_option("--shard", rc.shard,
                   "Run share I of N (e.g. 2/4): the golden files sorted by name, every N-th from the I-th; spreads "
                   "a large suite over CI runners (moe_conform_add_suite(... SHARDS N))")
@@ -160,9 +177,13 @@ int main(int argc, char** argv) {
                   "The implementation's precision COMPUTE[/STORAGE[/DEQUANT]] (f64, f32, f16, bf16, or data: each "
                   "case's data type; DEQUANT: the type compressed weights are dequantised to), e.g. f32, f32/bf16, "
                   "f32/data or f32/f32/bf16: required for .npy and for result files without compute_type; overrides "
-                  "the files' own");
-    k->add_option("--name", cc.name, "The implementation's name in reports (default: the files' `implementation`)");
-    k->add_option("--filter", cc.filters, "Only cases whose name matches this glob (* and ?); repeatable");
+                  "the files' own")
+        ->check(moe::cli::kNonEmpty);
+    k->add_option("--name", cc.name, "The implementation's name in reports (default: the files' `implementation`)")
+        ->check(moe::cli::kNonEmpty);
+    k->add_option("--filter", cc.filters,
+                  "Only cases whose name matches this glob (* and ?; a comma is part of the glob); repeatable")
+        ->check(moe::cli::kNonEmpty);
     k->add_option("--tier", cc.tier, "Largest tier to run: quick < ci < full")->check(CLI::IsMember({"quick", "ci", "full"}));
     k->add_option("--json", cc.json, "Also write the JSON report here")
         ->check(moe::cli::kOutputFile);
@@ -170,19 +191,22 @@ int main(int argc, char** argv) {
         ->check(moe::cli::kOutputFile);
     k->add_option("--html", cc.html, "Also write a self-contained HTML report here (heatmaps of the failures)")
         ->check(moe::cli::kOutputFile);
-    k->add_option("--threads", cc.threads, "Threads for the reference computations")->check(moe::cli::kPositive);
+    k->add_option("--threads", cc.threads, threads_help())->transform(moe::cli::threads_check());
     k->add_flag("--quiet", cc.quiet, "No progress lines on stderr");
     k->add_flag("--no-manifest", cc.no_manifest, "Do not check the suite folder's MANIFEST.sha256");
     k->add_flag("--trust-stored-results", cc.trust_stored_results,
                 "Do not recompute the golden files' stored outputs and bounds on a sample of tokens");
     auto* k_no_isolation =
-        k->add_flag("--no-isolation", cc.no_isolation, "Read and judge every file in this process (see run)");
+        k->add_flag("--no-isolation", cc.no_isolation, "Read and judge every file in this process (see run)")
+            ->disable_flag_override();
     k->add_option("--case-timeout", cc.case_timeout, "Seconds one file may take (see run)")
         ->check(moe::cli::kNonNegative)
         ->excludes(k_no_isolation);
     k->add_option("--shard", cc.shard, "Check share I of N of the golden files (see run --shard)")->check(kShard);
     k->add_option("--max-memory", cc.max_memory, "Largest memory one golden or result file may need once read")
-        ->transform(CLI::AsSizeValue(false))->check(moe::cli::kPositive);
+        ->transform(CLI::AsSizeValue(false))
+        ->transform(moe::cli::kSizeInRange)  // runs first
+        ->check(moe::cli::kPositive);
 
     SelftestCommand sc;
     sc.threads = threads;
@@ -198,7 +222,7 @@ int main(int argc, char** argv) {
               "unavailable backend\nare SKIPPED), 1 a mutant missed or a correct backend failing, 2 usage or input "
               "error, 77 an empty --shard.");
     s->add_option("--suite", sc.suite, "Folder of golden files (default: the bundled suite)")->check(CLI::ExistingDirectory);
-    s->add_option("--threads", sc.threads, "Threads for the reference computations")->check(moe::cli::kPositive);
+    s->add_option("--threads", sc.threads, threads_help())->transform(moe::cli::threads_check());
     s->add_flag("--no-manifest", sc.no_manifest, "Do not check the suite folder's MANIFEST.sha256");
     s->add_option("--shard", sc.shard,
                   "Run share I of N of the work: the correct backends and the mutants in order, every N-th from "
@@ -206,13 +230,16 @@ int main(int argc, char** argv) {
         ->check(kShard);
     std::string families;
     for (const auto& f : moe::backends::backend_families()) families += (families.empty() ? "" : ", ") + f;
+    // Each value whole, split by selftest (moe::cli::list_items), as run's --backend.
     s->add_option("--family", sc.families,
-                  "Only these backend families, comma-separated: their correct backends and their mutants (" +
-                      families + "; loop_f32 and loop_lowp are loop, reference_dense reference)")
-        ->delimiter(',')
-        ->check(CLI::IsMember(moe::backends::backend_families()));
+                  "Only these backend families, comma-separated, each once: their correct backends and their "
+                  "mutants (" + families + "; loop_f32 and loop_lowp are loop, reference_dense reference)")
+        ->check(moe::cli::list_check(CLI::IsMember(moe::backends::backend_families())))
+        ->type_name("FAMILY,...");
     s->add_option("--device", sc.device,
-                  "OpenCL device for the opencl backend and its mutants: P:D or a name substring (as run --device)");
+                  "OpenCL device for the opencl backend and its mutants: P:D or a name substring (as run --device; "
+                  "refused when --family leaves out opencl)")
+        ->check(moe::cli::kNonEmpty);
     s->add_option("--json", sc.json, "Also write the score and the catch matrix (mutants x cases) as JSON here")
         ->check(moe::cli::kOutputFile);
     s->add_option("--html", sc.html, "Also write the score and the catch matrix as a self-contained HTML page here")
@@ -230,10 +257,13 @@ int main(int argc, char** argv) {
     sh->add_option("--backend", kc.backend, "The backend: a built-in name, or a selftest mutant (mutant:NAME or NAME)")
         ->required();
     sh->add_option("--case", kc.case_file, "The failing golden case")->required()->check(CLI::ExistingFile);
-    sh->add_option("-o,--out", kc.out, "Where to write the shrunk case (default: <case name>_shrunk.h5 here)")
+    sh->add_option("-o,--out", kc.out,
+                   "Where to write the shrunk case (default: <case name>_shrunk.h5 here; never the --case file)")
         ->check(moe::cli::kOutputFile);
-    sh->add_option("--threads", kc.threads, "Threads for the reference computations")->check(moe::cli::kPositive);
-    sh->add_option("--device", kc.device, "OpenCL device for the opencl backend, as for run");
+    sh->add_option("--threads", kc.threads, threads_help())->transform(moe::cli::threads_check());
+    sh->add_option("--device", kc.device,
+                   "OpenCL device for the opencl backend or an opencl mutant, as for run (refused for another backend)")
+        ->check(moe::cli::kNonEmpty);
     sh->add_option("--max-seconds", kc.max_seconds, "Stop shrinking after this long (default 120)")
         ->check(moe::cli::kPositive);
     sh->add_flag("--quiet", kc.quiet, "No progress lines on stderr");

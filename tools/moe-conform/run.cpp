@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "device_check.hpp"
+#include "cli_checks.hpp"
 #include "output_paths.hpp"
 #include "moe/backends/registry.hpp"
 #include "moe/conformance/reports.hpp"
@@ -34,6 +35,20 @@ bool manifest_agrees(const std::string& suite, const std::vector<std::string>& c
     return problems.empty();
 }
 
+bool opencl_backend(const std::string& name) {
+    if (name == "opencl") return true;
+    const std::string bare = name.rfind("mutant:", 0) == 0 ? name.substr(7) : name;
+    const auto mutants = backends::selftest_mutants();
+    return std::any_of(mutants.begin(), mutants.end(),
+                       [&](const Mutant& m) { return m.family == "opencl" && m.name == bare; });
+}
+
+void refuse_unused_device(const std::string& device, bool opencl_runs, const std::string& what_runs) {
+    if (!device.empty() && !opencl_runs)
+        throw InputError("--device " + device + " picks the OpenCL device of the opencl backend and its mutants; " +
+                         what_runs + " runs none of them (leave --device out)");
+}
+
 int run(const RunCommand& c) {
     refuse_repeated_cases(c.cases);
     if (!c.suite.empty()) {
@@ -46,10 +61,18 @@ int run(const RunCommand& c) {
     if (!c.no_manifest && !manifest_agrees(c.suite, c.cases, "moe-conform")) return 2;
     // Backends are made where the cases run (each worker process), never here before a fork;
     // names and plugins are checked here all the same.
+    // "--backend cpu,,loop_f32" is refused when the flag is read (moe::cli::list_check); a name
+    // given twice in so many words here, a mutant under its two spellings by the registry.
     std::vector<BackendMaker> makers =
-        backends::make_backend_makers(c.backends, c.backend_libs, backends::BuiltinOptions{c.device},
-                                      backends::UnnamedPlugins::refused);
+        backends::make_backend_makers(cli::list_items("--backend", c.backends), c.backend_libs,
+                                      backends::BuiltinOptions{c.device}, backends::UnnamedPlugins::refused);
     check_device_exists(c.device);
+    std::string names_run;
+    for (const auto& m : makers) names_run += (names_run.empty() ? "" : ",") + m.name;
+    refuse_unused_device(c.device, std::any_of(makers.begin(), makers.end(), [](const BackendMaker& m) {
+                             return opencl_backend(m.name);
+                         }),
+                         "--backend " + names_run);
     // The opencl backend and its mutants (opencl_*, mutant:opencl_*) read the variables.
     for (const auto& m : makers)
         if (m.name.find("opencl") != std::string::npos) check_opencl_environment();
@@ -68,6 +91,8 @@ int run(const RunCommand& c) {
         return makers.size() == 1 ? c.write_results : c.write_results + "/" + m.name;
     };
     RunPaths paths{o.files, {{"--json", c.json}, {"--junit", c.junit}, {"--html", c.html}}, {}};
+    // The plugins too: `--json mine.so` replaced the plugin with the report, exit 0.
+    paths.inputs.insert(paths.inputs.end(), c.backend_libs.begin(), c.backend_libs.end());
     if (!c.expect.empty()) paths.inputs.push_back(c.expect);
     if (!c.suite.empty()) paths.inputs.push_back((std::filesystem::path(c.suite) / golden::kManifestName).string());
     if (!c.write_results.empty())

@@ -3,14 +3,18 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 
+#include "cli_checks.hpp"
 #include "commands.hpp"
 #include "device_check.hpp"
+#include "output_paths.hpp"
 #include "moe/backends/registry.hpp"
 #include "moe/conformance/selftest.hpp"
 #include "moe/conformance/shell_word.hpp"
+#include "moe/golden/manifest.hpp"
 #include "moe/golden/suite.hpp"
 #include "moe/spec/error.hpp"
 
@@ -41,14 +45,10 @@ void keep_shard(const std::string& shard, std::vector<Backend*>& correct, std::v
     mutants = std::move(kept_mutants);
 }
 
-// --family: only the correct backends and mutants of the families named (each once).
+// --family: only the correct backends and mutants of the families named (each once: list_items).
 void keep_families(const std::vector<std::string>& families, std::vector<Backend*>& correct,
                    std::vector<Mutant>& mutants) {
     if (families.empty()) return;
-    for (std::size_t i = 0; i < families.size(); ++i)
-        if (std::find(families.begin(), families.begin() + static_cast<std::ptrdiff_t>(i), families[i]) !=
-            families.begin() + static_cast<std::ptrdiff_t>(i))
-            throw InputError("--family: '" + families[i] + "' is named twice");
     const auto wanted = [&](const std::string& family) {
         return std::find(families.begin(), families.end(), family) != families.end();
     };
@@ -121,11 +121,23 @@ void print_progress(std::size_t done, std::size_t total, const conformance::Self
 }  // namespace
 
 int selftest(const SelftestCommand& c) {
+    // "--family loop,,cpu" is refused when the flag is read (moe::cli::list_check).
+    const std::vector<std::string> families = cli::list_items("--family", c.families);
     if (!c.no_manifest && !manifest_agrees(c.suite, {}, "moe-conform")) return 2;
     check_opencl_environment();  // the opencl backend and its mutants would all be unavailable
     check_device_exists(c.device);
+    std::string family_list;
+    for (const auto& f : families) family_list += (family_list.empty() ? "" : ",") + f;
+    refuse_unused_device(c.device,
+                         families.empty() || std::find(families.begin(), families.end(), "opencl") != families.end(),
+                         "--family " + family_list);
     conformance::RunOptions o;
     o.files = golden::suite_files(c.suite);
+    // The reports must not replace what the selftest reads, nor each other: `--json` onto a golden
+    // file of the suite replaced it, and `--json s.x --html s.x` left the HTML alone, both with exit 0.
+    RunPaths paths{o.files, {{"--json", c.json}, {"--html", c.html}}, {}};
+    paths.inputs.push_back((std::filesystem::path(c.suite) / golden::kManifestName).string());
+    check_outputs_spare_inputs(paths);
     o.threads = c.threads;
     o.progress = false;
     if (!c.device.empty()) o.repro_command += " --device " + conformance::shell_word(c.device);
@@ -144,7 +156,7 @@ int selftest(const SelftestCommand& c) {
         correct.push_back(owned.back().get());
     }
     std::vector<Mutant> mutants = backends::selftest_mutants(options);
-    keep_families(c.families, correct, mutants);
+    keep_families(families, correct, mutants);
     const std::size_t items = correct.size() + mutants.size();
     keep_shard(c.shard, correct, mutants);
     if (correct.empty() && mutants.empty()) {  // as run: a shard left with nothing compares nothing

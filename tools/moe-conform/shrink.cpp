@@ -3,22 +3,19 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "output_paths.hpp"
 #include "moe/backends/registry.hpp"
 #include "moe/conformance/case_file_name.hpp"
+#include "moe/conformance/shell_word.hpp"
 #include "moe/golden/golden_file.hpp"
 #include "moe/shrink/shrink.hpp"
 #include "moe/spec/error.hpp"
 
 namespace moe::conform_cli {
 
-namespace {
+using conformance::shell_word;  // the repro line quoted as run's are (a path with ; or & is one word)
 
-std::string shell_word(const std::string& s) {
-    if (s.find_first_of(" '\"$\\") == std::string::npos) return s;
-    std::string q = "'";
-    for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    return q + "'";
-}
+namespace {
 
 std::string verdict_text(const shrink::Verdict& v) {
     std::string t(conformance::status_name(v.status));
@@ -29,6 +26,10 @@ std::string verdict_text(const shrink::Verdict& v) {
 }  // namespace
 
 int shrink(const ShrinkCommand& c) {
+    // -o onto the --case file replaced the failing case with the shrunk one (exit 0): checked
+    // before the minutes of shrinking, and again below for the default name.
+    check_outputs_spare_inputs({{c.case_file}, {{"--out", c.out}}, {}});
+    refuse_unused_device(c.device, opencl_backend(c.backend), "--backend " + c.backend);
     auto backend = backends::make_builtin_backend(c.backend, backends::BuiltinOptions{c.device});
     const Availability a = backend->availability();
     if (!a.available) {
@@ -37,6 +38,10 @@ int shrink(const ShrinkCommand& c) {
     }
     const golden::GoldenCase original = golden::read_golden(c.case_file);
     validate(original.problem);
+    // The default name comes from the golden file's case name: untrusted, so made a plain file name.
+    const std::string file =
+        c.out.empty() ? conformance::case_file_stem(original.problem.name + "_shrunk") + ".h5" : c.out;
+    check_outputs_spare_inputs({{c.case_file}, {{"the default output (<case name>_shrunk.h5)", file}}, {}});
 
     shrink::Options o;
     o.threads = c.threads;
@@ -56,8 +61,6 @@ int shrink(const ShrinkCommand& c) {
     out.description = "Shrunk from case " + original.problem.name + " for backend " + backend->name() + " (" +
                       std::to_string(r.edits.size()) + " edits, " + std::to_string(r.runs) + " runs). " +
                       original.description;
-    // The default name comes from the golden file's case name: untrusted, so made a plain file name.
-    const std::string file = c.out.empty() ? conformance::case_file_stem(out.problem.name) + ".h5" : c.out;
     golden::write_golden(file, out);
 
     std::cout << "shrunk " << original.problem.name << " for " << backend->name() << " in " << r.runs << " runs ("
@@ -67,8 +70,8 @@ int shrink(const ShrinkCommand& c) {
               << "  still:  " << verdict_text(r.verdict) << "\n"
               << (r.stable ? "" : "  warning: two more runs did not both fail the same way: the backend is not deterministic\n")
               << "wrote " << file << "\n"
-              << "repro: moe-conform run --backend " << shell_word(backend->name()) << " --case " << shell_word(file)
-              << "\n";
+              << "repro: moe-conform run --backend " << shell_word(backend->name())
+              << (c.device.empty() ? "" : " --device " + shell_word(c.device)) << " --case " << shell_word(file) << "\n";
     return 0;
 }
 

@@ -29,7 +29,6 @@ int complete(const CompleteOptions& o) {
                              e.what() + "); set it to 0");
         }
     }
-    if (c.problem.name.empty()) c.problem.name = "user_case";
     if (c.generator.empty()) c.generator = std::string(generator::kGeneratorName) + " complete";
     generator::BuildReport report;
     generator::compute_outputs(c, {o.stages, o.threads}, &report);

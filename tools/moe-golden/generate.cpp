@@ -3,6 +3,7 @@
 #include <iomanip>
 #include <iostream>
 
+#include "cli_outputs.hpp"
 #include "commands.hpp"
 #include "generation_memory.hpp"
 #include "moe/golden/suite.hpp"
@@ -30,6 +31,11 @@ int generate(const GenerateOptions& o) {
     }
     // Every selected case is checked before any is generated.
     for (const auto& c : cases) require_generation_memory(o.catalog, c, o.stages, o.max_memory);
+    // No case's file may be the catalogue (one kept in --out under a case's file name was replaced).
+    moe::cli::RunPaths paths{{o.catalog}, {}, {}};
+    for (const auto& c : cases)
+        paths.reports.emplace_back("--out (case " + c.name + ")", (fs::path(o.out_dir) / (c.name + ".h5")).string());
+    moe::cli::check_outputs_spare_inputs(paths);
     std::error_code made;
     fs::create_directories(o.out_dir, made);
     if (made || !fs::is_directory(o.out_dir))

@@ -13,6 +13,13 @@ namespace {
 constexpr const char* kMaxMemoryHelp =
     "Largest memory the file may need once read (e.g. 512M, 8G; default: the smaller of 8 GiB and 3/4 of "
     "physical memory); checked before anything is read";
+
+// --threads: a decimal count up to moe::cli::max_threads() (CLI11 alone read "010" as octal 8 and
+// "0x10" as 16, and said only "Could not convert" for "1.5").
+std::string threads_help(const std::string& what) {
+    return what + " (default: this machine's hardware threads; at most " + std::to_string(moe::cli::max_threads()) +
+           ")";
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -44,17 +51,20 @@ int main(int argc, char** argv) {
     g->add_option("--out", gen.out_dir, "Output folder (created if missing)")
         ->required()
         ->check(moe::cli::kOutputFolder);
-    g->add_option("--filter", gen.filters, "Only cases whose name matches this glob (* and ?); repeatable");
+    g->add_option("--filter", gen.filters,
+                  "Only cases whose name matches this glob (* and ?; a comma is part of the glob); repeatable")
+        ->check(moe::cli::kNonEmpty);
     g->add_option("--tier", gen.tier, "Largest tier to include: quick < ci < full (default ci: the bundled suite)")
         ->check(CLI::IsMember({"quick", "ci", "full"}));
     g->add_flag("--stages", gen.stages, "Also store the intermediate stages (/stages)");
     g->add_flag("--manifest", gen.manifest, "Rewrite MANIFEST.sha256 of the output folder afterwards");
-    g->add_option("--threads", gen.threads, "Threads for the reference (results do not depend on it)")
-        ->check(moe::cli::kPositive);
+    g->add_option("--threads", gen.threads, threads_help("Threads for the reference (results do not depend on it)"))
+        ->transform(moe::cli::threads_check());
     g->add_option("--max-memory", gen.max_memory,
                   "Largest memory generating one case may need (e.g. 512M, 8G; default: the smaller of 8 GiB and "
                   "3/4 of physical memory); every selected case is checked before any is generated")
         ->transform(CLI::AsSizeValue(false))
+        ->transform(moe::cli::kSizeInRange)  // runs first
         ->check(moe::cli::kPositive);
 
     VerifyOptions ver;
@@ -65,11 +75,13 @@ int main(int argc, char** argv) {
     v->add_option("--catalog", ver.catalog, "Catalogue file")->required()->check(CLI::ExistingFile);
     v->add_option("--dir", ver.dir, "Golden folder")->required()->check(CLI::ExistingDirectory);
     v->add_option("--tier", ver.tier, "Largest tier to check (default ci)")->check(CLI::IsMember({"quick", "ci", "full"}));
-    v->add_option("--threads", ver.threads, "Threads for the reference")->check(moe::cli::kPositive);
+    v->add_option("--threads", ver.threads, threads_help("Threads for the reference"))
+        ->transform(moe::cli::threads_check());
     v->add_option("--max-memory", ver.max_memory,
                   "Largest memory reading one file or regenerating its case may need (e.g. 512M, 8G; default: the "
                   "smaller of 8 GiB and 3/4 of physical memory); every selected case is checked before any is read")
         ->transform(CLI::AsSizeValue(false))
+        ->transform(moe::cli::kSizeInRange)  // runs first
         ->check(moe::cli::kPositive);
 
     CompleteOptions com;
@@ -81,9 +93,11 @@ int main(int argc, char** argv) {
     c->add_option("-o,--output", com.output, "Write here instead of replacing the input file (atomically)")
         ->check(moe::cli::kOutputFile);
     c->add_flag("--stages", com.stages, "Also store the intermediate stages");
-    c->add_option("--threads", com.threads, "Threads for the reference")->check(moe::cli::kPositive);
+    c->add_option("--threads", com.threads, threads_help("Threads for the reference"))
+        ->transform(moe::cli::threads_check());
     c->add_option("--max-memory", com.max_memory, kMaxMemoryHelp)
         ->transform(CLI::AsSizeValue(false))
+        ->transform(moe::cli::kSizeInRange)  // runs first
         ->check(moe::cli::kPositive);
 
     InspectOptions ins;
@@ -96,6 +110,7 @@ int main(int argc, char** argv) {
     i->add_option("file", ins.file, "HDF5 file")->required()->check(CLI::ExistingFile);
     i->add_option("--max-memory", ins.max_memory, kMaxMemoryHelp)
         ->transform(CLI::AsSizeValue(false))
+        ->transform(moe::cli::kSizeInRange)  // runs first
         ->check(moe::cli::kPositive);
 
     // CLI11 says only "A subcommand is required" for a mistyped one (as moe-conform does).

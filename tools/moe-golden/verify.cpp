@@ -34,6 +34,14 @@ int verify(const VerifyOptions& o) {
     std::vector<generator::CaseSpec> cases;
     for (auto& spec : generator::load_catalog(o.catalog))
         if (golden::tier_includes(o.tier, spec.tier)) cases.push_back(std::move(spec));
+    // Nothing to regenerate (an empty catalogue, the wrong one, or every case above --tier) is bad
+    // input, as for generate: verify printed "0 case(s) regenerated ... all identical", exit 0, and
+    // a CI gate with a wrong catalogue path or tier passed without checking a file.
+    if (cases.empty()) {
+        std::cerr << "moe-golden: error: no case of " << o.catalog << " is at tier " << o.tier
+                  << " or below: nothing to verify (a wrong --catalog or --tier?)\n";
+        return 2;
+    }
     // The catalogue is untrusted too: every case must fit the budget before any is regenerated
     // (without stages here; a file that holds them is checked again once read).
     for (const auto& spec : cases) require_generation_memory(o.catalog, spec, false, o.max_memory);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 
 namespace moe::backends::ocl {
 
@@ -85,8 +86,15 @@ Devices enumerate_devices() {
             out.list.push_back(std::move(d));
         }
     }
-    if (out.list.empty())
+    if (out.list.empty()) {
         out.error = "no OpenCL device found on " + std::to_string(platforms.size()) + " platform(s)";
+        // PoCL offers no device at all when it cannot make its kernel cache (a container whose
+        // HOME cannot be written), which otherwise reads as a machine without one.
+        for (cl_platform_id p : platforms)
+            if (platform_string(p, CL_PLATFORM_NAME).find("Portable Computing Language") != std::string::npos)
+                out.error += " (PoCL finds none where it cannot write its kernel cache under $HOME/.cache: set "
+                             "POCL_CACHE_DIR to a writable folder; POCL_DEBUG=1 says why)";
+    }
     return out;
 }
 
@@ -105,9 +113,15 @@ std::optional<DeviceInfo> select_device(const Devices& d, const std::string& spe
                          std::all_of(spec.begin(), spec.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == ':'; }) &&
                          spec.find(':', colon + 1) == std::string::npos;
     if (numeric) {
-        const std::size_t p = std::stoul(spec.substr(0, colon)), dev = std::stoul(spec.substr(colon + 1));
+        // from_chars, not stoul: an index past 2^64 made stoul throw std::out_of_range, which the
+        // tools reported as "internal error: stoul" (exit 3). Such an index matches no device, as
+        // 9:9 does not: the message below names the devices found.
+        std::size_t p = 0, dev = 0;
+        const char* const first = spec.data();
+        const bool p_ok = std::from_chars(first, first + colon, p).ec == std::errc();
+        const bool dev_ok = std::from_chars(first + colon + 1, first + spec.size(), dev).ec == std::errc();
         for (const auto& x : d.list)
-            if (x.platform_index == p && x.device_index == dev) return x;
+            if (p_ok && dev_ok && x.platform_index == p && x.device_index == dev) return x;
     } else {
         const std::string want = lower(spec);
         for (const auto& x : d.list)

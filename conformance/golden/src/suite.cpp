@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <stdexcept>
 
 #include "moe/spec/error.hpp"
 
@@ -68,16 +69,21 @@ std::vector<std::string> shard_files(std::vector<std::string> files, std::size_t
 }
 
 std::pair<std::size_t, std::size_t> parse_shard(const std::string& text) {
+    // Decimal digits, one '/', decimal digits, and nothing else, checked before converting: stoul
+    // alone read "1/-2" as 1 of 2^64 - 2 (negated modulo 2^64), so the run took every case as
+    // "its share", and it skipped leading blanks (" 1/2" was taken, "1/2 " refused).
     const auto slash = text.find('/');
+    const auto digits = [](const std::string& part) {
+        return !part.empty() && part.find_first_not_of("0123456789") == std::string::npos;
+    };
+    if (slash == std::string::npos || !digits(text.substr(0, slash)) || !digits(text.substr(slash + 1)))
+        throw InputError("--shard " + text + ": expected I/N in decimal digits, e.g. 2/4");
     std::size_t i = 0, n = 0;
     try {
-        std::size_t used_i = 0, used_n = 0;
-        if (slash == std::string::npos) throw std::invalid_argument(text);
-        i = std::stoul(text.substr(0, slash), &used_i);
-        n = std::stoul(text.substr(slash + 1), &used_n);
-        if (used_i != slash || used_n != text.size() - slash - 1) throw std::invalid_argument(text);
-    } catch (const std::exception&) {
-        throw InputError("--shard " + text + ": expected I/N, e.g. 2/4");
+        i = std::stoul(text.substr(0, slash));
+        n = std::stoul(text.substr(slash + 1));
+    } catch (const std::exception&) {  // out of range: past 2^64
+        throw InputError("--shard " + text + ": out of range");
     }
     if (n == 0 || i == 0 || i > n) throw InputError("--shard " + text + ": expected 1 <= I <= N");
     return {i, n};

@@ -1,26 +1,40 @@
-#include "output_paths.hpp"
-
+#pragma once
+// A command's outputs must not land on what it reads: a report written over a golden file, an
+// expectation file or a --backend-lib plugin; result files written into the suite's folder (over
+// its golden files, of the same names); a shrunk case over the case it came from; two outputs on
+// one path. Every tool that writes a file checks its outputs here before anything runs:
+// InputError (exit 2) naming the flag and both paths. (moe-conform's run and check once checked
+// their reports alone; selftest --json, shrink -o and moe-bench --json replaced their inputs,
+// a plugin's .so included, with exit 0.)
 #include <filesystem>
 #include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "moe/spec/error.hpp"
 
-namespace moe::conform_cli {
+namespace moe::cli {
 
-namespace {
+struct RunPaths {
+    std::vector<std::string> inputs;                           // every file the command reads
+    std::vector<std::pair<std::string, std::string>> reports;  // (flag, file) of each file it writes; "" = none
+    std::vector<std::string> result_folders;                   // where --write-results writes
+};
 
-namespace fs = std::filesystem;
-
+namespace detail {
 // One spelling per place: links resolved, "." and ".." folded, for paths that do not exist yet too.
-std::string place(const std::string& path) {
+inline std::string place(const std::string& path) {
+    namespace fs = std::filesystem;
     std::error_code ec;
     const fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
     return ec ? fs::absolute(path).lexically_normal().string() : p.string();
 }
+}  // namespace detail
 
-}  // namespace
-
-void check_outputs_spare_inputs(const RunPaths& paths) {
+inline void check_outputs_spare_inputs(const RunPaths& paths) {
+    namespace fs = std::filesystem;
+    using detail::place;
     std::map<std::string, std::string> inputs, folders;  // place -> as given
     for (const auto& f : paths.inputs) {
         inputs.emplace(place(f), f);
@@ -46,4 +60,4 @@ void check_outputs_spare_inputs(const RunPaths& paths) {
     }
 }
 
-}  // namespace moe::conform_cli
+}  // namespace moe::cli
