@@ -94,8 +94,16 @@ std::vector<std::pair<std::string, int>> resolve_names(const std::vector<std::st
         // Known by name only: making one here (an opencl mutant opens a device context) before the
         // workers fork left them an OpenCL runtime whose threads did not survive the fork, and every
         // case hung until --case-timeout.
-        if (plugin < 0 && std::find(builtins.begin(), builtins.end(), n) == builtins.end() && mutant_name(n).empty())
-            make_builtin_backend(n);  // throws InputError naming the known backends
+        if (plugin < 0 && std::find(builtins.begin(), builtins.end(), n) == builtins.end() && mutant_name(n).empty()) {
+            std::string loaded;  // the plugins' names too: a typo in one should show the right spelling
+            for (const auto& p : plugins) loaded += (loaded.empty() ? "" : ", ") + p->name();
+            try {
+                make_builtin_backend(n);  // throws InputError naming the known backends
+            } catch (const InputError& e) {
+                if (loaded.empty()) throw;
+                throw InputError(std::string(e.what()) + "; plugins loaded: " + loaded);
+            }
+        }
         // A mutant under the name it reports (mutant:NAME), however it was spelt: the reports'
         // list of backends, their results and the result folders then agree.
         out.emplace_back(plugin >= 0 ? n : canonical(n), plugin);

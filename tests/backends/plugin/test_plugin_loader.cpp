@@ -108,6 +108,11 @@ TEST_CASE("a loaded plugin that --backend leaves out is refused, not a pass with
                                "only other backends; add bad_plugin to --backend (or use --backend all)") !=
           std::string::npos);
     CHECK(left_out.output.find("passed") == std::string::npos);
+    // A misspelt plugin name: the message lists the plugins loaded beside the built-in backends.
+    const auto typo = run_command(moe_conform() + " run --backend-lib " + lib + " --backend bad_plugn --case " + kCase);
+    CHECK(typo.exit_code == 2);
+    CHECK(has(typo.output, "unknown backend 'bad_plugn' (built-in backends: "));
+    CHECK(has(typo.output, "; plugins loaded: bad_plugin"));
     // Named, or by all, it runs (and fails, as this plugin does).
     for (const std::string names : {"reference,bad_plugin", "all"}) {
         const auto r = run_command(moe_conform() + " run --backend-lib " + lib + " --backend " + names + " --case " + kCase);
