@@ -50,6 +50,15 @@ void expect_rejected(const TempDir& dir, const Problem& p, const std::string& me
           std::string::npos);
 }
 
+// moe-golden with `args` exits 2 saying `message`.
+void expect_refused(const std::string& args, const std::string& message) {
+    const auto r = run_command(moe_golden() + args);
+    CAPTURE(args);
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find(message) != std::string::npos);
+}
+
 }  // namespace
 
 TEST_CASE("complete: every rejected-input rule exits 2 with its message") {
@@ -161,13 +170,7 @@ TEST_CASE("flag values out of range exit 2 saying what is wanted") {
         {" complete " + catalog + " -o " + dir.path().string() + "/no/such/x.h5",
          "folder " + dir.path().string() + "/no/such does not exist"},
     };
-    for (const auto& [args, message] : refused) {
-        const auto r = run_command(moe_golden() + args);
-        CAPTURE(args);
-        CAPTURE(r.output);
-        CHECK(r.exit_code == 2);
-        CHECK(r.output.find(message) != std::string::npos);
-    }
+    for (const auto& [args, message] : refused) expect_refused(args, message);
     CHECK(fs::is_empty(dir.path()));  // nothing generated
 }
 
@@ -589,13 +592,7 @@ TEST_CASE("--threads in decimal digits, at most moe::cli::max_threads(); --filte
         // An empty glob matched nothing, with a message that did not name it.
         {gen + " --filter ''", "--filter: an empty value"},
     };
-    for (const auto& [args, message] : refused) {
-        const auto r = run_command(moe_golden() + args);
-        CAPTURE(args);
-        CAPTURE(r.output);
-        CHECK(r.exit_code == 2);
-        CHECK(r.output.find(message) != std::string::npos);
-    }
+    for (const auto& [args, message] : refused) expect_refused(args, message);
     CHECK(fs::is_empty(dir.path()));
     // "09" is decimal 9 (CLI11 refused it as a bad octal number).
     const auto r = generate_from(dir, catalog_of(catalog_case(R"("one")")), " --threads 09");
