@@ -1,6 +1,7 @@
-// moe-conform check reads golden and result files before its workers run: a file that crashes
-// HDF5 there must be named (exit 2), not take the tool down. A shim (crash_on_h5fopen.c) makes
-// HDF5 crash on one file, as a damaged old-format file can.
+// moe-conform check (golden and result files) and run --write-results (each case's name and
+// hash) read files before their workers run: a file that crashes HDF5 there must be named (exit
+// 2), not take the tool down. A shim (crash_on_h5fopen.c) makes HDF5 crash on one file, as a
+// damaged old-format file can.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -43,4 +44,20 @@ TEST_CASE("check names a golden or result file that crashes HDF5 while it is rea
     CAPTURE(crashed_result.output);
     CHECK(crashed_result.exit_code == 2);
     CHECK(crashed_result.output.find("result file " + result.string() + ": reading it crashed or hung") != std::string::npos);
+}
+
+TEST_CASE("run --write-results names a golden file that crashes HDF5 while its identity is read, and exits 2") {
+    moe::test::TempDir dir;
+    const fs::path golden = dir.path() / "crashes-hdf5.h5";
+    fs::copy_file(kSuite + "/topk_one.h5", golden);
+    const std::string run = kShim + moe_conform() + " run --quiet --no-manifest --backend loop_f32 --write-results " +
+                            (dir.path() / "res").string() + " --case ";
+    const auto fine = run_command(run + kSuite + "/topk_one.h5");
+    CAPTURE(fine.output);
+    CHECK(fine.exit_code == 0);
+    const auto crashed = run_command(run + golden.string());
+    CAPTURE(crashed.output);
+    CHECK(crashed.exit_code == 2);
+    CHECK(crashed.output.find("golden file " + golden.string() + ": reading it crashed or hung the HDF5 library") !=
+          std::string::npos);
 }

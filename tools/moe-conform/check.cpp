@@ -55,36 +55,28 @@ std::vector<std::string> result_files(const std::vector<std::string>& given) {
 }
 
 // prepare_check reads every golden and result file in this process, where a damaged old-format
-// file can crash or hang HDF5 (spec/golden-format.md, "Crashes and hangs"): it runs in a child
-// first. When the child does not come back, each file is read alone in a child of its own, and
-// the ones that crash or hang are named: exit 2, as for any file that cannot be used.
+// file can crash or hang HDF5 (spec/golden-format.md, "Crashes and hangs"): a child reads them
+// first, and a file that crashes or hangs it is named (exit 2, as any file that cannot be used).
 std::vector<std::string> unreadable_files(const conformance::CheckInputs& in) {
-    const auto prepare = [](const conformance::CheckInputs& inputs) {
-        return [inputs] {
-            try {
-                conformance::prepare_check(inputs);
-            } catch (const std::exception&) {  // said again by the call in this process
-            }
-            return std::string("read");
-        };
-    };
-    // Reading a file takes milliseconds: the limits only end a hang.
-    const long limit_ms = 60000 + 100 * static_cast<long>(in.golden_files.size() + in.result_files.size());
-    if (in_child_process(prepare(in), limit_ms)) return {};
-    std::vector<std::string> problems;
-    const auto probe = [&](const std::string& file, bool golden) {
-        conformance::CheckInputs one = in;
-        one.golden_files = golden ? std::vector<std::string>{file} : std::vector<std::string>{};
-        one.result_files = golden ? std::vector<std::string>{} : std::vector<std::string>{file};
-        if (!in_child_process(prepare(one), 60000))
-            problems.push_back((golden ? "golden file " : "result file ") + golden::printable(file) +
-                               ": reading it crashed or hung the HDF5 library (a damaged file)");
-    };
-    for (const auto& f : in.golden_files) probe(f, true);
-    for (const auto& f : in.result_files) probe(f, false);
-    if (problems.empty())  // the files one by one are fine: the whole failed (memory, time)
-        problems.push_back("reading the golden and result files together crashed or ran past " +
-                           std::to_string(limit_ms / 1000) + " s");
+    auto problems = files_that_crash(
+        in.golden_files,
+        [&in](const std::vector<std::string>& files) {
+            conformance::CheckInputs some = in;
+            some.golden_files = files;
+            some.result_files.clear();
+            conformance::prepare_check(some);
+        },
+        "golden file");
+    const auto results = files_that_crash(
+        in.result_files,
+        [&in](const std::vector<std::string>& files) {
+            conformance::CheckInputs some = in;
+            some.golden_files.clear();
+            some.result_files = files;
+            conformance::prepare_check(some);
+        },
+        "result file");
+    problems.insert(problems.end(), results.begin(), results.end());
     return problems;
 }
 

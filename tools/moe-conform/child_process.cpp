@@ -7,6 +7,9 @@
 
 #include <cerrno>
 #include <chrono>
+#include <exception>
+
+#include "moe/golden/golden_file.hpp"
 
 namespace moe::conform_cli {
 
@@ -61,6 +64,32 @@ std::optional<std::string> in_child_process(const std::function<std::string()>& 
     }
     if (!finished || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
     return text;
+}
+
+std::vector<std::string> files_that_crash(const std::vector<std::string>& files,
+                                          const std::function<void(const std::vector<std::string>&)>& read,
+                                          const std::string& kind) {
+    const auto reading = [&read](const std::vector<std::string>& some) {
+        return [&read, some] {
+            try {
+                read(some);
+            } catch (const std::exception&) {  // said again by the call in the tool's own process
+            }
+            return std::string("read");
+        };
+    };
+    // Reading a file takes milliseconds: the limits only end a hang.
+    const long limit_ms = 60000 + 100 * static_cast<long>(files.size());
+    if (files.empty() || in_child_process(reading(files), limit_ms)) return {};
+    std::vector<std::string> problems;
+    for (const auto& f : files)
+        if (!in_child_process(reading({f}), 60000))
+            problems.push_back(kind + " " + golden::printable(f) +
+                               ": reading it crashed or hung the HDF5 library (a damaged file)");
+    if (problems.empty())  // each file alone is fine: the whole failed (memory, time)
+        problems.push_back("reading the " + kind + "s together crashed or ran past " + std::to_string(limit_ms / 1000) +
+                           " s");
+    return problems;
 }
 
 }  // namespace moe::conform_cli

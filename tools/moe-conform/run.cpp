@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "child_process.hpp"
 #include "commands.hpp"
 #include "device_check.hpp"
 #include "cli_checks.hpp"
@@ -99,6 +100,15 @@ int run(const RunCommand& c) {
         for (const auto& m : makers) paths.result_folders.push_back(results_dir(m));
     check_outputs_spare_inputs(paths);
     if (!c.write_results.empty()) {
+        // Each file's case name and hash, read here before the workers: in a child first, as
+        // check reads (child_process.hpp).
+        const auto identify = [](const std::vector<std::string>& files) {
+            for (const auto& f : files) golden::identify_case(f);
+        };
+        if (const auto crashed = files_that_crash(o.files, identify, "golden file"); !crashed.empty()) {
+            for (const auto& p : crashed) std::cerr << "moe-conform: error: " << p << "\n";
+            return 2;
+        }
         std::vector<golden::CaseIdentity> ids;
         for (const auto& f : o.files) ids.push_back(golden::identify_case(f));
         for (auto& m : makers) {
