@@ -238,7 +238,8 @@ void record_loss(const RunOptions& o, const std::vector<BackendMaker>& makers, c
                        "; the backends did not run)";
         else
             r.reason = "reading or checking the golden file " + why + " (the file is damaged or hostile; the backends did not run)";
-        r.repro = o.repro_command + " --backend " + shell_word(makers[j].name) + " --case " + shell_word(file);  // the real path
+        r.repro = repro_prefix(o, makers[j].name) + " --backend " + shell_word(makers[j].name) + " --case " +
+                  shell_word(file);  // the real path
         if (timed_out) r.repro += " --case-timeout " + seconds_text(o.case_timeout);
         if (o.progress) steps.progress(at.file + 1, r);
         outcome.results.push_back(std::move(r));

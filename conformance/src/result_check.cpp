@@ -170,7 +170,7 @@ PreparedCheck prepare_check(const CheckInputs& in) {
     if (!out.problems.empty()) return out;
     std::string name = !in.name.empty() ? in.name : !implementation.empty() ? implementation : "results";
     auto data = std::make_shared<const std::map<std::string, Replayed>>(std::move(by_case));
-    out.replay = {name, [name, data] { return std::make_unique<ResultReplay>(name, data); }};
+    out.replay = {name, [name, data] { return std::make_unique<ResultReplay>(name, data); }, ""};
     return out;
 }
 

@@ -24,6 +24,11 @@ namespace moe::conformance {
 
 namespace fs = std::filesystem;
 
+std::string repro_prefix(const RunOptions& o, const std::string& backend) {
+    const auto it = o.repro_flags.find(backend);
+    return o.repro_command + (it == o.repro_flags.end() ? "" : it->second);
+}
+
 namespace {
 
 std::string joined(const std::vector<std::string>& names) {
@@ -43,7 +48,7 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend
     r.backend = b.name();
     const DType data = c.problem.input(kHiddenStates).dtype();
     r.data_type = std::string(dtype_name(data));
-    r.repro = o.repro_command + " --backend " + shell_word(b.name()) + " --case " + shell_word(file);  // the real path
+    r.repro = repro_prefix(o, b.name()) + " --backend " + shell_word(b.name()) + " --case " + shell_word(file);  // the real path
 
     const Expectation* expected = find_expectation(o.expectations, r.backend, r.case_name);
     if (expected) r.ticket = expected->ticket;

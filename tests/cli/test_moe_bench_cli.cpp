@@ -55,7 +55,7 @@ TEST_CASE("moe-bench: flags that describe no layer or no timing exit 2, named") 
     expect_refused("--tokens 1 --reps 1 " + kCustom + " --weights u5", "unknown --weights 'u5'");
     expect_refused("--tokens 1 --reps 1 " + kCustom + " --dtype f64", "--dtype f64");
     expect_refused("--decode-study --backend opencl " + kCustom, "--decode-study times the cpu backend's own kernels");
-    expect_refused("--tokens 1 --reps 1 --device 0:0 " + kCustom, "--device 0:0 picks an OpenCL device; backend cpu");
+    expect_refused("--tokens 1 --reps 1 --device 0:0 " + kCustom, "--device 0:0 picks the OpenCL device of the opencl backend and its mutants; --backend cpu is none of them");
     expect_refused("--transfer-study " + kCustom, "--transfer-study times host-device transfers of the opencl backend");
     expect_refused("--transfer-study --backend opencl " + kCustom + " --json /tmp/x.json",
                    "--json has no effect with --transfer-study");

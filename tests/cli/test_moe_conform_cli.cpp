@@ -387,6 +387,20 @@ TEST_CASE("selftest --family runs only those families' correct backends and muta
     CAPTURE(one.output);
     CHECK(one.exit_code == 0);
     CHECK(has(file_bytes(json), R"("repro": "moe-conform run --device 0:0 --backend mutant:opencl_)"));
+    // A mutant of another family in the same selftest: its repro line has no --device (run refuses
+    // --device where no opencl backend runs), and runs as printed. The items: the correct opencl
+    // and expert_parallel backends, 4 opencl mutants, then expert_parallel's 2: the last one.
+    const auto other = run_command(moe_conform() + " selftest --quiet --family opencl,expert_parallel --device 0:0 " +
+                                   "--shard 8/8 --json " + json);
+    CAPTURE(other.output);
+    CHECK(other.exit_code == 0);
+    const std::string report = file_bytes(json);
+    const auto at = report.find(R"("repro": "moe-conform run --backend mutant:expert_parallel_)");
+    REQUIRE(at != std::string::npos);
+    const auto begin = at + 10, end = report.find('"', begin);  // past "repro": "
+    const auto again = run_command(std::string(MOE_BINARY_DIR) + "/bin/" + report.substr(begin, end - begin));
+    CAPTURE(again.output);
+    CHECK(again.exit_code == 1);
 }
 
 TEST_CASE("flag values out of range exit 2 saying what is wanted, before anything runs") {

@@ -42,16 +42,6 @@ moe::DType timed_dtype(const std::string& name) {
     return *dtype;
 }
 
-// Whether `name` is a built-in backend or a selftest mutant (NAME or mutant:NAME), by name alone
-// (making one would open an OpenCL device for nothing).
-bool builtin_backend(const std::string& name) {
-    const auto builtins = moe::backends::builtin_backend_names();
-    if (std::find(builtins.begin(), builtins.end(), name) != builtins.end()) return true;
-    const std::string bare = name.rfind("mutant:", 0) == 0 ? name.substr(7) : name;
-    const auto mutants = moe::backends::selftest_mutants();
-    return std::any_of(mutants.begin(), mutants.end(), [&](const moe::Mutant& m) { return m.name == bare; });
-}
-
 // The one backend moe-bench times: without --backend-lib, a built-in one by name; with it, a
 // loaded plugin (the only one, or the one --backend names). InputError naming what is wrong
 // otherwise. A built-in --backend beside --backend-lib is refused: that plugin was loaded and
@@ -67,7 +57,7 @@ moe::BackendMaker backend_maker(const std::string& backend, bool backend_given, 
     if (backend_given) {
         for (const auto& m : plugins)
             if (m.name == backend) return m;
-        if (builtin_backend(backend))
+        if (moe::backends::builtin_or_mutant(backend))
             throw moe::InputError("--backend " + backend + " is a built-in backend, but --backend-lib loaded " + loaded +
                                   ", which would not be timed: moe-bench times one backend; drop --backend to time the "
                                   "plugin, or drop --backend-lib to time " + backend);
@@ -87,9 +77,9 @@ int time_rows(const moe::BackendMaker& maker, const std::string& device, const s
               const std::vector<std::string>& weights, const std::string& routing, int threads, const TimingOptions& o,
               const RowSink& measured) {
     const std::string& backend = maker.name;
-    if (!device.empty() && backend != "opencl")
-        throw moe::InputError("--device " + device + " picks an OpenCL device; backend " + backend +
-                              " runs on the host");
+    if (!device.empty() && !moe::backends::opencl_family(backend))  // in moe-conform's words
+        throw moe::InputError("--device " + device + " picks the OpenCL device of the opencl backend and its mutants; "
+                              "--backend " + backend + " is none of them (leave --device out)");
     auto b = maker.make();
     if (!b->availability().available) throw moe::InputError("backend " + backend + " unavailable: " + b->availability().reason);
     for (const auto& dt : dtypes) timed_dtype(dt);  // refuse a bad --dtype or --weights before anything is timed
@@ -532,10 +522,7 @@ int timing_mode(const CLI::App& app, const Flags& f, const Layers& l) {
         return time_rows(maker, f.device, l.shapes, l.tokens, l.dtypes, l.weights, f.routing, f.threads, f.timing,
                          measured);
     };
-    const auto builtins = moe::backends::builtin_backend_names();
-    const bool plugin = std::find(builtins.begin(), builtins.end(), maker.name) == builtins.end() &&
-                        maker.name.rfind("mutant:", 0) != 0;
-    if (!plugin) {
+    if (maker.library.empty()) {  // a built-in backend or a mutant
         const int status = timed([&](const BenchRow& r) { rows.push_back(row_json(r)); });
         if (!f.json_file.empty()) write_rows_json(f.json_file, rows);
         return status;

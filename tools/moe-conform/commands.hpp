@@ -105,10 +105,6 @@ struct Selection {
 };
 Selection selected_files(const std::vector<std::string>& files, const SuiteRunFlags& flags, const std::string& shard);
 
-// Whether backend `name` (as run, shrink or selftest names it) is the opencl backend or one of its
-// mutants (NAME or mutant:NAME): the backends --device reaches.
-bool opencl_backend(const std::string& name);
-
 // --device given where no opencl backend or mutant runs: InputError (exit 2) naming `what_runs`.
 // It was ignored by run and shrink (exit 0), while moe-bench refused it.
 void refuse_unused_device(const std::string& device, bool opencl_runs, const std::string& what_runs);

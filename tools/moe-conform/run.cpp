@@ -36,14 +36,6 @@ bool manifest_agrees(const std::string& suite, const std::vector<std::string>& c
     return problems.empty();
 }
 
-bool opencl_backend(const std::string& name) {
-    if (name == "opencl") return true;
-    const std::string bare = name.rfind("mutant:", 0) == 0 ? name.substr(7) : name;
-    const auto mutants = backends::selftest_mutants();
-    return std::any_of(mutants.begin(), mutants.end(),
-                       [&](const Mutant& m) { return m.family == "opencl" && m.name == bare; });
-}
-
 void refuse_unused_device(const std::string& device, bool opencl_runs, const std::string& what_runs) {
     if (!device.empty() && !opencl_runs)
         throw InputError("--device " + device + " picks the OpenCL device of the opencl backend and its mutants; " +
@@ -71,17 +63,22 @@ int run(const RunCommand& c) {
     std::string names_run;
     for (const auto& m : makers) names_run += (names_run.empty() ? "" : ",") + m.name;
     refuse_unused_device(c.device, std::any_of(makers.begin(), makers.end(), [](const BackendMaker& m) {
-                             return opencl_backend(m.name);
+                             return backends::opencl_family(m.name);
                          }),
                          "--backend " + names_run);
-    // The opencl backend and its mutants (opencl_*, mutant:opencl_*) read the variables.
+    // The opencl backend and its mutants read the variables.
     for (const auto& m : makers)
-        if (m.name.find("opencl") != std::string::npos) check_opencl_environment();
+        if (backends::opencl_family(m.name)) check_opencl_environment();
     const Selection selection = selected_files(c.suite.empty() ? c.cases : golden::suite_files(c.suite), c, c.shard);
     if (selection.empty_shard()) return 77;
     conformance::RunOptions o = run_options(c, selection.files);
-    for (const auto& lib : c.backend_libs) o.repro_command += " --backend-lib " + conformance::shell_word(lib);
-    if (!c.device.empty()) o.repro_command += " --device " + conformance::shell_word(c.device);
+    // Each backend's repro line carries only what it needs: its own plugin, the device if opencl
+    // (the line runs that one backend, and run refuses a plugin or a --device it would not use).
+    for (const auto& m : makers) {
+        std::string& flags = o.repro_flags[m.name];
+        if (!m.library.empty()) flags += " --backend-lib " + conformance::shell_word(m.library);
+        if (!c.device.empty() && backends::opencl_family(m.name)) flags += " --device " + conformance::shell_word(c.device);
+    }
     if (!c.expect.empty()) {
         o.expectations = conformance::load_expectations(c.expect);
         // An XFAIL or XPASS is one only against the expectation file: the rerun reads it too.
@@ -102,9 +99,7 @@ int run(const RunCommand& c) {
     if (!c.write_results.empty()) {
         // Each file's case name and hash, read here before the workers: in a child first, as
         // check reads (child_process.hpp).
-        const auto identify = [](const std::vector<std::string>& files) {
-            for (const auto& f : files) golden::identify_case(f);
-        };
+        const auto identify = [](const std::string& file) { golden::identify_case(file); };
         if (const auto crashed = files_that_crash(o.files, identify, "golden file"); !crashed.empty()) {
             for (const auto& p : crashed) std::cerr << "moe-conform: error: " << p << "\n";
             return 2;

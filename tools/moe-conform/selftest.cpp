@@ -124,13 +124,12 @@ int selftest(const SelftestCommand& c) {
     // "--family loop,,cpu" is refused when the flag is read (moe::cli::list_check).
     const std::vector<std::string> families = cli::list_items("--family", c.families);
     if (!c.no_manifest && !manifest_agrees(c.suite, {}, "moe-conform")) return 2;
-    check_opencl_environment();  // the opencl backend and its mutants would all be unavailable
+    const bool opencl_runs = families.empty() || std::find(families.begin(), families.end(), "opencl") != families.end();
+    if (opencl_runs) check_opencl_environment();  // the opencl backend and its mutants would all be unavailable
     check_device_exists(c.device);
     std::string family_list;
     for (const auto& f : families) family_list += (family_list.empty() ? "" : ",") + f;
-    refuse_unused_device(c.device,
-                         families.empty() || std::find(families.begin(), families.end(), "opencl") != families.end(),
-                         "--family " + family_list);
+    refuse_unused_device(c.device, opencl_runs, "--family " + family_list);
     conformance::RunOptions o;
     o.files = golden::suite_files(c.suite);
     // The reports must not replace what the selftest reads, nor each other: `--json` onto a golden
@@ -140,7 +139,6 @@ int selftest(const SelftestCommand& c) {
     check_outputs_spare_inputs(paths);
     o.threads = c.threads;
     o.progress = false;
-    if (!c.device.empty()) o.repro_command += " --device " + conformance::shell_word(c.device);
 
     std::vector<std::unique_ptr<Backend>> owned;
     std::vector<Backend*> correct;
@@ -157,6 +155,13 @@ int selftest(const SelftestCommand& c) {
     }
     std::vector<Mutant> mutants = backends::selftest_mutants(options);
     keep_families(families, correct, mutants);
+    // The opencl backend's and its mutants' repro lines carry the device; run refuses it on others.
+    if (!c.device.empty()) {
+        for (const Backend* b : correct)
+            if (backends::opencl_family(b->name())) o.repro_flags[b->name()] = " --device " + conformance::shell_word(c.device);
+        for (const auto& m : mutants)
+            if (m.family == "opencl") o.repro_flags["mutant:" + m.name] = " --device " + conformance::shell_word(c.device);
+    }
     const std::size_t items = correct.size() + mutants.size();
     keep_shard(c.shard, correct, mutants);
     if (correct.empty() && mutants.empty()) {  // as run: a shard left with nothing compares nothing

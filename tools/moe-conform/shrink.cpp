@@ -29,7 +29,7 @@ int shrink(const ShrinkCommand& c) {
     // -o onto the --case file replaced the failing case with the shrunk one (exit 0): checked
     // before the minutes of shrinking, and again below for the default name.
     check_outputs_spare_inputs({{c.case_file}, {{"--out", c.out}}, {}});
-    refuse_unused_device(c.device, opencl_backend(c.backend), "--backend " + c.backend);
+    refuse_unused_device(c.device, backends::opencl_family(c.backend), "--backend " + c.backend);
     auto backend = backends::make_builtin_backend(c.backend, backends::BuiltinOptions{c.device});
     const Availability a = backend->availability();
     if (!a.available) {

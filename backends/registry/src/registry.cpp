@@ -144,9 +144,9 @@ std::vector<BackendMaker> make_backend_makers(const std::vector<std::string>& na
     for (const auto& [name, plugin] : resolved) {
         if (plugin >= 0) {
             const std::string path = libraries[static_cast<std::size_t>(plugin)];
-            makers.push_back({name, [path] { return load_plugin_backend(path); }});
+            makers.push_back({name, [path] { return load_plugin_backend(path); }, path});
         } else {
-            makers.push_back({name, [name = name, options] { return make_builtin_backend(name, options); }});
+            makers.push_back({name, [name = name, options] { return make_builtin_backend(name, options); }, ""});
         }
     }
     return makers;
@@ -162,6 +162,21 @@ std::vector<Mutant> selftest_mutants(const BuiltinOptions& options) {
 
 std::vector<std::string> backend_families() {
     return {"reference", "loop", "cpu", "opencl", "blockwise", "expert_parallel"};
+}
+
+bool builtin_or_mutant(const std::string& name) {
+    const auto builtins = builtin_backend_names();
+    if (std::find(builtins.begin(), builtins.end(), name) != builtins.end()) return true;
+    const std::string bare = name.rfind("mutant:", 0) == 0 ? name.substr(7) : name;
+    const auto mutants = selftest_mutants();
+    return std::any_of(mutants.begin(), mutants.end(), [&](const Mutant& m) { return m.name == bare; });
+}
+
+bool opencl_family(const std::string& name) {
+    if (name == "opencl") return true;
+    const std::string bare = name.rfind("mutant:", 0) == 0 ? name.substr(7) : name;
+    const auto mutants = selftest_mutants();
+    return std::any_of(mutants.begin(), mutants.end(), [&](const Mutant& m) { return m.family == "opencl" && m.name == bare; });
 }
 
 std::string backend_family(const std::string& builtin_name) {

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <sstream>
 #include <string>
 
 #include "run_command.hpp"
@@ -141,6 +142,31 @@ TEST_CASE("a plugin's messages and description reach the terminal escaped; its n
     CHECK(list.exit_code == 0);
     CHECK_FALSE(has_raw_controls(list.output));
     CHECK(has(list.output, "desc\\x1b]0;owned\\x07\\x0afake line (plugin "));
+}
+
+TEST_CASE("each backend's repro line loads only its own plugin, and runs as printed") {
+    // Every repro line carried every --backend-lib of the run; run refuses a plugin that --backend
+    // leaves out, so the line of one failing backend beside another plugin (or a mutant) was exit 2.
+    const std::string other = std::string(MOE_PLUGIN_DIR) + "/plugin_v1_loops.so", failing = plugin("run_fails");
+    const auto r = run_command(moe_conform() + " run --backend-lib " + other + " --backend-lib " + failing +
+                               " --backend example_loops_v1,bad_plugin,mutant:lanes_swapped --case " + kCase);
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 1);
+    std::istringstream lines(r.output);
+    std::size_t repros = 0;
+    for (std::string line; std::getline(lines, line);) {
+        const auto at = line.find("repro: ");
+        if (at == std::string::npos) continue;
+        const std::string repro = line.substr(at + 7);
+        CAPTURE(repro);
+        ++repros;
+        CHECK(repro.find(other) == std::string::npos);  // the passing plugin's library is not needed
+        CHECK((repro.find(failing) != std::string::npos) == (repro.find("--backend bad_plugin") != std::string::npos));
+        const auto again = run_command(std::string(MOE_BINARY_DIR) + "/bin/" + repro);
+        CAPTURE(again.output);
+        CHECK(again.exit_code == 1);  // the failure again, not a refused command line
+    }
+    CHECK(repros == 2);  // bad_plugin's ERROR and the mutant's FAIL
 }
 
 TEST_CASE("moe-conform list shows a loaded plugin beside the built-in backends") {

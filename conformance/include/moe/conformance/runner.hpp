@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,11 @@ struct RunOptions {
     std::vector<Expectation> expectations;
     int threads = 1;
     bool progress = true;              // one line per case on stderr
-    std::string repro_command = "moe-conform run";  // extra flags (--device ...) go here
+    std::string repro_command = "moe-conform run";  // extra flags (--expect ...) go here
+    // Per backend name, the flags its repro line alone needs, before --backend: its plugin's
+    // --backend-lib, the opencl backend's --device (run refuses a plugin left out of --backend,
+    // and --device where no opencl backend runs).
+    std::map<std::string, std::string> repro_flags;
     std::uint64_t max_memory = 0;      // memory budget of reading one file; 0 = golden::default_max_memory()
     // Whether a file's stored output and error bounds must agree with a recomputation on a sample
     // of tokens (golden/stored_results.hpp); a file where they do not is an input error.
@@ -38,6 +43,10 @@ struct RunOptions {
     bool isolate = true;               // read and run files in worker processes (run_suite_from_makers)
     double case_timeout = 600;         // seconds one file may take to read, or one backend on it; 0 = none
 };
+
+// The repro line of `backend`'s results up to its --backend: the command, then the flags that
+// backend needs (o.repro_flags).
+std::string repro_prefix(const RunOptions& o, const std::string& backend);
 
 // A backend as an isolated run makes it: by name, made inside each worker process.
 using BackendMaker = moe::BackendMaker;

@@ -78,6 +78,7 @@ public:
 struct BackendMaker {
     std::string name;
     std::function<std::unique_ptr<Backend>()> make;
+    std::string library;  // the plugin file it loads; "" for a built-in backend
 };
 
 }  // namespace moe

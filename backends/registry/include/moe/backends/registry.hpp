@@ -52,6 +52,14 @@ std::vector<Mutant> selftest_mutants(const BuiltinOptions& options = {});
 std::vector<std::string> backend_families();
 std::string backend_family(const std::string& builtin_name);
 
+// Whether `name` is a built-in backend or a selftest mutant (NAME or mutant:NAME), by name alone
+// (making one would open an OpenCL device for nothing).
+bool builtin_or_mutant(const std::string& name);
+
+// Whether `name` is the opencl backend or one of its mutants (NAME or mutant:NAME): what --device
+// and the MOE_OPENCL_* variables concern.
+bool opencl_family(const std::string& name);
+
 // One line per OpenCL device found, or one line saying why none (moe-conform list).
 std::vector<std::string> device_list();
 
