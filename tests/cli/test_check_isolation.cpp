@@ -46,6 +46,20 @@ TEST_CASE("check names a golden or result file that crashes HDF5 while it is rea
     CHECK(crashed_result.output.find("result file " + result.string() + ": reading it crashed or hung") != std::string::npos);
 }
 
+TEST_CASE("check names a golden file that crashes HDF5 while its datasets are read, not only its attributes") {
+    // Before, only the attributes were read in the child: the full read then crashed the tool.
+    moe::test::TempDir dir;
+    const fs::path res = dir.path() / "res";
+    REQUIRE(run_command(moe_conform() + " run --quiet --backend loop_f32 --case " + kSuite + "/topk_one.h5 --write-results " +
+                        res.string()).exit_code == 0);
+    const auto crashed = run_command("CRASH_ON_DATASET=hidden_states " + kShim + moe_conform() +
+                                     " check --quiet --no-manifest --case " + kSuite + "/topk_one.h5 --results " +
+                                     (res / "topk_one.h5").string());
+    CAPTURE(crashed.output);
+    CHECK(crashed.exit_code == 2);
+    CHECK(crashed.output.find("golden file " + kSuite + "/topk_one.h5: reading it crashed or hung") != std::string::npos);
+}
+
 TEST_CASE("run --write-results names a golden file that crashes HDF5 while its identity is read, and exits 2") {
     moe::test::TempDir dir;
     const fs::path golden = dir.path() / "crashes-hdf5.h5";

@@ -13,6 +13,7 @@
 #include "moe/conformance/runner.hpp"
 #include "moe/conformance/shell_word.hpp"
 #include "moe/golden/golden_file.hpp"
+#include "moe/golden/result_file.hpp"
 #include "moe/golden/suite.hpp"
 #include "moe/spec/error.hpp"
 
@@ -56,24 +57,21 @@ std::vector<std::string> result_files(const std::vector<std::string>& given) {
 
 // prepare_check reads every golden and result file in this process, where a damaged old-format
 // file can crash or hang HDF5 (spec/golden-format.md, "Crashes and hangs"): a child reads them
-// first, and a file that crashes or hangs it is named (exit 2, as any file that cannot be used).
+// first as prepare_check does (each golden file's identity, then all of it; each result), and a
+// file that crashes or hangs it is named (exit 2, as any file that cannot be used).
 std::vector<std::string> unreadable_files(const conformance::CheckInputs& in) {
     auto problems = files_that_crash(
         in.golden_files,
-        [&in](const std::vector<std::string>& files) {
-            conformance::CheckInputs some = in;
-            some.golden_files = files;
-            some.result_files.clear();
-            conformance::prepare_check(some);
+        [](const std::string& file) {
+            golden::identify_case(file);
+            golden::read_golden(file);
         },
         "golden file");
     const auto results = files_that_crash(
         in.result_files,
-        [&in](const std::vector<std::string>& files) {
-            conformance::CheckInputs some = in;
-            some.golden_files.clear();
-            some.result_files = files;
-            conformance::prepare_check(some);
+        [&in](const std::string& file) {
+            if (std::filesystem::path(file).extension() == ".npy") golden::read_npy_result(file, in.max_memory);
+            else golden::read_result(file, in.max_memory, !in.precision);
         },
         "result file");
     problems.insert(problems.end(), results.begin(), results.end());

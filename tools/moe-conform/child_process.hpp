@@ -14,13 +14,13 @@ namespace moe::conform_cli {
 std::optional<std::string> in_child_process(const std::function<std::string()>& work, long limit_ms);
 
 // A tool that reads untrusted files in its own process before its workers (check's golden and
-// result files, run --write-results' case identities) reads them in a child first: `read` on all
-// of `files` at once, then, only when that child crashes or hangs, on each file alone. One line
-// per file whose reading crashed or hung ("<kind> <file>: reading it crashed or hung the HDF5
-// library (a damaged file)"), or one line when only the whole did; none when the reading came
-// back (what it threw is for the call in this process to say).
+// result files, run --write-results' case identities) reads them in a child first: `read_one` on
+// each of `files` in one child, then, only when that child crashes or hangs, in a child per file.
+// One line per file whose reading crashed or hung ("<kind> <file>: reading it crashed or hung the
+// HDF5 library (a damaged file)"), or one line when only the whole did; none when the reading
+// came back (what read_one threw is for the call in this process to say).
 std::vector<std::string> files_that_crash(const std::vector<std::string>& files,
-                                          const std::function<void(const std::vector<std::string>&)>& read,
+                                          const std::function<void(const std::string&)>& read_one,
                                           const std::string& kind);
 
 }  // namespace moe::conform_cli
