@@ -11,7 +11,11 @@ std::string case_file_stem(const std::string& case_name) {
     for (char& c : s)
         if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') c = '_';
     if (s.front() == '.') s.front() = '_';
-    if (s == case_name && s.size() <= kCaseFileStemLimit) return s;
+    // A plain name ending as a hashed stem does ("-" and 16 hex digits) is hashed too: it could
+    // be the stem of another name.
+    const bool looks_hashed = s.size() > 17 && s[s.size() - 17] == '-' &&
+                              s.find_first_not_of("0123456789abcdef", s.size() - 16) == std::string::npos;
+    if (s == case_name && s.size() <= kCaseFileStemLimit && !looks_hashed) return s;
     // Changed or cut: names that map alike ("a<b" and "a>b") would write one file over the other,
     // and a golden file's 300-byte name would be past the file system's limit. The name's FNV-1a
     // hash tells them apart (the files are matched to cases by their `case` attribute, not by name).

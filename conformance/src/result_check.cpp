@@ -83,8 +83,8 @@ std::vector<std::string> result_files_in(const std::string& dir) {
             if (e.is_directory()) folders.push_back(e.path().filename().string());
         std::sort(folders.begin(), folders.end());
         std::string hint;
-        for (const auto& f : folders) hint += (hint.empty() ? "" : ", ") + (fs::path(dir) / f).string();
-        throw InputError("results folder " + dir + " holds no .h5 or .npy result file" +
+        for (const auto& f : folders) hint += (hint.empty() ? "" : ", ") + golden::printable((fs::path(dir) / f).string());
+        throw InputError("results folder " + golden::printable(dir) + " holds no .h5 or .npy result file" +
                          (hint.empty() ? std::string()
                                        : " (it holds folders: " + hint +
                                              "; run --write-results writes one per backend when several run: give one)"));

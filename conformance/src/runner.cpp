@@ -130,7 +130,9 @@ std::optional<golden::GoldenCase> load_case(const std::string& file, const RunOp
         validate(c.problem);
         if (!c.tier.empty() && !golden::tier_includes(o.tier, c.tier)) return std::nullopt;
         bool keep = o.filters.empty();
-        for (const auto& f : o.filters) keep = keep || golden::glob_match(f, c.problem.name);
+        // The name as stored or as printed, as select_files matches.
+        for (const auto& f : o.filters)
+            keep = keep || golden::glob_match(f, c.problem.name) || golden::glob_match(f, golden::printable(c.problem.name));
         if (!keep) return std::nullopt;
         // Only for the cases that run: recomputing the stored results is the expensive part.
         if (o.check_stored_results)

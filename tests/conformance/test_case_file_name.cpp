@@ -12,6 +12,7 @@ using moe::conformance::kCaseFileStemLimit;
 TEST_CASE("a plain case name is its own file name") {
     CHECK(case_file_stem("gemm3_qwen_spec_f32") == "gemm3_qwen_spec_f32");
     CHECK(case_file_stem("a-b.c") == "a-b.c");
+    CHECK(case_file_stem("run-0123456789abcdeg") == "run-0123456789abcdeg");  // not 16 hex digits
 }
 
 TEST_CASE("names that map alike keep files of their own; a long one fits a file system's name limit") {
@@ -31,5 +32,7 @@ TEST_CASE("names that map alike keep files of their own; a long one fits a file 
     const std::string long_name(300, 'x'), other = long_name + "y";
     CHECK(case_file_stem(long_name).size() == kCaseFileStemLimit + 17);
     CHECK(case_file_stem(long_name) != case_file_stem(other));
-    CHECK(case_file_stem(long_name) == case_file_stem(std::string(300, 'x')));  // the same name, the same file
+    // A plain name that is another name's stem is hashed itself.
+    const std::string hashed = case_file_stem("a<b");
+    CHECK(case_file_stem(hashed) != hashed);
 }

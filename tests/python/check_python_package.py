@@ -248,6 +248,12 @@ def check_undecodable_names(suite, work, expect):
     names = sorted(r.case for r in s.results)
     expect(names == ["bad\\xff\\xfe name", "topk_one"], f"Result.case names {names}")
     expect(s.exit_code == 1 and len(json.load(open(report))["results"]) == 2, f"exit {s.exit_code}, report written")
+    # Its repro line selects it again: filters match the name as printed too.
+    bad = next(r for r in s.results if r.case != "topk_one")
+    fn = lambda c: c.inputs["hidden_states"] * 0
+    with contextlib.redirect_stdout(io.StringIO()):
+        again = eval(bad.repro, {"moe_conform": moe_conform, "fn": fn})
+    expect([r.case for r in again.results] == [bad.case], f"repro {bad.repro!r}: {[r.case for r in again.results]}")
 
 
 def check_repro_lines(suite, expect):

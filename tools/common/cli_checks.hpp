@@ -82,7 +82,7 @@ inline const CLI::Validator kSizeInRange(
     },
     "");
 
-// The most threads a --threads flag takes: 4 per hardware thread, and at least 1024. More only
+// The most threads a --threads flag takes: the larger of 1024 and 4 per hardware thread. More only
 // oversubscribes the machine, and far more ends the process: moe-bench's machine probes died of
 // SIGSEGV at 100000 threads and in libgomp's "Out of memory" (exit 1) at 2^31 - 1.
 inline std::uint64_t max_threads() {

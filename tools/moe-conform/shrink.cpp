@@ -63,7 +63,7 @@ int shrink(const ShrinkCommand& c) {
                       original.description;
     golden::write_golden(file, out);
 
-    std::cout << "shrunk " << original.problem.name << " for " << backend->name() << " in " << r.runs << " runs ("
+    std::cout << "shrunk " << golden::printable(original.problem.name) << " for " << backend->name() << " in " << r.runs << " runs ("
               << r.edits.size() << " edits)\n"
               << "  before: " << r.before.to_string() << "\n"
               << "  after:  " << r.after.to_string() << (out.exact ? " (exact by construction)" : "") << "\n"

@@ -50,7 +50,9 @@ std::vector<std::string> select_files(const std::vector<std::string>& files, con
         }
         if (!tier.empty() && case_tier && !case_tier->empty() && !tier_includes(tier, *case_tier)) continue;
         bool keep = filters.empty();
-        for (const auto& f : filters) keep = keep || glob_match(f, *name);
+        // The name as stored, or as reports print it (printable): a name copied out of a report
+        // or a repro line selects its case too.
+        for (const auto& f : filters) keep = keep || glob_match(f, *name) || glob_match(f, printable(*name));
         if (keep) kept.push_back(file);
     }
     return kept;

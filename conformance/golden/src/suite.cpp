@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "moe/spec/error.hpp"
+#include "moe/spec/printable.hpp"
 
 namespace moe::golden {
 
@@ -25,7 +26,7 @@ std::vector<std::string> suite_files(const std::string& dir) {
         // A .h5 entry that is no file (a dangling link, as an incomplete git-annex or LFS checkout
         // leaves, a FIFO, a folder) would otherwise be skipped and the suite run short, silently.
         if (!e.is_regular_file(ec))
-            throw InputError("suite folder " + dir + ": " + e.path().filename().string() + " is " +
+            throw InputError("suite folder " + printable(dir) + ": " + printable(e.path().filename().string()) + " is " +
                              (e.is_symlink(ec) && !e.exists(ec) ? "a link to nothing (an incomplete checkout?)"
                                                                 : "not a regular file") +
                              ", not a golden file");

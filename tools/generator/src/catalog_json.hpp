@@ -25,20 +25,21 @@ using Json = nlohmann::ordered_json;
 struct Where {
     std::string file, name, object;
     [[noreturn]] void fail(const std::string& key, const std::string& what) const {
-        std::string m = "catalog " + file;
-        if (!name.empty()) m += ", case " + name;
+        // The file's name, the case's name and the key come from the user and the catalogue:
+        // escaped, once (an unknown key "x\u001b[2J" cleared the terminal). `what` is this tool's
+        // words and values shown() wrote as ASCII JSON: escaped again, a value's backslashes doubled.
+        std::string m = "catalog " + golden::printable(file);
+        if (!name.empty()) m += ", case " + golden::printable(name);
         const std::string full = object.empty() ? key : key.empty() ? object : object + "." + key;
-        if (!full.empty()) m += ", key " + full;
-        // Case names and keys come from the catalogue: a control character in one must not reach
-        // the terminal (an unknown key "x\u001b[2J" cleared it).
-        throw InputError(golden::printable(m + ": " + what));
+        if (!full.empty()) m += ", key " + golden::printable(full);
+        throw InputError(m + ": " + what);
     }
     Where in(const std::string& inner) const { return {file, name, inner}; }
 };
 
-// A JSON value as text for a message: escaped, so a control character or bad UTF-8 in a
-// catalogue cannot garble the terminal.
-inline std::string shown(const Json& v) { return v.dump(-1, ' ', false, Json::error_handler_t::replace); }
+// A JSON value as text for a message: ASCII JSON (controls, C1 and bidirectional characters as
+// \uXXXX, bad UTF-8 replaced), so a catalogue's value cannot garble the terminal.
+inline std::string shown(const Json& v) { return v.dump(-1, ' ', true, Json::error_handler_t::replace); }
 
 inline void check_keys(const Json& j, const std::set<std::string>& allowed, const Where& w, const std::string& where) {
     if (!j.is_object()) w.fail(where, "expected an object");
