@@ -1,6 +1,7 @@
 #include "moe/backends/registry.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "moe/backends/blockwise_backend.hpp"
 #include "moe/backends/cpu_backend.hpp"
@@ -17,6 +18,18 @@ std::vector<std::string> builtin_backend_names() {
     return {"reference", "reference_dense", "loop_f32", "loop_lowp", "cpu", "opencl", "blockwise", "expert_parallel"};
 }
 
+namespace {
+
+// The selftest mutant `name` names, spelt NAME or mutant:NAME (its backend's own name), if any.
+std::optional<Mutant> mutant_named(const std::string& name, const BuiltinOptions& options = {}) {
+    const std::string bare = name.rfind("mutant:", 0) == 0 ? name.substr(7) : name;
+    for (auto& m : selftest_mutants(options))
+        if (m.name == bare) return m;
+    return std::nullopt;
+}
+
+}  // namespace
+
 std::unique_ptr<Backend> make_builtin_backend(const std::string& name, const BuiltinOptions& options) {
     if (name == "reference") return std::make_unique<ReferenceBackend>(false);
     if (name == "reference_dense") return std::make_unique<ReferenceBackend>(true);
@@ -26,11 +39,8 @@ std::unique_ptr<Backend> make_builtin_backend(const std::string& name, const Bui
     if (name == "blockwise") return std::make_unique<BlockwiseBackend>();
     if (name == "expert_parallel") return std::make_unique<ExpertParallelBackend>();
     if (name == "opencl") return std::make_unique<OpenclBackend>(OpenclOptions{options.device});
-    // A selftest mutant, so that the repro lines of selftest and shrink work: "mutant:NAME" (the
-    // mutant backend's own name) or the bare NAME.
-    const std::string bare = name.rfind("mutant:", 0) == 0 ? name.substr(7) : name;
-    for (const auto& m : selftest_mutants(options))
-        if (m.name == bare) return m.make();
+    // A selftest mutant, so that the repro lines of selftest and shrink work.
+    if (const auto m = mutant_named(name, options)) return m->make();
     std::string known;
     for (const auto& n : builtin_backend_names()) known += (known.empty() ? "" : ", ") + n;
     throw InputError("unknown backend '" + name + "' (built-in backends: " + known +
@@ -72,14 +82,11 @@ std::vector<std::pair<std::string, int>> resolve_names(const std::vector<std::st
     if (names.empty())
         for (const auto& p : plugins) wanted.push_back(p->name());
     const auto builtins = builtin_backend_names();
-    const auto mutants = selftest_mutants();
     std::vector<std::pair<std::string, int>> out;
     // A mutant's two spellings (NAME, mutant:NAME) are one backend.
     const auto mutant_name = [&](const std::string& n) {
-        const std::string bare = n.rfind("mutant:", 0) == 0 ? n.substr(7) : n;
-        for (const auto& m : mutants)
-            if (m.name == bare) return "mutant:" + bare;
-        return std::string();
+        const auto m = mutant_named(n);
+        return m ? "mutant:" + m->name : std::string();
     };
     const auto canonical = [&](const std::string& n) {
         const std::string m = mutant_name(n);
@@ -166,17 +173,13 @@ std::vector<std::string> backend_families() {
 
 bool builtin_or_mutant(const std::string& name) {
     const auto builtins = builtin_backend_names();
-    if (std::find(builtins.begin(), builtins.end(), name) != builtins.end()) return true;
-    const std::string bare = name.rfind("mutant:", 0) == 0 ? name.substr(7) : name;
-    const auto mutants = selftest_mutants();
-    return std::any_of(mutants.begin(), mutants.end(), [&](const Mutant& m) { return m.name == bare; });
+    return std::find(builtins.begin(), builtins.end(), name) != builtins.end() || mutant_named(name);
 }
 
 bool opencl_family(const std::string& name) {
     if (name == "opencl") return true;
-    const std::string bare = name.rfind("mutant:", 0) == 0 ? name.substr(7) : name;
-    const auto mutants = selftest_mutants();
-    return std::any_of(mutants.begin(), mutants.end(), [&](const Mutant& m) { return m.family == "opencl" && m.name == bare; });
+    const auto m = mutant_named(name);
+    return m && m->family == "opencl";
 }
 
 std::string backend_family(const std::string& builtin_name) {
