@@ -2,6 +2,7 @@
 // counts per backend, every failure in detail (a heatmap of error/bound over [token, feature],
 // the error/bound of every stage, the worst elements, the repro line), then every result.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <sstream>
 
@@ -15,6 +16,7 @@ namespace {
 
 using html::escape;
 using html::num;
+using html::value;
 
 constexpr std::size_t kMaxHeatmaps = 40;  // beyond these, failures are listed without one
 
@@ -59,7 +61,7 @@ void heatmap(std::ostringstream& o, const RatioGrid& g) {
 
 void stages(std::ostringstream& o, const StageDivergence& d) {
     o << "<p>First divergent stage: <b>" << escape(d.stage) << "</b> at token " << d.token << ", slot " << d.slot
-      << ", feature " << d.feature << ": reference " << num(d.reference) << ", got " << num(d.got) << ", bound "
+      << ", feature " << d.feature << ": reference " << value(d.reference) << ", got " << value(d.got) << ", bound "
       << num(d.bound) << " (" << num(d.worst_ratio) << " x bound)</p>\n";
     if (d.per_stage.empty()) return;
     o << "<table><tr><th>stage</th><th>worst error/bound</th></tr>\n";
@@ -71,11 +73,15 @@ void stages(std::ostringstream& o, const StageDivergence& d) {
 
 void elements(std::ostringstream& o, const Metrics& m) {
     if (!m.worst && m.violations.empty()) return;
-    o << "<table><tr><th></th><th>token</th><th>feature</th><th>reference</th><th>got</th><th>bound</th></tr>\n";
+    o << "<table><tr><th></th><th>token</th><th>feature</th><th>reference</th><th>got</th><th>|diff|</th>"
+         "<th>bound</th><th>error/bound</th></tr>\n";
     auto row = [&](const char* what, const ElementReport& e) {
+        const double diff = std::fabs(e.got - e.reference);
         o << "<tr><td>" << what << "</td><td class=\"n\">" << e.token << "</td><td class=\"n\">" << e.feature
-          << "</td><td class=\"n\">" << num(e.reference) << "</td><td class=\"n\">" << num(e.got)
-          << "</td><td class=\"n\">" << num(e.bound) << "</td></tr>\n";
+          << "</td><td class=\"n\">" << value(e.reference) << "</td><td class=\"n\">" << value(e.got)
+          << "</td><td class=\"n\">" << num(diff) << "</td><td class=\"n\">" << num(e.bound)
+          << "</td><td class=\"n\">" << num(e.bound > 0 ? diff / e.bound : diff > 0 ? INFINITY : 0.0)
+          << "</td></tr>\n";
     };
     if (m.worst) row("worst", *m.worst);
     for (const auto& e : m.violations) row("over bound", e);
@@ -101,10 +107,11 @@ void failure(std::ostringstream& o, const CaseResult& r, std::size_t index, bool
 void counts(std::ostringstream& o, const std::vector<CaseResult>& results) {
     const Status order[] = {Status::pass, Status::fail, Status::skip, Status::xfail, Status::xpass, Status::mistrusted, Status::error};
     std::vector<std::string> backends;
-    std::map<std::string, std::map<Status, std::size_t>> n;
-    for (const auto& r : results) {
+    std::map<std::string, std::map<Status, std::size_t>> n, first;  // counts; first result's index
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        const CaseResult& r = results[i];
         if (!n.count(r.backend)) backends.push_back(r.backend);
-        ++n[r.backend][r.status];
+        if (++n[r.backend][r.status] == 1) first[r.backend][r.status] = i;
     }
     o << "<h2>Summary</h2>\n<p>" << escape(count_line(summarize(results))) << "</p>\n<table><tr><th>backend</th>";
     for (Status s : order) o << "<th>" << status_name(s) << "</th>";
@@ -113,7 +120,13 @@ void counts(std::ostringstream& o, const std::vector<CaseResult>& results) {
         o << "<tr><td>" << escape(b) << "</td>";
         for (Status s : order) {
             const std::size_t k = n[b][s];
-            o << "<td class=\"n\"" << (k ? std::string(" style=\"color:") + html::status_color(s) + "\"" : "") << ">" << k << "</td>";
+            o << "<td class=\"n\"" << (k ? std::string(" style=\"color:") + html::status_color(s) + "\"" : "") << ">";
+            // With hundreds of failures in run order, a backend's first one is a click away.
+            if (k && (s == Status::fail || s == Status::error || s == Status::xpass))
+                o << "<a href=\"#r" << first[b][s] << "\" style=\"color:inherit\">" << k << "</a>";
+            else
+                o << k;
+            o << "</td>";
         }
         o << "</tr>\n";
     }

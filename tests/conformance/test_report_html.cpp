@@ -131,6 +131,19 @@ TEST_CASE("the run's HTML page: self-contained, escaped, a heatmap per failure, 
     CHECK(page.find("moe-conform run --backend b --case x.h5") != std::string::npos);
     CHECK(page.find("1 passed, 1 failed, 0 skipped") != std::string::npos);
 
+
+    // An element 113 x over an f32 bound: three digits printed reference and got alike.
+    CaseResult close = failing_result("close");
+    close.metrics.worst = ElementReport{2, 11, 0.178707882, 0.178833008, 1.11e-06};
+    close.first_divergent_stage = StageDivergence{"gate_up", 927, 1, 1, 11, -1.24012, -1.24145, 1.43e-06, {}};
+    std::vector<CaseResult> two = {pass, close};
+    write_html_report(file, info, two);
+    const std::string digits = read(file);
+    CHECK(digits.find("<td class=\"n\">0.178707882</td><td class=\"n\">0.178833008</td><td class=\"n\">0.000125</td>"
+                      "<td class=\"n\">1.11e-06</td><td class=\"n\">113</td>") != std::string::npos);
+    CHECK(digits.find("reference -1.24012, got -1.24145") != std::string::npos);
+    CHECK(digits.find("<a href=\"#r1\" style=\"color:inherit\">1</a>") != std::string::npos);  // the FAIL count
+
     std::vector<CaseResult> many(45, failing_result("c"));
     write_html_report(file, info, many);
     const std::string capped = read(file);
