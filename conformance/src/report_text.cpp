@@ -101,8 +101,23 @@ void write_indented(std::ostream& out, const std::string& indent, const std::str
     }
 }
 
-std::string pad_right(const std::string& s, std::size_t w) { return s.size() >= w ? s : s + std::string(w - s.size(), ' '); }
-std::string pad_left(const std::string& s, std::size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
+// Columns on a terminal, for text printable() has passed: a character each, so a case named in
+// UTF-8 ("gamma" as one Greek letter: two bytes) does not push the columns after it out of line.
+// (East Asian wide characters take two columns; they are rare in case names and left uncounted.)
+std::size_t columns(const std::string& s) {
+    std::size_t n = 0;
+    for (const char ch : s) n += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;  // not a continuation byte
+    return n;
+}
+
+std::string pad_right(const std::string& s, std::size_t w) {
+    const std::size_t n = columns(s);
+    return n >= w ? s : s + std::string(w - n, ' ');
+}
+std::string pad_left(const std::string& s, std::size_t w) {
+    const std::size_t n = columns(s);
+    return n >= w ? s : std::string(w - n, ' ') + s;
+}
 
 std::string join(const std::vector<std::string>& v, const char* sep) {
     std::string out;
@@ -221,7 +236,7 @@ void write_text_report(std::ostream& out, const RunInfo& info, const std::vector
     std::size_t width[kCols];
     for (int c = 0; c < kCols; ++c) {
         width[c] = std::string(kHeads[c]).size();
-        for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
+        for (const auto& row : rows) width[c] = std::max(width[c], columns(row[c]));
     }
     auto write_row = [&](const std::vector<std::string>& cells) {
         std::string line;

@@ -287,6 +287,26 @@ TEST_CASE("text report: an empty run and many failures") {
     CHECK(last_non_empty_line(text) == "0 passed, 13 failed, 0 skipped");
 }
 
+TEST_CASE("text report: a case named in UTF-8 keeps the table's columns in line") {
+    // Two bytes, one column: padding by bytes put every column after the name one place left.
+    std::vector<CaseResult> rows = {base("gemm_\xce\xb3", "reference", Status::pass),
+                                    base("gemm_ab", "reference", Status::pass)};
+    std::ostringstream out;
+    write_text_report(out, sample_info(), rows);
+    std::istringstream lines(out.str());
+    std::vector<std::size_t> type_column;  // the column (in characters) where "f32/" starts
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("PASS", 0) != 0) continue;
+        const std::size_t at = line.find("f32/");
+        REQUIRE(at != std::string::npos);
+        std::size_t chars = 0;
+        for (std::size_t i = 0; i < at; ++i) chars += (static_cast<unsigned char>(line[i]) & 0xC0) != 0x80;
+        type_column.push_back(chars);
+    }
+    REQUIRE(type_column.size() == 2);
+    CHECK(type_column[0] == type_column[1]);
+}
+
 TEST_CASE("text report: the NOTE column escapes C1 controls, bidirectional overrides and invalid UTF-8") {
     // A backend's message (a plugin's, a driver's) is shown on one line in the table. Control
     // characters become spaces; what else a terminal acts on must not reach it raw: U+009B (CSI),
