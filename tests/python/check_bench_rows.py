@@ -1,7 +1,8 @@
 """moe-bench's timed rows, read from its --json file without our code: a data type's plain row and
 its compressed rows are timed together (round by round), printed plain rows first, and each
 compressed row carries the plain bf16 and f32 times of the same shape and T it is compared with; a
-progress line per data type goes to stderr.
+progress line per data type goes to stderr. Every file validates against spec/bench.schema.json
+(jsonschema), and each row's run times are its --reps repetitions around its median.
 
 Usage: check_bench_rows.py MOE_BENCH OUT_DIR
 """
@@ -9,6 +10,25 @@ import json
 import os
 import subprocess
 import sys
+
+import jsonschema
+
+SCHEMA = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "spec",
+                                     "bench.schema.json")))
+
+
+def rows_of(json_file, reps):
+    """The rows of a --json file, checked against the schema and for the spread of their runs."""
+    rows = json.load(open(json_file))
+    jsonschema.validate(rows, SCHEMA)
+    for r in rows:
+        runs = r["run_seconds"]
+        if len(runs) != reps or r["min_seconds"] != min(runs) or r["max_seconds"] != max(runs):
+            sys.exit(f"row {r['dtype']} {r['weights']}: run_seconds {runs}, min {r['min_seconds']}, "
+                     f"max {r['max_seconds']}; expected {reps} runs and their extremes")
+        if not r["min_seconds"] <= r["median_seconds"] <= r["max_seconds"]:
+            sys.exit(f"row {r['dtype']} {r['weights']}: median {r['median_seconds']} outside its runs {runs}")
+    return rows
 
 
 def main():
@@ -28,7 +48,7 @@ def main():
         sys.exit(f"progress lines {progress}, expected {expected_progress}")
     if "making the problems" in done.stdout:
         sys.exit("progress lines on stdout, which holds the table")
-    rows = json.load(open(json_file))
+    rows = rows_of(json_file, 2)
     order = [(r["dtype"], r["weights"]) for r in rows]  # a plain row's weights: its data type
     expected = [("bf16", "bf16"), ("f32", "f32"), ("bf16", "u4/g128"), ("bf16", "mxfp4"), ("f32", "u4/g128"),
                 ("f32", "mxfp4")]
@@ -51,7 +71,7 @@ def main():
                            "256", "--inter", "128", "--reps", "2", "--json", ocl_file], capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"moe-bench --backend opencl exited {done.returncode}: {done.stderr}")
-    for r in json.load(open(ocl_file)):
+    for r in rows_of(ocl_file, 2):
         if "read_gbs" in r or not r.get("copy_gbs", 0) > 0:
             sys.exit(f"opencl row: read_gbs {r.get('read_gbs')}, copy_gbs {r.get('copy_gbs')}")
         dev = r["device_seconds"]

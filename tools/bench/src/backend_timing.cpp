@@ -71,6 +71,7 @@ std::vector<BenchRow> time_backends_together(const std::vector<RowRequest>& requ
     for (std::size_t j = 0; j < rows_n; ++j) {
         BenchRow& r = rows[j];
         r.seconds = median(t[j]);
+        r.run_seconds = t[j];
         if (!by_run[j].empty()) {  // the kernel split of the median run
             std::sort(by_run[j].begin(), by_run[j].end(), [](const auto& a, const auto& c) { return a.first < c.first; });
             r.kernel_seconds = by_run[j][by_run[j].size() / 2].second;

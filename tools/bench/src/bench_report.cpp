@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -102,7 +103,10 @@ std::string row_json(const BenchRow& r) {
     nlohmann::json row = {{"shape", r.shape}, {"tokens", r.tokens}, {"dtype", r.dtype},
                           {"weights", r.weights.empty() ? r.dtype : r.weights}, {"routing", r.routing},
                           {"bf16_seconds", r.bf16_seconds}, {"f32_seconds", r.f32_seconds}, {"backend", r.backend},
-                          {"median_seconds", r.seconds}, {"prepare_seconds", r.prepare_seconds},
+                          {"median_seconds", r.seconds}, {"run_seconds", r.run_seconds},
+                          {"min_seconds", r.run_seconds.empty() ? r.seconds : *std::min_element(r.run_seconds.begin(), r.run_seconds.end())},
+                          {"max_seconds", r.run_seconds.empty() ? r.seconds : *std::max_element(r.run_seconds.begin(), r.run_seconds.end())},
+                          {"prepare_seconds", r.prepare_seconds},
                           {"gflops", r.gflops}, {"gemm_gflops", r.gemm_gflops}, {"weight_gb", r.weight_gb},
                           {"gbs", r.gbs}, {"read_gbs", r.read_gbs}, {"reference_seconds", r.reference_seconds},
                           {"kernel_seconds", r.kernel_seconds}, {"device_seconds", r.device_seconds},

@@ -19,6 +19,9 @@ struct BenchRow {
     std::string weights;           // "" (weights in the data type) or a compressed preset (--weights)
     std::size_t tokens = 0;
     double seconds = 0;            // median wall time of run()
+    // Every timed run's wall time, in the order of the rounds: a CI tracking speed across commits
+    // judges a change against the spread, which a median alone hides.
+    std::vector<double> run_seconds;
     double prepare_seconds = 0;    // prepare(), once
     double gflops = 0;             // the three projections' FLOPs over `seconds`
     double gemm_gflops = 0;        // the same-run plain GEMM of the same FLOP count
