@@ -59,13 +59,16 @@ struct ReportFiles {
 conformance::RunInfo make_run_info(const std::string& command_line, const std::vector<std::string>& backends,
                                    const std::string& suite, const std::string& tier);
 int report_outcome(const conformance::RunInfo& info, const conformance::RunOutcome& outcome, const ReportFiles& files);
+// A shard with none of the selected cases: its report files hold no result (a CI collecting one
+// report per shard finds every one), exit 77.
+int report_empty_shard(const conformance::RunInfo& info, const ReportFiles& files);
 
 // The suite folder's MANIFEST.sha256, where there is one, must name every *.h5 file with its
 // digest; for --case files, their folder's manifest where it lists them. Prints each problem and
 // returns false on any.
 bool manifest_agrees(const std::string& suite, const std::vector<std::string>& cases, const char* tool);
 
-int list(const std::vector<std::string>& backend_libs);
+int list(const std::vector<std::string>& backend_libs, const std::string& json);
 
 struct SelftestCommand {
     std::string suite;

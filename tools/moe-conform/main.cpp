@@ -66,11 +66,17 @@ int main(int argc, char** argv) {
     const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
     std::vector<std::string> list_libs;
+    std::string list_json;
     auto* l = app.add_subcommand("list", "List the backends, whether each is available, and why not.");
     l->add_option("--backend-lib", list_libs, "Also load this backend plugin (shared library; repeatable)")
         ->check(CLI::ExistingFile);
-    l->footer("\nExamples:\n  moe-conform list\n  moe-conform list --backend-lib ./libmy_moe.so\n\nExit codes: 0 listed, "
-              "2 a plugin that cannot be loaded (named).");
+    l->add_option("--json", list_json,
+                  "Also write the list as JSON here: each backend's family, availability and reason, declared "
+                  "precisions; the OpenCL devices; the mutants (docs/moe-conform.md)")
+        ->check(moe::cli::kOutputFile);
+    l->footer("\nExamples:\n  moe-conform list\n  moe-conform list --backend-lib ./libmy_moe.so\n"
+              "  moe-conform list --json backends.json   # for a CI script: which backends this machine runs\n\n"
+              "Exit codes: 0 listed, 2 a plugin that cannot be loaded, or a --json that cannot be written (named).");
 
     RunCommand rc;
     rc.threads = threads;
@@ -304,6 +310,6 @@ int main(int argc, char** argv) {
             }
             return run(rc);
         }
-        return list(list_libs);
+        return list(list_libs, list_json);
     });
 }
