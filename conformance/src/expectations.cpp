@@ -2,9 +2,13 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <map>
+#include <optional>
+#include <set>
 
 #include "moe/golden/suite.hpp"
 #include "moe/spec/error.hpp"
+#include "moe/spec/printable.hpp"
 
 namespace moe::conformance {
 
@@ -31,6 +35,90 @@ std::string text_member(const nlohmann::json& e, const char* key, const std::str
     return it->get<std::string>();
 }
 
+// Refuses a key given twice in one object. nlohmann keeps the last silently, so
+// {"status": "FAIL", ..., "status": "SKIP"} skipped a known failure, and a second top-level
+// "expectations": [] dropped every entry, with nothing said.
+class RepeatedKeys {
+public:
+    explicit RepeatedKeys(std::string where) : where_(std::move(where)) {}
+    bool operator()(int, nlohmann::json::parse_event_t event, const nlohmann::json& parsed) {
+        using E = nlohmann::json::parse_event_t;
+        if (event == E::object_start || event == E::array_start) {
+            std::string name;
+            if (!stack_.empty()) {
+                ++stack_.back().children;
+                name = stack_.back().last_key;
+            }
+            stack_.push_back({event == E::object_start, std::move(name), {}, {}, 0});
+        } else if (event == E::object_end || event == E::array_end) {
+            if (!stack_.empty()) stack_.pop_back();
+        } else if (event == E::value) {
+            if (!stack_.empty() && !stack_.back().object) ++stack_.back().children;
+        } else if (event == E::key && !stack_.empty()) {
+            auto& top = stack_.back();
+            top.last_key = parsed.get<std::string>();
+            if (!top.keys.insert(top.last_key).second) throw InputError(place() + ": key \"" + printable(top.last_key) +
+                                                                    "\" given twice (JSON would keep only the last)");
+        }
+        return true;
+    }
+
+private:
+    struct Frame {
+        bool object;
+        std::string name;  // the key this object or array is the value of
+        std::set<std::string> keys;
+        std::string last_key;
+        std::size_t children;
+    };
+    std::string place() const {
+        if (stack_.size() >= 3 && stack_[1].name == "expectations" && !stack_[1].object)
+            return where_ + ", entry " + std::to_string(stack_[1].children - 1);
+        return where_;
+    }
+    std::string where_;
+    std::vector<Frame> stack_;
+};
+
+// Whether glob `general` matches every name glob `specific` matches (sufficient, not necessary):
+// glob_match over the pattern's text, except that a '?' may not stand for a '*', which matches
+// any run of characters. Then an entry after `general` (with both globs covered) never applies.
+bool covers(const std::string& general, const std::string& specific) {
+    std::size_t p = 0, n = 0, star = std::string::npos, mark = 0;
+    while (n < specific.size()) {
+        if (p < general.size() && general[p] != '*' &&
+            (general[p] == specific[n] || (general[p] == '?' && specific[n] != '*'))) {
+            ++p;
+            ++n;
+        } else if (p < general.size() && general[p] == '*') {
+            star = p++;
+            mark = n;
+        } else if (star != std::string::npos) {
+            p = star + 1;
+            n = ++mark;
+        } else {
+            return false;
+        }
+    }
+    while (p < general.size() && general[p] == '*') ++p;
+    return p == general.size();
+}
+
+bool wildcard(const std::string& glob) { return glob.find_first_of("*?") != std::string::npos; }
+
+// The earlier entry of `out` that covers `x`, if any. A glob without a wildcard covers only itself:
+// those are looked up, so that a generated file of thousands of plain entries loads in n log n.
+std::optional<std::size_t> covering_entry(const std::vector<Expectation>& out, const Expectation& x,
+                                          const std::map<std::pair<std::string, std::string>, std::size_t>& literal,
+                                          const std::vector<std::size_t>& with_wildcards) {
+    if (const auto it = literal.find({x.backend, x.case_glob}); it != literal.end()) return it->second;
+    for (const std::size_t i : with_wildcards)
+        if (covers(out[i].backend, x.backend) && covers(out[i].case_glob, x.case_glob)) return i;
+    return std::nullopt;
+}
+
+bool blank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
+
 }  // namespace
 
 // Every key is checked, and any other refused: a misspelt "reason" or "tikcet" would otherwise
@@ -42,7 +130,7 @@ std::vector<Expectation> load_expectations(const std::filesystem::path& file) {
     if (!in) throw InputError(where + ": cannot open it");
     nlohmann::json root;
     try {
-        root = nlohmann::json::parse(in);
+        root = nlohmann::json::parse(in, RepeatedKeys(where));
     } catch (const nlohmann::json::exception& e) {
         throw InputError(where + ": not valid JSON: " + e.what());
     }
@@ -63,7 +151,12 @@ std::vector<Expectation> load_expectations(const std::filesystem::path& file) {
     if (list == root.end() || !list->is_array())
         throw InputError(where + format_hint + " (\"expectations\" is " +
                          (list == root.end() ? std::string("missing") : kind(*list)) + ")");
+    const auto description = root.find("description");
+    if (description != root.end() && !description->is_string())
+        throw InputError(where + ": \"description\" must be a string, not " + kind(*description));
     std::vector<Expectation> out;
+    std::map<std::pair<std::string, std::string>, std::size_t> literal;  // entries without a wildcard
+    std::vector<std::size_t> with_wildcards;
     std::size_t n = 0;
     for (const auto& e : *list) {
         const std::string entry = where + ", entry " + std::to_string(n++);
@@ -82,7 +175,17 @@ std::vector<Expectation> load_expectations(const std::filesystem::path& file) {
         x.ticket = text_member(e, "ticket", entry, false);
         if (x.backend.empty() || x.case_glob.empty())
             throw InputError(entry + ": \"backend\" and \"case\" must not be empty (\"*\" matches every name)");
-        if (x.reason.empty()) throw InputError(entry + ": an expectation needs a reason");
+        if (blank(x.reason)) throw InputError(entry + ": an expectation needs a reason (\"reason\" is blank)");
+        // The first matching entry applies: one that an earlier entry covers can never apply,
+        // whatever its status says (a duplicate with another status, an exception listed after
+        // its rule). Refused rather than silently ignored.
+        if (const auto i = covering_entry(out, x, literal, with_wildcards))
+            throw InputError(entry + " (backend \"" + printable(x.backend) + "\", case \"" + printable(x.case_glob) +
+                             "\") can never apply: entry " + std::to_string(*i) + " (backend \"" +
+                             printable(out[*i].backend) + "\", case \"" + printable(out[*i].case_glob) +
+                             "\") matches all it matches and comes first (the first matching entry applies)");
+        if (wildcard(x.backend) || wildcard(x.case_glob)) with_wildcards.push_back(out.size());
+        else literal.emplace(std::make_pair(x.backend, x.case_glob), out.size());
         out.push_back(std::move(x));
     }
     return out;
@@ -93,6 +196,18 @@ const Expectation* find_expectation(const std::vector<Expectation>& list, const 
     for (const auto& e : list)
         if (golden::glob_match(e.backend, backend) && golden::glob_match(e.case_glob, case_name)) return &e;
     return nullptr;
+}
+
+std::vector<std::size_t> unused_expectations(const std::vector<Expectation>& list,
+                                             const std::vector<CaseResult>& results) {
+    std::vector<bool> used(list.size(), false);
+    for (const auto& r : results)
+        if (const Expectation* e = find_expectation(list, r.backend, r.case_name))
+            used[static_cast<std::size_t>(e - list.data())] = true;
+    std::vector<std::size_t> unused;
+    for (std::size_t i = 0; i < list.size(); ++i)
+        if (!used[i]) unused.push_back(i);
+    return unused;
 }
 
 }  // namespace moe::conformance

@@ -179,10 +179,15 @@ TEST_CASE("expectations: XPASS fails the run, SKIP is reported with its reason, 
     // An XPASS is one against the expectation file only: the repro line names it.
     CHECK(has(r.output, "repro: moe-conform run --expect " + e.string() + " --backend loop_f32 --case " + kSuite +
                             "/topk_one.h5"));
+    CHECK_FALSE(has(r.output, "applied to no result"));  // both entries applied
 
+    // An entry that applies to nothing in the run is said (a stale entry sat there unnoticed).
     r = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite +
                     " --filter 'gemm3_qwen_spec_*' --expect " + e.string());
     CHECK(r.exit_code == 77);
+    CHECK(has(r.output, "note: 1 of the 2 entries of " + e.string() + " applied to no result of this run"));
+    CHECK(has(r.output, "  entry 0: backend \"loop_f32\", case \"topk_one\"\n"));
+    CHECK_FALSE(has(r.output, "  entry 1:"));
 
     std::ofstream(e) << R"({"format": "moe-expectations", "format_version": 1, "expectations": [
         {"backend": "loop_f32", "case": "x", "status": "FAIL"}]})";
@@ -209,6 +214,15 @@ TEST_CASE("--shard divides the cases --filter and --tier select; a shard left wi
                                    " --filter topk_one --shard 2/3");
     CHECK(empty.exit_code == 77);
     CHECK(has(empty.output, "shard 2/3 holds none of the 1 selected case(s)"));
+    // Its report files are written, with no result: a CI collecting one per shard finds each.
+    TempDir dir;
+    const fs::path json = dir.path() / "r.json", junit = dir.path() / "r.xml";
+    const auto reported = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite +
+                                      " --filter topk_one --shard 2/3 --json " + json.string() + " --junit " +
+                                      junit.string());
+    CHECK(reported.exit_code == 77);
+    CHECK(has(file_bytes(json.string()), "\"results\": []"));
+    CHECK(has(file_bytes(junit.string()), "tests=\"0\""));
     const auto no_work = run_command(moe_conform() + " selftest --shard 1000/1000");
     CHECK(no_work.exit_code == 77);
     CHECK(has(no_work.output, "selftest shard 1000/1000 holds none of the"));
@@ -217,6 +231,60 @@ TEST_CASE("--shard divides the cases --filter and --tier select; a shard left wi
                                    " --tier quick --max-memory 300k");
     CAPTURE(quick.output);
     CHECK(quick.exit_code == 0);
+}
+
+TEST_CASE("expectation files: a key given twice, an entry that can never apply, a blank reason are refused") {
+    // Each was accepted with nothing said: the last "status" won (a known failure turned SKIP), a
+    // second "expectations" dropped every entry, an entry after one covering it never applied.
+    TempDir dir;
+    const fs::path e = dir.path() / "expect.json";
+    const std::string head = R"({"format": "moe-expectations", "format_version": 1, )";
+    const std::string fail = R"({"backend": "loop_f32", "case": "topk_one", "status": "FAIL", "reason": "r"})";
+    const std::pair<std::string, std::string> refused[] = {
+        {head + R"("expectations": [)" + fail + R"(, {"backend": "b", "case": "c", "status": "FAIL", "reason": "r", "status": "SKIP"}]})",
+         "entry 1: key \"status\" given twice"},
+        {head + R"("expectations": [)" + fail + R"(], "expectations": []})", "expect.json: key \"expectations\" given twice"},
+        {head + R"("expectations": [)" + fail + R"(, {"backend": "loop_f32", "case": "topk_one", "status": "SKIP", "reason": "r"}]})",
+         "entry 1 (backend \"loop_f32\", case \"topk_one\") can never apply: entry 0"},
+        {head + R"("expectations": [{"backend": "*", "case": "topk_*", "status": "SKIP", "reason": "r"}, )" + fail + "]}",
+         "entry 1 (backend \"loop_f32\", case \"topk_one\") can never apply: entry 0 (backend \"*\", case \"topk_*\")"},
+        {head + R"("expectations": [{"backend": "loop_f32", "case": "topk_one", "status": "FAIL", "reason": " "}]})",
+         "entry 0: an expectation needs a reason"},
+        {head + R"("description": 5, "expectations": []})", "\"description\" must be a string, not a number"},
+    };
+    for (const auto& [text, message] : refused) {
+        std::ofstream(e) << text;
+        expect_refused_before_running(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite +
+                                          " --filter topk_one --expect " + e.string(),
+                                      message);
+    }
+    // An exception before its rule applies; '?' does not cover '*' (topk_? does not hide topk_*).
+    std::ofstream(e) << head + R"("expectations": [)" + fail +
+                            R"(, {"backend": "*", "case": "topk_?", "status": "SKIP", "reason": "r"},
+                               {"backend": "*", "case": "topk_*", "status": "FAIL", "reason": "r"}]})";
+    const auto r = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite +
+                               " --filter topk_one --expect " + e.string());
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(last_line(r.output) == "0 passed, 0 failed, 0 skipped, 1 xpass");
+}
+
+TEST_CASE("--shard: N near 2^64 does not wrap; one case name in two files is refused before the cut") {
+    // i += N wrapped past 2^64: shard 5 of 2^64 - 1 held the first five files, overlapping 1 to 4.
+    const std::string run = moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite + " --filter 'gemm2_*'";
+    auto r = run_command(run + " --shard 5/18446744073709551615");
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(last_line(r.output) == "1 passed, 0 failed, 0 skipped");
+    CHECK(run_command(run + " --shard 100/18446744073709551615").exit_code == 77);
+    // Unsharded, a run meeting both files is exit 2; each shard met one and passed.
+    TempDir dir;
+    copy_case(dir, "topk_one");
+    fs::copy_file(kSuite + "/topk_one.h5", dir.path() / "topk_one_again.h5");
+    for (const char* shard : {"1/2", "2/2"})
+        expect_refused_before_running(moe_conform() + " run --quiet --backend loop_f32 --suite " + dir.path().string() +
+                                          " --shard " + shard,
+                                      "case name 'topk_one' is in two files of the selection");
 }
 
 TEST_CASE("files that hung or crashed HDF5, in a suite run with --filter and checked against results: exit 2 or an ERROR") {

@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "moe/golden/suite.hpp"
 #include "moe/spec/error.hpp"
+#include "moe/spec/printable.hpp"
 
 namespace moe::conform_cli {
 
@@ -18,39 +19,69 @@ namespace {
 // heap behind a string attribute: tests/golden/malformed_catalogue.py). The case reads run in
 // worker processes under --case-timeout; the selection runs in a child under a time limit too.
 // A child that fails or overruns selects every file: the workers' reads then report the bad one.
+// With `names` (for a shard) the child also returns each kept file's case name, "" if unread.
 std::vector<std::string> select_in_child(const std::vector<std::string>& files, const std::vector<std::string>& filters,
-                                         const std::string& tier) {
+                                         const std::string& tier, std::vector<std::string>* names) {
     // Reading two attributes takes milliseconds a file: the limit only ends a hang.
     const auto text = in_child_process(
         [&] {
-            std::ostringstream out;  // the indices of the kept files, a line each
-            const auto kept = golden::select_files(files, filters, tier);
+            std::ostringstream out;  // the index of each kept file and its printable name, a line each
+            std::vector<std::string> kept_names;
+            const auto kept = golden::select_files(files, filters, tier, &kept_names);
             std::size_t at = 0;
             for (std::size_t i = 0; i < files.size() && at < kept.size(); ++i)
                 if (files[i] == kept[at]) {
-                    out << i << '\n';
+                    out << i << ' ' << kept_names[at] << '\n';  // printable: no line break in a name
                     ++at;
                 }
             return out.str();
         },
         10000 + 20 * static_cast<long>(files.size()));
-    if (!text) return files;
+    if (names) names->clear();
+    if (!text) {
+        if (names) names->assign(files.size(), "");
+        return files;
+    }
     std::vector<std::string> kept;
     std::istringstream in(*text);
-    for (std::size_t i; in >> i;)
-        if (i < files.size()) kept.push_back(files[i]);
+    for (std::string line; std::getline(in, line);) {
+        const auto space = line.find(' ');
+        const std::size_t i = std::stoul(line.substr(0, space));
+        if (i >= files.size()) continue;
+        kept.push_back(files[i]);
+        if (names) names->push_back(space == std::string::npos ? "" : line.substr(space + 1));
+    }
     return kept;
+}
+
+// Two files of the selection with one case name: the runner refuses them when one run meets both
+// (exit 2), but shards met one each, every shard passed, and their merged reports held two
+// results under one name. So a sharded selection is checked whole, before it is cut.
+void refuse_repeated_names(const std::vector<std::string>& files, const std::vector<std::string>& names) {
+    std::map<std::string, std::string> first_file;
+    for (std::size_t i = 0; i < files.size() && i < names.size(); ++i) {
+        if (names[i].empty()) continue;  // unread: the full read reports the file
+        const auto [at, fresh] = first_file.emplace(names[i], files[i]);
+        if (!fresh)
+            throw InputError("case name '" + names[i] + "' is in two files of the selection: '" + printable(at->second) +
+                             "' and '" + printable(files[i]) + "' (each shard would run one, and their reports merge them)");
+    }
 }
 
 }  // namespace
 
 Selection selected_files(const std::vector<std::string>& files, const SuiteRunFlags& flags, const std::string& shard) {
     Selection s;
-    // Tier "full" includes every tier: only filters, or a narrower tier, need the attributes.
+    // Tier "full" includes every tier: only filters, or a narrower tier, need the attributes; a
+    // shard needs the names of the whole selection too.
     const std::string tier = flags.tier == "full" ? std::string() : flags.tier;
-    s.files = flags.filters.empty() && tier.empty() ? files : select_in_child(files, flags.filters, tier);
+    std::vector<std::string> names;
+    s.files = flags.filters.empty() && tier.empty() && shard.empty()
+                  ? files
+                  : select_in_child(files, flags.filters, tier, shard.empty() ? nullptr : &names);
     s.selected = s.files.size();
     if (shard.empty()) return s;
+    refuse_repeated_names(s.files, names);
     const auto [index, count] = golden::parse_shard(shard);
     s.files = golden::shard_files(std::move(s.files), index, count);
     if (s.empty_shard())

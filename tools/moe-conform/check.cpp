@@ -105,9 +105,9 @@ int check(const CheckCommand& c) {
         return 2;
     }
     const Selection selection = selected_files(in.golden_files, c, c.shard);
-    if (selection.empty_shard()) return 77;
-    conformance::RunOptions o = run_options(c, selection.files);
     auto info = make_run_info(c.command_line, {prepared.replay.name}, c.suite.empty() ? "(files)" : c.suite, c.tier);
+    if (selection.empty_shard()) return report_empty_shard(info, {c.json, c.junit, c.html});
+    conformance::RunOptions o = run_options(c, selection.files);
     const auto start = std::chrono::steady_clock::now();
     conformance::RunOutcome outcome = conformance::run_suite_from_makers(o, {prepared.replay});
     // Results name their case as stored; reports show it escaped (golden::printable).

@@ -48,4 +48,11 @@ int report_outcome(const conformance::RunInfo& info, const conformance::RunOutco
     return code;
 }
 
+int report_empty_shard(const conformance::RunInfo& info, const ReportFiles& files) {
+    if (!files.json.empty()) conformance::write_json_report(files.json, info, {});
+    if (!files.junit.empty()) conformance::write_junit_report(files.junit, info, {});
+    if (!files.html.empty()) conformance::write_html_report(files.html, info, {});
+    return 77;
+}
+
 }  // namespace moe::conform_cli

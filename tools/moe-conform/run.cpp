@@ -42,6 +42,29 @@ void refuse_unused_device(const std::string& device, bool opencl_runs, const std
                          what_runs + " runs none of them (leave --device out)");
 }
 
+namespace {
+
+// Entries of the expectation file that applied to no result: said, not refused (a shard, a
+// --filter or --backend subset runs part of what the file covers).
+void note_unused_expectations(const std::string& file, const std::vector<conformance::Expectation>& list,
+                              const std::vector<conformance::CaseResult>& results, const std::string& shard) {
+    const auto unused = conformance::unused_expectations(list, results);
+    if (unused.empty()) return;
+    constexpr std::size_t kShown = 10;
+    std::cerr << "moe-conform: note: " << unused.size() << " of the " << list.size() << " entries of "
+              << golden::printable(file) << " applied to no result of this run"
+              << (shard.empty() ? "" : " (shard " + shard + ": the other shards may use them)")
+              << "; a case renamed or removed, a file name for a case name, or a backend not run:\n";
+    for (std::size_t k = 0; k < unused.size() && k < kShown; ++k) {
+        const auto& e = list[unused[k]];
+        std::cerr << "  entry " << unused[k] << ": backend \"" << golden::printable(e.backend) << "\", case \""
+                  << golden::printable(e.case_glob) << "\"\n";
+    }
+    if (unused.size() > kShown) std::cerr << "  ... and " << unused.size() - kShown << " more\n";
+}
+
+}  // namespace
+
 int run(const RunCommand& c) {
     refuse_repeated_cases(c.cases);
     if (!c.suite.empty()) {
@@ -70,7 +93,10 @@ int run(const RunCommand& c) {
     for (const auto& m : makers)
         if (backends::opencl_family(m.name)) check_opencl_environment();
     const Selection selection = selected_files(c.suite.empty() ? c.cases : golden::suite_files(c.suite), c, c.shard);
-    if (selection.empty_shard()) return 77;
+    std::vector<std::string> names;
+    for (const auto& m : makers) names.push_back(m.name);
+    conformance::RunInfo info = make_run_info(c.command_line, names, c.suite.empty() ? "(files)" : c.suite, c.tier);
+    if (selection.empty_shard()) return report_empty_shard(info, {c.json, c.junit, c.html});
     conformance::RunOptions o = run_options(c, selection.files);
     // Each backend's repro line carries only what it needs: its own plugin, the device if opencl
     // (the line runs that one backend, and run refuses a plugin or a --device it would not use).
@@ -112,13 +138,12 @@ int run(const RunCommand& c) {
             m.make = [make = m.make, dir, ids] { return conformance::record_results(make(), dir, ids); };
         }
     }
-    std::vector<std::string> names;
-    for (const auto& m : makers) names.push_back(m.name);
-    conformance::RunInfo info = make_run_info(c.command_line, names, c.suite.empty() ? "(files)" : c.suite, c.tier);
     const auto start = std::chrono::steady_clock::now();
     const conformance::RunOutcome outcome = conformance::run_suite_from_makers(o, makers);
     info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return report_outcome(info, outcome, {c.json, c.junit, c.html});
+    const int code = report_outcome(info, outcome, {c.json, c.junit, c.html});
+    if (!c.expect.empty() && code != 2) note_unused_expectations(c.expect, o.expectations, outcome.results, c.shard);
+    return code;
 }
 
 }  // namespace moe::conform_cli

@@ -28,9 +28,14 @@ CaseIdentity identify_case(const std::string& file) {
 }
 
 std::vector<std::string> select_files(const std::vector<std::string>& files, const std::vector<std::string>& filters,
-                                      const std::string& tier) {
-    if (filters.empty() && tier.empty()) return files;
+                                      const std::string& tier, std::vector<std::string>* names) {
+    if (filters.empty() && tier.empty() && !names) return files;
     std::vector<std::string> kept;
+    if (names) names->clear();
+    const auto keep_file = [&](const std::string& file, const std::string& name) {
+        kept.push_back(file);
+        if (names) names->push_back(name);
+    };
     for (const auto& file : files) {
         std::optional<std::string> name, case_tier;
         try {
@@ -41,11 +46,11 @@ std::vector<std::string> select_files(const std::vector<std::string>& files, con
             name = h5::read_string_attr(root.get(), "case", ctx, where_root_attr("case"));
             case_tier = h5::read_string_attr(root.get(), "tier", ctx, where_root_attr("tier"));
         } catch (const std::exception&) {
-            kept.push_back(file);  // unreadable: the full read names what is wrong
+            keep_file(file, "");  // unreadable: the full read names what is wrong
             continue;
         }
         if (!name) {
-            kept.push_back(file);
+            keep_file(file, "");
             continue;
         }
         if (!tier.empty() && case_tier && !case_tier->empty() && !tier_includes(tier, *case_tier)) continue;
@@ -53,7 +58,7 @@ std::vector<std::string> select_files(const std::vector<std::string>& files, con
         // The name as stored, or as reports print it (printable): a name copied out of a report
         // or a repro line selects its case too.
         for (const auto& f : filters) keep = keep || glob_match(f, *name) || glob_match(f, printable(*name));
-        if (keep) kept.push_back(file);
+        if (keep) keep_file(file, printable(*name));
     }
     return kept;
 }

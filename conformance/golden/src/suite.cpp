@@ -65,7 +65,12 @@ std::vector<std::string> shard_files(std::vector<std::string> files, std::size_t
         return fa != fb ? fa < fb : a < b;
     });
     std::vector<std::string> out;
-    for (std::size_t i = index - 1; i < files.size(); i += count) out.push_back(files[i]);
+    // Stepping stops before `i + count` could pass 2^64 - 1: it wrapped, so shard 5 of 2^64 - 1
+    // held the first five files, overlapping shards 1 to 4.
+    for (std::size_t i = index - 1; i < files.size(); i += count) {
+        out.push_back(files[i]);
+        if (count >= files.size() - i) break;
+    }
     return out;
 }
 

@@ -24,4 +24,10 @@ std::vector<Expectation> load_expectations(const std::filesystem::path& file);
 const Expectation* find_expectation(const std::vector<Expectation>& list, const std::string& backend,
                                     const std::string& case_name);
 
+// The indices of the entries that applied to none of `results` (no result's backend and case
+// match them first): a stale entry (a case renamed or removed, a file name given for a case
+// name, a backend that did not run) would otherwise sit in the file unnoticed.
+std::vector<std::size_t> unused_expectations(const std::vector<Expectation>& list,
+                                             const std::vector<CaseResult>& results);
+
 }  // namespace moe::conformance

@@ -39,8 +39,10 @@ CaseIdentity identify_case(const std::string& file);
 // the run tier `tier` ("" or a tier, as tier_includes) select, judged from the root attributes
 // `case` and `tier` alone: nothing else of a file left out is read, so its size, checksums and
 // datasets cannot fail a run that does not run it. A file whose attributes cannot be read stays
-// in, for the full read to report. Order kept.
+// in, for the full read to report. Order kept. With `names`, every file's attributes are read
+// (filters and tier or not) and names[i] is kept[i]'s case name as reports print it (printable),
+// empty where it could not be read.
 std::vector<std::string> select_files(const std::vector<std::string>& files, const std::vector<std::string>& filters,
-                                      const std::string& tier);
+                                      const std::string& tier, std::vector<std::string>* names = nullptr);
 
 }  // namespace moe::golden
