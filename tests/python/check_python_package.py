@@ -113,6 +113,14 @@ def check_interrupt(suite, expect):
     every = [r.case for r in moe_conform.run_suite(lambda c: np.zeros(c.inputs["hidden_states"].shape, np.float32), suite,
                                                     filter="gemm3_qwen_*", quiet=True).results]
     expect(sorted(seen) == sorted(every) and len(every) > 1, f"shards {seen} against {every}")
+    # A shard with none of the selected cases: exit_code 77 (nothing compared), as moe-conform's,
+    # with its report file written, holding no result.
+    empty_report = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"moe_empty_shard_{os.getpid()}.json")
+    empty = moe_conform.run_suite(exits, suite, filter="gemm3_qwen_*", shard="999/999", json=empty_report, quiet=True)
+    written = json.load(open(empty_report))
+    os.remove(empty_report)
+    expect(empty.exit_code == 77 and not empty.results and not empty.input_errors and written["results"] == [],
+           f"an empty shard: exit_code {empty.exit_code}, input_errors {empty.input_errors}")
     known = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"moe_expect_{os.getpid()}.json")
     with open(known, "w") as f:
         json.dump({"format": "moe-expectations", "format_version": 1, "expectations": [

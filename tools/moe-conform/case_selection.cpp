@@ -9,7 +9,6 @@
 #include "commands.hpp"
 #include "moe/golden/suite.hpp"
 #include "moe/spec/error.hpp"
-#include "moe/spec/printable.hpp"
 
 namespace moe::conform_cli {
 
@@ -54,20 +53,6 @@ std::vector<std::string> select_in_child(const std::vector<std::string>& files, 
     return kept;
 }
 
-// Two files of the selection with one case name: the runner refuses them when one run meets both
-// (exit 2), but shards met one each, every shard passed, and their merged reports held two
-// results under one name. So a sharded selection is checked whole, before it is cut.
-void refuse_repeated_names(const std::vector<std::string>& files, const std::vector<std::string>& names) {
-    std::map<std::string, std::string> first_file;
-    for (std::size_t i = 0; i < files.size() && i < names.size(); ++i) {
-        if (names[i].empty()) continue;  // unread: the full read reports the file
-        const auto [at, fresh] = first_file.emplace(names[i], files[i]);
-        if (!fresh)
-            throw InputError("case name '" + names[i] + "' is in two files of the selection: '" + printable(at->second) +
-                             "' and '" + printable(files[i]) + "' (each shard would run one, and their reports merge them)");
-    }
-}
-
 }  // namespace
 
 Selection selected_files(const std::vector<std::string>& files, const SuiteRunFlags& flags, const std::string& shard) {
@@ -81,7 +66,7 @@ Selection selected_files(const std::vector<std::string>& files, const SuiteRunFl
                   : select_in_child(files, flags.filters, tier, shard.empty() ? nullptr : &names);
     s.selected = s.files.size();
     if (shard.empty()) return s;
-    refuse_repeated_names(s.files, names);
+    if (const auto twice = golden::repeated_case_name(s.files, names)) throw InputError(*twice);
     const auto [index, count] = golden::parse_shard(shard);
     s.files = golden::shard_files(std::move(s.files), index, count);
     if (s.empty_shard())

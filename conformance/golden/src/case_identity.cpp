@@ -1,3 +1,4 @@
+#include <map>
 #include <optional>
 
 #include "golden_rules.hpp"
@@ -61,6 +62,19 @@ std::vector<std::string> select_files(const std::vector<std::string>& files, con
         if (keep) keep_file(file, printable(*name));
     }
     return kept;
+}
+
+std::optional<std::string> repeated_case_name(const std::vector<std::string>& files,
+                                              const std::vector<std::string>& names) {
+    std::map<std::string, std::string> first_file;
+    for (std::size_t i = 0; i < files.size() && i < names.size(); ++i) {
+        if (names[i].empty()) continue;  // unread: the full read reports the file
+        const auto [at, fresh] = first_file.emplace(names[i], files[i]);
+        if (!fresh)
+            return "case name '" + names[i] + "' is in two files of the selection: '" + printable(at->second) + "' and '" +
+                   printable(files[i]) + "' (each shard would run one, and their reports merge them)";
+    }
+    return std::nullopt;
 }
 
 }  // namespace moe::golden

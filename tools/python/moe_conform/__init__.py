@@ -36,7 +36,8 @@ def run_suite(fn, suite_dir, compute="f32", storage=None, filter=None, json=None
     (spec/compressed.md; None = compute), e.g. "data" for a kernel that forms W_f in bf16.
     filter: a case-name glob or a list of them. expect: an expectation file (known failures,
     XFAIL; cases not to run, SKIP; docs/moe-conform.md). shard: "I/N", this share of the suite's
-    files, as `moe-conform run --shard`. json, junit: report files to write (their folders
+    files, as `moe-conform run --shard` (a share holding none of the cases: exit_code 77, its
+    report files written with no result; one case name in two files: exit_code 2). json, junit: report files to write (their folders
     are checked before any case runs). Prints the same table as `moe-conform run` (unless quiet)
     and returns a Summary.
 

@@ -168,7 +168,31 @@ Summary run_suite(const py::function& fn, const std::string& suite_dir, const st
     o.files = golden::suite_files(suite_dir);
     if (shard) {  // as moe-conform run --shard I/N: every N-th selected case from the I-th
         const auto [index, count] = golden::parse_shard(*shard);
-        o.files = golden::shard_files(golden::select_files(o.files, filters, ""), index, count);
+        std::vector<std::string> names;  // each selected file's case name, for the check below
+        const auto selected = golden::select_files(o.files, filters, "", &names);
+        // As moe-conform: one case name in two files is refused in every shard (each shard would
+        // meet one copy and pass), and a shard with none of the selected cases is exit_code 77.
+        if (const auto twice = golden::repeated_case_name(selected, names)) {
+            Summary refused;
+            refused.input_errors.push_back(*twice);
+            print_errors(refused.input_errors);
+            refused.exit_code = 2;
+            return refused;
+        }
+        o.files = golden::shard_files(selected, index, count);
+        if (o.files.empty() && !selected.empty()) {
+            Summary empty;
+            if (!quiet)
+                py::module_::import("sys").attr("stderr").attr("write")(
+                    "moe_conform.run_suite: shard " + *shard + " holds none of the " + std::to_string(selected.size()) +
+                    " selected case(s): nothing to compare here (exit_code 77)\n");
+            // Its report files hold no result, as moe-conform's: one per shard, each there.
+            const auto info = run_info(name, suite_dir, "moe_conform.run_suite(" + name + ", " + literal(suite_dir) + args + ")");
+            if (json) conformance::write_json_report(*json, info, {});
+            if (junit) conformance::write_junit_report(*junit, info, {});
+            empty.exit_code = 77;
+            return empty;
+        }
     }
     if (expect) o.expectations = conformance::load_expectations(*expect);
     o.filters = filters;

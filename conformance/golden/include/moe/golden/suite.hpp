@@ -2,6 +2,7 @@
 // A suite is a folder of golden files; a run selects cases from it by name globs and by tier.
 // Used by the generator (which cases to write) and the runner (which cases to run) alike.
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,5 +45,13 @@ CaseIdentity identify_case(const std::string& file);
 // empty where it could not be read.
 std::vector<std::string> select_files(const std::vector<std::string>& files, const std::vector<std::string>& filters,
                                       const std::string& tier, std::vector<std::string>* names = nullptr);
+
+// The first case name held by two of `files` (names[i]: files[i]'s, as select_files gives them;
+// "" unread, skipped), as a message naming both files; nullopt when none. A run meeting both
+// refuses them, but shards met one each, every shard passed, and their merged reports held two
+// results under one name: so moe-conform and the Python door check a sharded selection whole,
+// before it is cut.
+std::optional<std::string> repeated_case_name(const std::vector<std::string>& files,
+                                              const std::vector<std::string>& names);
 
 }  // namespace moe::golden
