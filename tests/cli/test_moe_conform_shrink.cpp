@@ -85,3 +85,34 @@ TEST_CASE("mutants by name: the bare name works as well as mutant:NAME; a passin
     CHECK(unknown.exit_code == 2);
     CHECK(has(unknown.output, "or a selftest mutant"));
 }
+
+TEST_CASE("shrink says when --max-seconds, not the search, ended it: the case may shrink further") {
+    TempDir dir;
+    const auto r = run_command(moe_conform() + " shrink --quiet --max-seconds 1e-9 --backend mutant:hidden_off_by_one --case " +
+                               kSuite + "/gemm3_single_token.h5 -o " + (dir / "x.h5").string());
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(has(r.output, "stopped early: the search reached its time limit of 1e-09 s before it tried every edit"));
+    // A search that ran to its end says nothing of the kind.
+    const auto done = run_command(moe_conform() + " shrink --quiet --backend mutant:hidden_off_by_one --case " + kSuite +
+                                  "/gemm3_single_token.h5 -o " + (dir / "y.h5").string());
+    CHECK(done.exit_code == 0);
+    CHECK_FALSE(has(done.output, "stopped early"));
+}
+
+TEST_CASE("shrink refuses a golden file whose stored output is not its inputs', as run does (exit 2)") {
+    // Such a file fails every backend, the reference too; no candidate (its output recomputed)
+    // fails with it, so after 3000 runs the damaged file itself was written as the shrunk case.
+    TempDir dir;
+    moe::golden::GoldenCase c = moe::golden::read_golden(kSuite + "/gemm3_single_token.h5");
+    moe::Tensor& out = c.outputs.at("output");
+    for (std::size_t i = 0; i < out.size(); ++i) out.set(i, 0.0);
+    const std::string file = (dir / "damaged.h5").string();
+    moe::golden::write_golden(file, c);
+    const std::string small = (dir / "small.h5").string();
+    const auto r = run_command(moe_conform() + " shrink --quiet --backend reference --case " + file + " -o " + small);
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.output, "does not belong to these inputs"));
+    CHECK_FALSE(fs::exists(small));
+}

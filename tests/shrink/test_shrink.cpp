@@ -12,6 +12,7 @@
 #include "moe/conformance/compare.hpp"
 #include "moe/reference/interpreter.hpp"
 #include "moe/shrink/shrink.hpp"
+#include "moe/spec/compression.hpp"
 #include "moe/spec/error.hpp"
 #include "ddmin.hpp"
 #include "small_cases.hpp"
@@ -167,4 +168,124 @@ TEST_CASE("rebuild_case: exact stays exact only while the certificate holds") {
     Problem inexact = exact.problem;
     inexact.inputs[kHiddenStates].set(0, 0.1);  // not on a short dyadic grid
     CHECK_FALSE(rebuild_case(inexact, exact, 1).exact);
+}
+
+namespace {
+
+// Fails every case at stage "gate_up" (or "gate"), whatever it holds.
+Verdict always_fails(const golden::GoldenCase& g) {
+    return {Status::fail, g.problem.attributes.expert_type == ExpertType::gemm3_swiglu ? "gate" : "gate_up", "planted"};
+}
+
+}  // namespace
+
+golden::GoldenCase bundled(const std::string& name) {
+    return golden::read_golden(std::string(MOE_SOURCE_DIR) + "/data/golden/" + name + ".h5");
+}
+
+TEST_CASE("keep_hidden and keep_inter on compressed weights: whole groups, with their scales and zero points") {
+    const Problem p = bundled("compressed_u8_gemm2_group4_zp").problem;  // H = I = 16, groups of 4
+    REQUIRE(weight_compression(p, kWeight0)->group_size == 4);
+    CHECK(hidden_unit(p) == 4);
+    CHECK(inter_unit(p) == 4);
+    // A split group is no edit; whole groups take their scale and zero point columns along.
+    CHECK(keep_hidden(p, {0, 1, 2}).inputs == p.inputs);
+    const Problem q = keep_hidden(p, {4, 5, 6, 7, 12, 13, 14, 15});
+    CHECK(validate(q).H == 8);
+    CHECK(q.input(scale_input(kWeight0)).shape()[2] == 2);
+    CHECK(q.input(zero_point_input(kWeight0)).shape()[2] == 2);
+    // Expert 0, row 0: groups 1 and 3 are now 0 and 1.
+    CHECK(q.input(scale_input(kWeight0)).get(0) == p.input(scale_input(kWeight0)).get(1));
+    CHECK(q.input(scale_input(kWeight0)).get(1) == p.input(scale_input(kWeight0)).get(3));
+    CHECK(validate(keep_inter(p, {0, 1, 2, 3})).I == 4);
+    // MXFP4 per channel is one block of 32: nothing to drop.
+    const Problem mx = bundled("compressed_mxfp4_gemm2_f32").problem;
+    CHECK(hidden_unit(mx) == 32);
+    // A 4-bit weight per channel keeps an even K.
+    CHECK(hidden_unit(bundled("compressed_i4_gemm2_channel_nozp").problem) == 2);
+}
+
+TEST_CASE("shrink_case on compressed weights: H and I shrink by whole groups, and the search ends by itself") {
+    // keep_hidden and keep_inter left a compressed problem as it was; that "edit" still failed,
+    // so it was kept, every pass changed something and the search ran to its limit of 3000 runs
+    // with H and I as they were.
+    const Result r = shrink_case(bundled("compressed_u8_gemm2_group4_nozp"), always_fails);
+    CAPTURE(r.runs);
+    CHECK(r.limit.empty());
+    CHECK(r.runs < 300);
+    CHECK(r.after.H == 1);  // 16 -> 4 (one group) -> 1 (per channel)
+    CHECK(r.after.I == 1);
+    CHECK(r.shrunk.problem.input(kWeight0).dtype() == DType::u8);
+    // MXFP4's blocks of 32 stay whole.
+    const Result mx = shrink_case(bundled("compressed_mxfp4_gemm2_f32"), always_fails);
+    CHECK(mx.limit.empty());
+    CHECK(mx.runs < 300);
+    CHECK(mx.after.H == 32);
+    CHECK(mx.after.I == 32);
+}
+
+TEST_CASE("shrink_case drops the unused experts one chunk at a time when the failure needs some of them") {
+    // An expert-parallel mapping that fails only while E > 8 devices: dropping every unused
+    // expert at once passes, so E stayed 12; delta debugging over them gets to 9.
+    const auto c = test::golden_case(test::small_problem(ExpertType::gemm3_swiglu, Convention::openvino, 6, 8, 4, 12, 2), true);
+    const Oracle oracle = [](const golden::GoldenCase& g) {
+        return validate(g.problem).E > 8 ? Verdict{Status::fail, "", "planted"} : Verdict{Status::pass, "", ""};
+    };
+    const Result r = shrink_case(c, oracle);
+    CHECK(r.after.T == 1);
+    CHECK(r.after.E == 9);
+    CHECK(r.limit.empty());
+}
+
+TEST_CASE("shrink_case says when its budget, not the search, ended it") {
+    const auto c = test::golden_case(test::small_problem(ExpertType::gemm2_bias_swiglu_clamp, Convention::spec, 7, 12, 6, 5, 2), true);
+    Options few;
+    few.max_runs = 3;
+    CHECK(shrink_case(c, always_fails, few).limit == "its limit of 3 runs");
+    Options brief;
+    brief.max_seconds = 1e-9;
+    CHECK(shrink_case(c, always_fails, brief).limit == "its time limit of 1e-09 s");
+    CHECK(shrink_case(c, always_fails).limit.empty());
+}
+
+namespace {
+
+// A backend that computes the reference output, then misbehaves as `run` would notice.
+class Misbehaving : public Backend {
+public:
+    enum class Kind { misshapen_stage, writes_inputs };
+    explicit Misbehaving(Kind k) : kind_(k) {}
+    std::string name() const override { return "misbehaving"; }
+    std::string description() const override { return ""; }
+    Support supports(const Problem&) const override { return {}; }
+    Precision precision(DType) const override { return {DType::f64, DType::f64}; }
+    bool provides_stages() const override { return true; }
+    Output run(const Problem& p, bool) override {
+        Output out;
+        out.output = reference_output(p);
+        if (kind_ == Kind::misshapen_stage) out.stages["gate"] = Tensor(DType::f32, {1});
+        if (kind_ == Kind::writes_inputs) const_cast<Problem&>(p).inputs[kHiddenStates].set(0, 1.5);
+        return out;
+    }
+
+private:
+    Kind kind_;
+};
+
+}  // namespace
+
+TEST_CASE("make_backend_oracle judges as moe-conform run does: a misshapen stage fails, writing inputs is an error") {
+    // Comparing the output alone called both PASS, so a shrink could keep a candidate that run fails
+    // another way (or refuse the case run fails).
+    const auto c = test::golden_case(test::small_problem(ExpertType::gemm3_swiglu, Convention::openvino, 3, 8, 4, 4, 2), true);
+    Misbehaving stage(Misbehaving::Kind::misshapen_stage);
+    const Verdict v = make_backend_oracle(stage, 1)(c);
+    CAPTURE(v.reason);
+    CHECK(v.status == Status::fail);
+    CHECK(v.stage.rfind("gate (shape", 0) == 0);
+    Misbehaving writer(Misbehaving::Kind::writes_inputs);
+    golden::GoldenCase copy = c;
+    const Verdict w = make_backend_oracle(writer, 1)(copy);
+    CHECK(w.status == Status::error);
+    CHECK(w.reason.find("wrote into its inputs") != std::string::npos);
 }

@@ -8,6 +8,7 @@
 #include "moe/conformance/case_file_name.hpp"
 #include "moe/conformance/shell_word.hpp"
 #include "moe/golden/golden_file.hpp"
+#include "moe/golden/stored_results.hpp"
 #include "moe/shrink/shrink.hpp"
 #include "moe/spec/error.hpp"
 
@@ -36,8 +37,12 @@ int shrink(const ShrinkCommand& c) {
         std::cerr << "moe-conform: error: backend " << backend->name() << " is unavailable: " << a.reason << "\n";
         return 2;
     }
-    const golden::GoldenCase original = golden::read_golden(c.case_file);
+    golden::GoldenCase original = golden::read_golden(c.case_file);
     validate(original.problem);
+    // As run does (exit 2): a file whose stored output or bounds are not its inputs' fails every
+    // backend, the reference too, and no candidate (its results recomputed) fails with it, so
+    // the damaged file itself was written as the "shrunk" case, after the whole budget of runs.
+    golden::check_stored_results(c.case_file, original, {golden::StoredResultsOptions{}.max_tokens, c.threads});
     // The default name comes from the golden file's case name: untrusted, so made a plain file name.
     const std::string file =
         c.out.empty() ? conformance::case_file_stem(original.problem.name + "_shrunk") + ".h5" : c.out;
@@ -68,6 +73,8 @@ int shrink(const ShrinkCommand& c) {
               << "  before: " << r.before.to_string() << "\n"
               << "  after:  " << r.after.to_string() << (out.exact ? " (exact by construction)" : "") << "\n"
               << "  still:  " << verdict_text(r.verdict) << "\n"
+              << (r.limit.empty() ? "" : "  stopped early: the search reached " + r.limit +
+                                             " before it tried every edit, so the case may shrink further\n")
               << (r.stable ? "" : "  warning: two more runs did not both fail the same way: the backend is not deterministic\n")
               << "wrote " << file << "\n"
               << "repro: moe-conform run --backend " << shell_word(backend->name())

@@ -1,8 +1,11 @@
 // The oracle for a backend: what `moe-conform run` does with one case (conformance/src/runner.cpp),
-// without expectations, reports or files.
+// without expectations, reports or files. It judges with the runner's own judge_output and the
+// backend's precision_for, so that a candidate the shrinker keeps is one run would fail the same
+// way: comparing the output alone missed what run adds (a misshapen stage is a FAIL there, a
+// backend that writes into its inputs an ERROR).
 #include <exception>
 
-#include "moe/conformance/compare.hpp"
+#include "moe/conformance/judge.hpp"
 #include "moe/shrink/shrink.hpp"
 
 namespace moe::shrink {
@@ -16,21 +19,30 @@ Oracle make_backend_oracle(Backend& backend, int threads) {
             v.reason = s.reason;
             return v;
         }
-        const Precision precision = backend.precision(c.problem.input(kHiddenStates).dtype());
+        const Precision precision = backend.precision_for(c.problem);
+        const auto before = c.problem.inputs;  // run compares digests; a copy is as good here
         Output out;
+        std::string threw;
         try {
             backend.prepare(c.problem);
             out = backend.run(c.problem, backend.provides_stages());
         } catch (const std::exception& e) {
+            threw = e.what();
+        }
+        if (!(c.problem.inputs == before)) {
             v.status = conformance::Status::error;
-            v.reason = std::string("backend threw: ") + e.what();
+            v.reason = "the backend wrote into its inputs, which it may only read";
             return v;
         }
-        const conformance::Comparison cmp = conformance::compare_output(c, out.output, precision, threads);
-        v.status = cmp.status;
-        v.reason = cmp.reason;
-        if (v.status == conformance::Status::fail && !out.stages.empty())
-            if (const auto d = conformance::first_divergent_stage(c, out.stages, precision, threads)) v.stage = d->stage;
+        if (!threw.empty()) {
+            v.status = conformance::Status::error;
+            v.reason = "backend threw: " + threw;
+            return v;
+        }
+        const conformance::CaseResult r = conformance::judge_output(c, out, {"", backend.name(), precision, "", threads});
+        v.status = r.status;
+        v.reason = r.reason;
+        if (v.status == conformance::Status::fail && r.first_divergent_stage) v.stage = r.first_divergent_stage->stage;
         return v;
     };
 }

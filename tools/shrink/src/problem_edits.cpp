@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <string>
 
 #include "moe/spec/compression.hpp"
@@ -32,6 +33,39 @@ void select_outputs(Problem& q, const Problem& p, const char* weight, std::size_
     if (!compressed(p, weight)) return;
     for (const std::string& param : {scale_input(weight), zero_point_input(weight)})
         if (p.has(param) && p.input(param).shape()[1] != 1) q.inputs[param] = select_axis(p.input(param), 1, keep);
+}
+
+// A weight's inputs `keep` (its K axis). A compressed weight's inputs come in groups that share a
+// scale and zero point (spec/compressed.md): whole groups go, with their columns of those; false
+// (nothing changed) when `keep` splits a group. Per channel (one group) any subset is one smaller
+// group, and validate() refuses what the type cannot hold (an odd 4-bit K).
+bool select_inputs(Problem& q, const Problem& p, const char* weight, const Keep& keep) {
+    q.inputs[weight] = select_axis(p.input(weight), input_axis(p), keep);
+    const auto c = compressed(p, weight) ? weight_compression(p, weight) : std::nullopt;
+    if (!c || c->groups == 1) return true;
+    Keep groups;
+    for (std::size_t i = 0; i < keep.size(); i += c->group_size) {
+        const std::size_t g = keep[i] / c->group_size, last = i + c->group_size - 1;  // keep is ascending
+        if (keep[i] != g * c->group_size || last >= keep.size() || keep[last] != keep[i] + c->group_size - 1) return false;
+        groups.push_back(g);
+    }
+    for (const std::string& param : {scale_input(weight), zero_point_input(weight)})
+        if (p.has(param)) q.inputs[param] = select_axis(p.input(param), 2, groups);
+    return true;
+}
+
+// How many of `weight`'s inputs go together: see hidden_unit.
+std::size_t input_unit(const Problem& p, const char* weight) {
+    const auto c = compressed(p, weight) ? weight_compression(p, weight) : std::nullopt;
+    if (!c) return 1;
+    if (c->groups > 1 || c->weight == DType::f4e2m1) return c->group_size;  // MXFP4: blocks of 32
+    return dtype_bits(c->weight) == 4 ? 2 : 1;                            // an even 4-bit K
+}
+
+// A unit that both weights' units divide, or all `n` features when it does not divide n.
+std::size_t common_unit(std::size_t n, std::size_t a, std::size_t b) {
+    const std::size_t u = std::lcm(a, b);
+    return n % u == 0 ? u : n;
 }
 
 // Rows of `row` elements: the rows `keep`, into `shape`.
@@ -131,22 +165,18 @@ Problem keep_experts(const Problem& p, const Keep& experts) {
 }
 
 Problem keep_hidden(const Problem& p, const Keep& features) {
-    // A compressed weight's inputs come in groups that share a scale: dropping some would need
-    // new groups, so H stays as it is.
-    if (compressed(p, kWeight0) || (!gemm2(p) && compressed(p, kWeight1))) return p;
     Problem q = p;
+    if (!select_inputs(q, p, kWeight0, features) || (!gemm2(p) && !select_inputs(q, p, kWeight1, features))) return p;
     const Tensor& x = p.input(kHiddenStates);
     q.inputs[kHiddenStates] = select_axis(x, x.rank() - 1, features);
-    q.inputs[kWeight0] = select_axis(p.input(kWeight0), input_axis(p), features);
-    if (!gemm2(p)) q.inputs[kWeight1] = select_axis(p.input(kWeight1), input_axis(p), features);
     select_outputs(q, p, down_weight(p), output_axis(p), features);
     if (p.has(kBias1)) q.inputs[kBias1] = select_axis(p.input(kBias1), p.input(kBias1).rank() - 1, features);
     return q;
 }
 
 Problem keep_inter(const Problem& p, const Keep& features) {
-    if (compressed(p, down_weight(p))) return p;  // its inputs are I, in groups (see keep_hidden)
     Problem q = p;
+    if (!select_inputs(q, p, down_weight(p), features)) return p;  // its inputs are I
     Keep lanes = features;  // GEMM2: the gate and linear lanes 2j, 2j + 1 of gate_up
     if (gemm2(p)) {
         lanes.clear();
@@ -155,9 +185,14 @@ Problem keep_inter(const Problem& p, const Keep& features) {
     select_outputs(q, p, kWeight0, output_axis(p), lanes);
     if (gemm2(p) && p.has(kBias0)) q.inputs[kBias0] = select_axis(p.input(kBias0), p.input(kBias0).rank() - 1, lanes);
     if (!gemm2(p)) select_outputs(q, p, kWeight1, output_axis(p), features);
-    q.inputs[down_weight(p)] = select_axis(p.input(down_weight(p)), input_axis(p), features);
     return q;
 }
+
+std::size_t hidden_unit(const Problem& p) {
+    return common_unit(validate(p).H, input_unit(p, kWeight0), gemm2(p) ? 1 : input_unit(p, kWeight1));
+}
+
+std::size_t inter_unit(const Problem& p) { return common_unit(validate(p).I, input_unit(p, down_weight(p)), 1); }
 
 Problem drop_input(const Problem& p, const char* name) {
     Problem q = p;

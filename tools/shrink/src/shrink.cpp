@@ -4,6 +4,7 @@
 #include <chrono>
 #include <iterator>
 #include <numeric>
+#include <sstream>
 
 #include "ddmin.hpp"
 #include "moe/conformance/compare.hpp"
@@ -37,6 +38,10 @@ public:
     // Keeps `candidate` when the backend still fails on it the same way.
     bool attempt(const Problem& candidate, const std::string& edit) {
         if (!budget_left()) return false;
+        // An edit that changes nothing (keep_hidden on compressed weights returns the problem as
+        // it is) would "still fail" and be kept: every pass then changed something, and the
+        // search looped until its budget was spent, listing hundreds of such edits.
+        if (candidate.inputs == current_.problem.inputs) return false;
         golden::GoldenCase c;
         try {
             c = rebuild_case(candidate, current_, o_.threads);
@@ -57,31 +62,55 @@ public:
         return true;
     }
 
-    // Removes items of a size with delta debugging; `edit(base, kept)` makes the candidate.
+    // Removes items of a size with delta debugging, `unit` consecutive ones at a time (a compressed
+    // weight's group of inputs); `edit(base, kept)` makes the candidate.
     template <class Edit>
-    bool reduce(const char* what, std::size_t n, std::size_t min_keep, Edit edit) {
-        if (n <= min_keep) return false;
+    bool reduce(const char* what, std::size_t n, std::size_t min_keep, Edit edit, std::size_t unit = 1) {
+        const std::size_t units = n / unit;
+        if (units <= min_keep) return false;
         const Problem base = current_.problem;
+        auto items = [unit](const Keep& k) {
+            Keep out;
+            for (std::size_t u : k)
+                for (std::size_t i = 0; i < unit; ++i) out.push_back(u * unit + i);
+            return out;
+        };
+        if (edit(base, items({0})).inputs == base.inputs) return false;  // not applicable here (see attempt)
         const Keep kept = ddmin(
-            all_of(n), [&](const Keep& k) { return attempt(edit(base, k), arrow(what, n, k.size())); }, min_keep,
-            [&] { return !budget_left(); });
-        return kept.size() < n;
+            all_of(units), [&](const Keep& k) { return attempt(edit(base, items(k)), arrow(what, n, k.size() * unit)); },
+            min_keep, [&] { return !budget_left(); });
+        return kept.size() < units;
     }
 
     bool structure() {
         bool changed = false;
         if (current_.problem.input(kHiddenStates).rank() == 3)
             changed |= attempt(flatten_tokens(current_.problem), "hidden states [B, S, H] -> [T, H]");
-        Dims d = validate(current_.problem);
-        changed |= reduce("tokens", d.T, 1, keep_tokens);
+        changed |= reduce("tokens", validate(current_.problem).T, 1, keep_tokens);
         changed |= reduce("slots", validate(current_.problem).K, 1, keep_slots);
-        d = validate(current_.problem);
-        const Keep used = used_experts(current_.problem);
-        if (used.size() < d.E && used.size() >= d.K)
-            changed |= attempt(keep_experts(current_.problem, used), arrow("experts (the unused dropped)", d.E, used.size()));
-        changed |= reduce("hidden features", validate(current_.problem).H, 1, keep_hidden);
-        changed |= reduce("intermediate features", validate(current_.problem).I, 1, keep_inter);
+        changed |= unused_experts();
+        changed |= reduce("hidden features", validate(current_.problem).H, 1, keep_hidden, hidden_unit(current_.problem));
+        changed |= reduce("intermediate features", validate(current_.problem).I, 1, keep_inter, inter_unit(current_.problem));
         return changed;
+    }
+
+    // The experts no token selects: all at once, else by delta debugging, since a failure may
+    // need some of them (an expert-parallel mapping of E not a multiple of the devices).
+    bool unused_experts() {
+        const Dims d = validate(current_.problem);
+        const Keep used = used_experts(current_.problem), all = all_of(d.E);
+        Keep unused;
+        std::set_difference(all.begin(), all.end(), used.begin(), used.end(), std::back_inserter(unused));
+        if (unused.empty()) return false;
+        const Problem base = current_.problem;
+        auto with = [&](const Keep& kept) {
+            Keep experts;
+            std::merge(used.begin(), used.end(), kept.begin(), kept.end(), std::back_inserter(experts));
+            return attempt(keep_experts(base, experts), arrow("experts", d.E, experts.size()));
+        };
+        const std::size_t min_keep = used.size() >= d.K ? 0 : d.K - used.size();  // K <= E
+        if (min_keep == 0 && with({})) return true;
+        return ddmin(unused, with, min_keep, [&] { return !budget_left(); }).size() < unused.size();
     }
 
     bool values() {
@@ -120,7 +149,15 @@ public:
     }
 
     Result result(const ProblemSize& before) const {
-        return {current_, verdict_, before, problem_size(current_.problem), runs_, edits_};
+        Result r{current_, verdict_, before, problem_size(current_.problem), runs_, edits_};
+        if (runs_ >= o_.max_runs) {
+            r.limit = "its limit of " + std::to_string(o_.max_runs) + " runs";
+        } else if (!budget_left()) {
+            std::ostringstream seconds;  // 120, 0.5: as given
+            seconds << o_.max_seconds;
+            r.limit = "its time limit of " + seconds.str() + " s";
+        }
+        return r;
     }
 
 private:

@@ -26,10 +26,17 @@ Problem keep_experts(const Problem& p, const Keep& experts);
 // The experts some token selects, in ascending id.
 Keep used_experts(const Problem& p);
 // Hidden features: hidden_states' columns, the first GEMM's inputs, the down GEMM's outputs.
+// Where those inputs are a compressed weight's, only whole groups of them (the problem
+// unchanged when `features` splits one).
 Problem keep_hidden(const Problem& p, const Keep& features);
 // Intermediate features j: GEMM2's gate_up lanes 2j and 2j+1 (and bias_0's), GEMM3's gate and
-// up rows, the down GEMM's inputs.
+// up rows, the down GEMM's inputs (whole groups of them, as for keep_hidden).
 Problem keep_inter(const Problem& p, const Keep& features);
+// How many consecutive hidden (intermediate) features keep_hidden (keep_inter) keeps or drops
+// together: 1, a compressed weight's group, 2 for a 4-bit one per channel (K stays even), or
+// all of them when no unit fits (an MXFP4 weight per channel is one block of 32).
+std::size_t hidden_unit(const Problem& p);
+std::size_t inter_unit(const Problem& p);
 // Without bias_0 / bias_1 (GEMM2; both optional).
 Problem drop_input(const Problem& p, const char* name);
 // [B, S, H] hidden states (and [B, S, K] indices, routing) as [T, H] ([T, K]).

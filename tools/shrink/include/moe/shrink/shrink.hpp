@@ -52,6 +52,9 @@ struct Result {
     std::size_t runs = 0;       // oracle calls made
     std::vector<std::string> edits;  // the accepted edits, in order
     bool stable = true;         // two more runs on the shrunk case failed the same way
+    // Empty when the search ran to its end; else what stopped it (max_runs or max_seconds): some
+    // edits were never tried, so the case may not be as small as it could be.
+    std::string limit;
 };
 
 // A candidate must also remain a meaningful comparison: one whose reference output is mostly
