@@ -108,10 +108,6 @@ struct Selection {
 };
 Selection selected_files(const std::vector<std::string>& files, const SuiteRunFlags& flags, const std::string& shard);
 
-// --device given where no opencl backend or mutant runs: InputError (exit 2) naming `what_runs`.
-// It was ignored by run and shrink (exit 0), while moe-bench refused it.
-void refuse_unused_device(const std::string& device, bool opencl_runs, const std::string& what_runs);
-
 // --case naming one file twice (under any spelling of its path): InputError, exit 2. Its results
 // would be reported twice, and JUnit would hold two test cases of one name.
 void refuse_repeated_cases(const std::vector<std::string>& cases);

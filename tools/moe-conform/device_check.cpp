@@ -14,6 +14,12 @@ void check_device_exists(const std::string& spec) {
     if (why && !why->empty()) throw InputError("--device " + spec + ": " + *why);
 }
 
+void refuse_unused_device(const std::string& device, bool opencl_runs, const std::string& what_runs) {
+    if (!device.empty() && !opencl_runs)
+        throw InputError("--device " + device + " picks the OpenCL device of the opencl backend and its mutants; " +
+                         what_runs + " runs none of them (leave --device out)");
+}
+
 void check_opencl_environment() {
     if (const std::string why = backends::environment_problem(); !why.empty()) throw InputError(why);
 }

@@ -12,6 +12,10 @@ namespace moe::conform_cli {
 // machine without a driver, and says so.
 void check_device_exists(const std::string& spec);
 
+// --device given where no opencl backend or mutant runs: InputError (exit 2) naming `what_runs`
+// (run, selftest and shrink). It was ignored by run and shrink (exit 0), while moe-bench refused it.
+void refuse_unused_device(const std::string& device, bool opencl_runs, const std::string& what_runs);
+
 // The opencl backend's environment variables (MOE_OPENCL_STAGING, MOE_OPENCL_GEMM,
 // MOE_OPENCL_KERNEL_DIR), when set, must be well formed: a malformed one would make the backend
 // (and its mutants) unavailable and their cases SKIP. InputError (exit 2) naming the variable.

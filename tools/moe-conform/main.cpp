@@ -270,7 +270,9 @@ int main(int argc, char** argv) {
     sh->add_option("--device", kc.device,
                    "OpenCL device for the opencl backend or an opencl mutant, as for run (refused for another backend)")
         ->check(moe::cli::kNonEmpty);
-    sh->add_option("--max-seconds", kc.max_seconds, "Stop shrinking after this long (default 120)")
+    sh->add_option("--max-seconds", kc.max_seconds,
+                   "Stop shrinking after this long (default 120); the smallest failing case found by then is "
+                   "written, with a 'stopped early:' line")
         ->check(moe::cli::kPositive);
     sh->add_flag("--quiet", kc.quiet, "No progress lines on stderr");
 

@@ -36,12 +36,6 @@ bool manifest_agrees(const std::string& suite, const std::vector<std::string>& c
     return problems.empty();
 }
 
-void refuse_unused_device(const std::string& device, bool opencl_runs, const std::string& what_runs) {
-    if (!device.empty() && !opencl_runs)
-        throw InputError("--device " + device + " picks the OpenCL device of the opencl backend and its mutants; " +
-                         what_runs + " runs none of them (leave --device out)");
-}
-
 namespace {
 
 // Entries of the expectation file that applied to no result: said, not refused (a shard, a

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "device_check.hpp"
 #include "output_paths.hpp"
 #include "moe/backends/registry.hpp"
 #include "moe/conformance/case_file_name.hpp"
