@@ -116,3 +116,32 @@ TEST_CASE("shrink refuses a golden file whose stored output is not its inputs', 
     CHECK(has(r.output, "does not belong to these inputs"));
     CHECK_FALSE(fs::exists(small));
 }
+
+TEST_CASE("shrink --backend-lib: a plugin with a bug shrinks, and its repro line loads the plugin and fails") {
+    TempDir dir;
+    const std::string out = (dir / "small.h5").string(), plugin = MOE_BROKEN_PLUGIN;
+    const auto r = run_command(moe_conform() + " shrink --quiet --backend-lib " + plugin + " --case " + kSuite +
+                               "/gemm2_medium.h5 -o " + out);
+    CAPTURE(r.output);
+    REQUIRE(r.exit_code == 0);
+    CHECK(has(r.output, "after:  T 1,"));
+    const std::string repro = line_after(r.output, "repro: moe-conform ");
+    REQUIRE(repro == "run --backend-lib " + plugin + " --backend example_loops_broken --case " + out);
+    const auto again = run_command(moe_conform() + " " + repro + " --quiet");
+    CAPTURE(again.output);
+    CHECK(again.exit_code == 1);
+    // Naming another backend beside the plugin, or none at all: exit 2, said.
+    auto bad = run_command(moe_conform() + " shrink --backend loop_f32 --backend-lib " + plugin + " --case " + kSuite +
+                           "/gemm2_medium.h5 -o " + out);
+    CHECK(bad.exit_code == 2);
+    CHECK(has(bad.output, "shrink runs one backend, and --backend-lib " + plugin + " is 'example_loops_broken'"));
+    bad = run_command(moe_conform() + " shrink --case " + kSuite + "/gemm2_medium.h5 -o " + out);
+    CHECK(bad.exit_code == 2);
+    CHECK(has(bad.output, "give --backend NAME or --backend-lib PATH.so"));
+    // A plugin that crashes as it loads is named, exit 2, not the end of moe-conform.
+    bad = run_command(moe_conform() + " shrink --backend-lib " + std::string(MOE_CRASHING_PLUGIN) + " --case " + kSuite +
+                      "/gemm2_medium.h5 -o " + out);
+    CAPTURE(bad.output);
+    CHECK(bad.exit_code == 2);
+    CHECK(has(bad.output, MOE_CRASHING_PLUGIN));
+}

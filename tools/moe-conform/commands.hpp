@@ -86,6 +86,7 @@ int selftest(const SelftestCommand& c);
 
 struct ShrinkCommand {
     std::string backend;      // a built-in backend or a selftest mutant (mutant:NAME or NAME)
+    std::string backend_lib;  // or a plugin (its own name: --backend may be left out)
     std::string case_file;    // the failing golden case
     std::string out;          // the shrunk golden case (default: <case>_shrunk.h5 here)
     std::string device;       // --device, as for run

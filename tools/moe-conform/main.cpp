@@ -258,10 +258,15 @@ int main(int argc, char** argv) {
                                  "Reduce a failing case to a small one that fails the same way (fewer tokens, slots, "
                                  "experts, features; simpler values), write it as a golden file and print its repro line.");
     sh->footer("\nExamples:\n"
-               "  moe-conform shrink --backend mutant:cpu_scatter_race --case data/golden/gemm2_medium.h5 -o small.h5\n\n"
+               "  moe-conform shrink --backend mutant:cpu_scatter_race --case data/golden/gemm2_medium.h5 -o small.h5\n"
+               "  moe-conform shrink --backend-lib ./libmy_moe.so --case data/golden/gemm2_medium.h5   # your plugin\n\n"
                "Exit codes: 0 shrunk and written, 1 the case does not fail on that backend, 2 usage or input error.");
     sh->add_option("--backend", kc.backend, "The backend: a built-in name, or a selftest mutant (mutant:NAME or NAME)")
-        ->required();
+        ->check(moe::cli::kNonEmpty);
+    sh->add_option("--backend-lib", kc.backend_lib,
+                   "Or your backend plugin (shared library, as for run; --backend then optional). Runs in this "
+                   "process: a plugin that crashes ends the shrink with nothing written")
+        ->check(CLI::ExistingFile);
     sh->add_option("--case", kc.case_file, "The failing golden case")->required()->check(CLI::ExistingFile);
     sh->add_option("-o,--out", kc.out,
                    "Where to write the shrunk case (default: <case name>_shrunk.h5 here; never the --case file)")
@@ -293,7 +298,13 @@ int main(int argc, char** argv) {
     sc.command_line = rc.command_line;
     return moe::cli::run_with_exit_codes("moe-conform", [&] {
         if (*s) return selftest(sc);
-        if (*sh) return shrink(kc);
+        if (*sh) {
+            if (kc.backend.empty() && kc.backend_lib.empty()) {
+                std::cerr << "moe-conform: error: give --backend NAME or --backend-lib PATH.so\n";
+                return 2;
+            }
+            return shrink(kc);
+        }
         if (*k) {
             if (cc.suite.empty() && cc.cases.empty()) {
                 std::cerr << "moe-conform: error: give --suite DIR or --case FILE...\n";

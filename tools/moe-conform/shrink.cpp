@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "device_check.hpp"
 #include "output_paths.hpp"
+#include "moe/backends/plugin_backend.hpp"
 #include "moe/backends/registry.hpp"
 #include "moe/conformance/case_file_name.hpp"
 #include "moe/conformance/shell_word.hpp"
@@ -30,9 +31,23 @@ std::string verdict_text(const shrink::Verdict& v) {
 int shrink(const ShrinkCommand& c) {
     // -o onto the --case file replaced the failing case with the shrunk one (exit 0): checked
     // before the minutes of shrinking, and again below for the default name.
-    check_outputs_spare_inputs({{c.case_file}, {{"--out", c.out}}, {}});
-    refuse_unused_device(c.device, backends::opencl_family(c.backend), "--backend " + c.backend);
-    auto backend = backends::make_builtin_backend(c.backend, backends::BuiltinOptions{c.device});
+    check_outputs_spare_inputs({{c.case_file, c.backend_lib}, {{"--out", c.out}}, {}});
+    std::unique_ptr<Backend> backend;
+    std::string repro_flags;  // what the repro line needs besides --backend and --case
+    if (!c.backend_lib.empty()) {
+        refuse_unused_device(c.device, false, "--backend-lib " + c.backend_lib);
+        // A plugin that crashes or hangs while it loads is named (exit 2), not this process's end.
+        backends::probe_plugin_backend(c.backend_lib);
+        backend = backends::load_plugin_backend(c.backend_lib);
+        if (!c.backend.empty() && c.backend != backend->name())
+            throw InputError("--backend " + c.backend + ": shrink runs one backend, and --backend-lib " + c.backend_lib +
+                             " is '" + backend->name() + "' (leave --backend out, or name the plugin)");
+        repro_flags = " --backend-lib " + shell_word(c.backend_lib);
+    } else {
+        refuse_unused_device(c.device, backends::opencl_family(c.backend), "--backend " + c.backend);
+        backend = backends::make_builtin_backend(c.backend, backends::BuiltinOptions{c.device});
+        if (!c.device.empty()) repro_flags = " --device " + shell_word(c.device);
+    }
     const Availability a = backend->availability();
     if (!a.available) {
         std::cerr << "moe-conform: error: backend " << backend->name() << " is unavailable: " << a.reason << "\n";
@@ -78,8 +93,8 @@ int shrink(const ShrinkCommand& c) {
                                              " before it tried every edit, so the case may shrink further\n")
               << (r.stable ? "" : "  warning: two more runs did not both fail the same way: the backend is not deterministic\n")
               << "wrote " << file << "\n"
-              << "repro: moe-conform run --backend " << shell_word(backend->name())
-              << (c.device.empty() ? "" : " --device " + shell_word(c.device)) << " --case " << shell_word(file) << "\n";
+              << "repro: moe-conform run" << repro_flags << " --backend " << shell_word(backend->name()) << " --case "
+              << shell_word(file) << "\n";
     return 0;
 }
 
