@@ -288,6 +288,37 @@ def check_repro_lines(suite, expect):
     expect(checked_again.status == "PASS", f"check repro {checked.repro!r}: {checked_again.status}")
 
 
+def check_shrink(moe, suite, work, expect):
+    """moe_conform.shrink, as moe-conform shrink: a function that fails a case gets a small case
+    that it fails the same way, written as a golden file that moe-conform reads, with a repro line
+    that reruns it; a case the function passes, or out= onto the case itself, is an InputError."""
+    def zeros(c):
+        return np.zeros(c.inputs["hidden_states"].shape, np.float32)
+
+    original = os.path.join(suite, "gemm2_medium.h5")
+    out = os.path.join(work, "shrunk.h5")
+    r = moe_conform.shrink(zeros, original, out=out, quiet=True)
+    expect(r.status == "FAIL" and r.file == out and r.stable and not r.stopped_early,
+           f"shrink: {r.status} {r.file} stable {r.stable} stopped_early {r.stopped_early!r}")
+    expect(r.before.startswith("T 67, K 4, E 16, H 96, I 48") and r.after.startswith("T 1, K 1, E 1,"),
+           f"shrink sizes: {r.before} -> {r.after}")
+    with contextlib.redirect_stdout(io.StringIO()):
+        again = eval(r.repro, {"moe_conform": moe_conform, "fn": zeros})
+    expect(again.exit_code == 1 and [x.status for x in again.results] == ["FAIL"],
+           f"shrink repro {r.repro!r}: exit_code {again.exit_code}")
+    inspected = subprocess.run([moe, "run", "--backend", "reference", "--case", out, "--quiet"], capture_output=True,
+                               text=True)
+    expect(inspected.returncode == 0, f"moe-conform run --case on the shrunk file: {inspected.returncode}")
+    for what, call in (("a passing case", lambda: moe_conform.shrink(lambda c: moe_conform.load_case(original).reference,
+                                                                       original, out=out, quiet=True)),
+                       ("out= the case itself", lambda: moe_conform.shrink(zeros, original, out=original, quiet=True))):
+        try:
+            call()
+            expect(False, f"shrink on {what}: no InputError")
+        except moe_conform.InputError:
+            pass
+
+
 def main():
     moe, suite, work = sys.argv[1:4]
     shutil.rmtree(work, ignore_errors=True)
@@ -361,6 +392,7 @@ def main():
     check_golden_trust(moe, suite, work, expect)
     check_repro_lines(suite, expect)
     check_undecodable_names(suite, work, expect)
+    check_shrink(moe, suite, work, expect)
 
     # case.inputs is built once per case (not copied again on each access).
     expect(case.inputs is case.inputs and case.inputs["weight_0"] is case.inputs["weight_0"], "case.inputs cached")

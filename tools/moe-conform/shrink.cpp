@@ -7,26 +7,15 @@
 #include "output_paths.hpp"
 #include "moe/backends/plugin_backend.hpp"
 #include "moe/backends/registry.hpp"
-#include "moe/conformance/case_file_name.hpp"
 #include "moe/conformance/shell_word.hpp"
 #include "moe/golden/golden_file.hpp"
-#include "moe/golden/stored_results.hpp"
 #include "moe/shrink/shrink.hpp"
+#include "moe/shrink/shrink_file.hpp"
 #include "moe/spec/error.hpp"
 
 namespace moe::conform_cli {
 
 using conformance::shell_word;  // the repro line quoted as run's are (a path with ; or & is one word)
-
-namespace {
-
-std::string verdict_text(const shrink::Verdict& v) {
-    std::string t(conformance::status_name(v.status));
-    if (!v.stage.empty()) t += " (first divergent stage " + v.stage + ")";
-    return t + ": " + v.reason;
-}
-
-}  // namespace
 
 int shrink(const ShrinkCommand& c) {
     // -o onto the --case file replaced the failing case with the shrunk one (exit 0): checked
@@ -53,15 +42,9 @@ int shrink(const ShrinkCommand& c) {
         std::cerr << "moe-conform: error: backend " << backend->name() << " is unavailable: " << a.reason << "\n";
         return 2;
     }
-    golden::GoldenCase original = golden::read_golden(c.case_file);
-    validate(original.problem);
-    // As run does (exit 2): a file whose stored output or bounds are not its inputs' fails every
-    // backend, the reference too, and no candidate (its results recomputed) fails with it, so
-    // the damaged file itself was written as the "shrunk" case, after the whole budget of runs.
-    golden::check_stored_results(c.case_file, original, {golden::StoredResultsOptions{}.max_tokens, c.threads});
-    // The default name comes from the golden file's case name: untrusted, so made a plain file name.
-    const std::string file =
-        c.out.empty() ? conformance::case_file_stem(original.problem.name + "_shrunk") + ".h5" : c.out;
+    // A damaged file (stored results not its inputs') is refused as run refuses it (exit 2).
+    const golden::GoldenCase original = shrink::read_failing_case(c.case_file, c.threads);
+    const std::string file = c.out.empty() ? shrink::default_output(original) : c.out;
     check_outputs_spare_inputs({{c.case_file}, {{"the default output (<case name>_shrunk.h5)", file}}, {}});
 
     shrink::Options o;
@@ -76,22 +59,8 @@ int shrink(const ShrinkCommand& c) {
         return 1;
     }
 
-    golden::GoldenCase& out = r.shrunk;
-    out.problem.name = original.problem.name + "_shrunk";
-    out.generator = "moe-conform shrink";
-    out.description = "Shrunk from case " + original.problem.name + " for backend " + backend->name() + " (" +
-                      std::to_string(r.edits.size()) + " edits, " + std::to_string(r.runs) + " runs). " +
-                      original.description;
-    golden::write_golden(file, out);
-
-    std::cout << "shrunk " << golden::printable(original.problem.name) << " for " << backend->name() << " in " << r.runs << " runs ("
-              << r.edits.size() << " edits)\n"
-              << "  before: " << r.before.to_string() << "\n"
-              << "  after:  " << r.after.to_string() << (out.exact ? " (exact by construction)" : "") << "\n"
-              << "  still:  " << verdict_text(r.verdict) << "\n"
-              << (r.limit.empty() ? "" : "  stopped early: the search reached " + r.limit +
-                                             " before it tried every edit, so the case may shrink further\n")
-              << (r.stable ? "" : "  warning: two more runs did not both fail the same way: the backend is not deterministic\n")
+    shrink::write_shrunk(file, original, r, backend->name());
+    std::cout << shrink::summary_lines(original, r, backend->name())
               << "wrote " << file << "\n"
               << "repro: moe-conform run" << repro_flags << " --backend " << shell_word(backend->name()) << " --case "
               << shell_word(file) << "\n";

@@ -12,15 +12,17 @@ Every verdict comes from the same comparison engine, tolerance model and reports
 """
 import os as _os
 
-from ._moe_conform import Case, Result, Summary, InputError, GoldenFileError, load_case, check
+from ._moe_conform import Case, Result, Summary, ShrinkResult, InputError, GoldenFileError, load_case, check
 from . import _moe_conform as _impl
 
-__all__ = ["Case", "Result", "Summary", "InputError", "GoldenFileError", "load_case", "check", "run_suite"]
+__all__ = ["Case", "Result", "Summary", "ShrinkResult", "InputError", "GoldenFileError", "load_case", "check",
+           "run_suite", "shrink"]
 
 
 def run_suite(fn, suite_dir, compute="f32", storage=None, filter=None, json=None, junit=None, name=None,
               quiet=False, dequant=None, expect=None, shard=None, manifest=True):
-    """Calls fn(case) for every case of suite_dir and judges what it returns.
+    """Calls fn(case) for every case of suite_dir (a folder of golden files, or one golden file)
+    and judges what it returns.
 
     fn returns the output (a numpy array of hidden_states' shape, float64/32/16) or
     (output, {stage name: array}) to have the first diverging stage named on a failure (the
@@ -64,3 +66,28 @@ def _check_report_path(flag, path):
         raise InputError(f"{flag}={path!r}: folder {folder} does not exist")
     if not _os.access(folder, _os.W_OK | _os.X_OK):
         raise InputError(f"{flag}={path!r}: folder {folder} is not writable")
+
+
+def shrink(fn, case_file, out=None, compute="f32", storage=None, dequant=None, name=None, max_seconds=120.0,
+           quiet=False):
+    """Reduces a case that fn fails to a small one that fails the same way, as `moe-conform shrink`.
+
+    fn is called as run_suite calls it, on ever smaller cases (fewer tokens, top-k slots, experts,
+    hidden and intermediate features; then simpler values), each a new golden case whose reference
+    is recomputed; an edit is kept only when fn still fails the same way (FAIL with the same first
+    divergent stage, or ERROR with the same message up to its numbers). compute, storage, dequant:
+    fn's declared precision, as for run_suite. out: the golden file to write (default
+    <case name>_shrunk.h5 in the current folder; never case_file). max_seconds bounds the search
+    (then the smallest case found is written and stopped_early says so). Prints what
+    `moe-conform shrink` prints and a repro line (unless quiet), and returns a ShrinkResult: file,
+    before, after, status, stage, reason, runs, edits, stable, stopped_early, summary, repro.
+
+    A case fn does not fail raises InputError; so does a damaged golden file (GoldenFileError).
+    KeyboardInterrupt and SystemExit in fn stop the search and propagate, nothing written.
+    """
+    label = name or getattr(fn, "__name__", "python")
+    if out is not None:
+        _check_report_path("out", str(out))
+    return _impl._shrink(fn, str(case_file), None if out is None else str(out), compute, storage, dequant, label,
+                         float(max_seconds), bool(quiet))
+

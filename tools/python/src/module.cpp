@@ -20,6 +20,8 @@
 #include "numpy_tensor.hpp"
 #include "python_backend.hpp"
 #include "python_case.hpp"
+#include "python_shrink.hpp"
+#include "repro_text.hpp"
 
 namespace py = pybind11;
 using namespace moe;
@@ -94,19 +96,8 @@ python::PythonCase load_case(const std::string& path) {
     return c;
 }
 
-// Python's literal for a string (quotes and backslashes escaped), for the repro lines.
-std::string literal(const std::string& s) { return py::repr(python::text(s)).cast<std::string>(); }
-
-// The declared precision as keyword arguments, the defaults left out: a repro line without them
-// would rerun a bf16 kernel under the f32 bound and fail it.
-std::string precision_args(const std::string& compute, const std::optional<std::string>& storage,
-                           const std::optional<std::string>& dequant) {
-    std::string a;
-    if (compute != "f32") a += ", compute=" + literal(compute);
-    if (storage) a += ", storage=" + literal(*storage);
-    if (dequant) a += ", dequant=" + literal(*dequant);
-    return a;
-}
+using python::literal;
+using python::precision_args;
 
 CaseResult check(const python::PythonCase& c, const py::object& output, const std::string& compute,
                  const std::optional<std::string>& storage, const py::object& stages, const std::string& name,
@@ -149,7 +140,10 @@ Summary run_suite(const py::function& fn, const std::string& suite_dir, const st
     };
     // As moe-conform run --suite (same library check): golden files that differ from the suite's
     // MANIFEST.sha256 were changed or damaged after it was written; nothing is run, exit 2.
-    if (manifest && std::filesystem::exists(std::filesystem::path(suite_dir) / golden::kManifestName)) {
+    // One golden file runs alone, as `moe-conform run --case` (the repro of moe_conform.shrink).
+    std::error_code ec;
+    const bool one_file = std::filesystem::is_regular_file(suite_dir, ec);
+    if (manifest && !one_file && std::filesystem::exists(std::filesystem::path(suite_dir) / golden::kManifestName)) {
         Summary s;
         s.input_errors = golden::manifest_problems(suite_dir);
         if (!s.input_errors.empty()) {
@@ -165,7 +159,7 @@ Summary run_suite(const py::function& fn, const std::string& suite_dir, const st
     // (shard, expect and the report files are left out, as moe-conform's repro lines leave them).
     const std::string args = precision_args(compute, storage, dequant) + (manifest ? "" : ", manifest=False");
     conformance::RunOptions o;
-    o.files = golden::suite_files(suite_dir);
+    o.files = one_file ? std::vector<std::string>{suite_dir} : golden::suite_files(suite_dir);
     if (shard) {  // as moe-conform run --shard I/N: every N-th selected case from the I-th
         const auto [index, count] = golden::parse_shard(*shard);
         std::vector<std::string> names;  // each selected file's case name, for the check below
@@ -278,4 +272,5 @@ PYBIND11_MODULE(_moe_conform, m) {
     m.def("_run_suite", &run_suite, py::arg("fn"), py::arg("suite_dir"), py::arg("compute"), py::arg("storage"),
           py::arg("dequant"), py::arg("filters"), py::arg("json"), py::arg("junit"), py::arg("name"), py::arg("quiet"),
           py::arg("expect"), py::arg("shard"), py::arg("manifest"));
+    python::bind_shrink(m);
 }

@@ -1,0 +1,29 @@
+#pragma once
+// A failing golden file in, a shrunk golden file out: what `moe-conform shrink` and the Python
+// door's moe_conform.shrink() share around shrink_case().
+#include <string>
+
+#include "moe/golden/golden_file.hpp"
+#include "moe/shrink/shrink.hpp"
+
+namespace moe::shrink {
+
+// Reads `file` as `moe-conform run` reads it: the problem validated, and the stored output and
+// bounds checked against the reference recomputed from its inputs. A damaged file fails every
+// backend, the reference too, and no smaller case (its results recomputed) fails with it: it is
+// an error here (golden::FileError, InputError), not a case to shrink.
+golden::GoldenCase read_failing_case(const std::string& file, int threads);
+
+// Where the shrunk case goes by default: <case name>_shrunk.h5 in the current folder, the case
+// name (untrusted) made a plain file name.
+std::string default_output(const golden::GoldenCase& original);
+
+// r.shrunk named <case>_shrunk, described (the backend, the edits and runs), written atomically
+// as a golden file to `file`.
+void write_shrunk(const std::string& file, const golden::GoldenCase& original, Result& r, const std::string& backend);
+
+// The lines `moe-conform shrink` prints after the search (before its repro line): sizes before
+// and after, the verdict, and whether the search was cut short or the backend is not deterministic.
+std::string summary_lines(const golden::GoldenCase& original, const Result& r, const std::string& backend);
+
+}  // namespace moe::shrink

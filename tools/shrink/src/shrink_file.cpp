@@ -1,0 +1,51 @@
+#include "moe/shrink/shrink_file.hpp"
+
+#include "moe/conformance/case_file_name.hpp"
+#include "moe/golden/stored_results.hpp"
+#include "moe/spec/printable.hpp"
+#include "moe/spec/problem.hpp"
+
+namespace moe::shrink {
+
+namespace {
+
+std::string verdict_text(const Verdict& v) {
+    std::string t(conformance::status_name(v.status));
+    if (!v.stage.empty()) t += " (first divergent stage " + v.stage + ")";
+    return t + ": " + v.reason;
+}
+
+}  // namespace
+
+golden::GoldenCase read_failing_case(const std::string& file, int threads) {
+    golden::GoldenCase c = golden::read_golden(file);
+    validate(c.problem);
+    golden::check_stored_results(file, c, {golden::StoredResultsOptions{}.max_tokens, threads});
+    return c;
+}
+
+std::string default_output(const golden::GoldenCase& original) {
+    return conformance::case_file_stem(original.problem.name + "_shrunk") + ".h5";
+}
+
+void write_shrunk(const std::string& file, const golden::GoldenCase& original, Result& r, const std::string& backend) {
+    golden::GoldenCase& out = r.shrunk;
+    out.problem.name = original.problem.name + "_shrunk";
+    out.generator = "moe-conform shrink";
+    out.description = "Shrunk from case " + original.problem.name + " for backend " + backend + " (" +
+                      std::to_string(r.edits.size()) + " edits, " + std::to_string(r.runs) + " runs). " +
+                      original.description;
+    golden::write_golden(file, out);
+}
+
+std::string summary_lines(const golden::GoldenCase& original, const Result& r, const std::string& backend) {
+    return "shrunk " + printable(original.problem.name) + " for " + printable(backend) + " in " +
+           std::to_string(r.runs) + " runs (" + std::to_string(r.edits.size()) + " edits)\n" +
+           "  before: " + r.before.to_string() + "\n" + "  after:  " + r.after.to_string() +
+           (r.shrunk.exact ? " (exact by construction)" : "") + "\n" + "  still:  " + verdict_text(r.verdict) + "\n" +
+           (r.limit.empty() ? "" : "  stopped early: the search reached " + r.limit +
+                                       " before it tried every edit, so the case may shrink further\n") +
+           (r.stable ? "" : "  warning: two more runs did not both fail the same way: the backend is not deterministic\n");
+}
+
+}  // namespace moe::shrink
