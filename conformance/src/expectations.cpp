@@ -80,30 +80,6 @@ private:
     std::vector<Frame> stack_;
 };
 
-// Whether glob `general` matches every name glob `specific` matches (sufficient, not necessary):
-// glob_match over the pattern's text, except that a '?' may not stand for a '*', which matches
-// any run of characters. Then an entry after `general` (with both globs covered) never applies.
-bool covers(const std::string& general, const std::string& specific) {
-    std::size_t p = 0, n = 0, star = std::string::npos, mark = 0;
-    while (n < specific.size()) {
-        if (p < general.size() && general[p] != '*' &&
-            (general[p] == specific[n] || (general[p] == '?' && specific[n] != '*'))) {
-            ++p;
-            ++n;
-        } else if (p < general.size() && general[p] == '*') {
-            star = p++;
-            mark = n;
-        } else if (star != std::string::npos) {
-            p = star + 1;
-            n = ++mark;
-        } else {
-            return false;
-        }
-    }
-    while (p < general.size() && general[p] == '*') ++p;
-    return p == general.size();
-}
-
 bool wildcard(const std::string& glob) { return glob.find_first_of("*?") != std::string::npos; }
 
 // The earlier entry of `out` that covers `x`, if any. A glob without a wildcard covers only itself:
@@ -113,7 +89,8 @@ std::optional<std::size_t> covering_entry(const std::vector<Expectation>& out, c
                                           const std::vector<std::size_t>& with_wildcards) {
     if (const auto it = literal.find({x.backend, x.case_glob}); it != literal.end()) return it->second;
     for (const std::size_t i : with_wildcards)
-        if (covers(out[i].backend, x.backend) && covers(out[i].case_glob, x.case_glob)) return i;
+        if (golden::glob_covers(out[i].backend, x.backend) && golden::glob_covers(out[i].case_glob, x.case_glob))
+            return i;
     return std::nullopt;
 }
 

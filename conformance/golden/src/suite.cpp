@@ -37,10 +37,16 @@ std::vector<std::string> suite_files(const std::string& dir) {
     return files;
 }
 
-bool glob_match(const std::string& pattern, const std::string& name) {
+namespace {
+
+// `pattern` against `text`; with `text_is_glob`, a '?' in the pattern does not match a '*' of
+// the text. A '*' in the pattern is always a wildcard, also over a '*' in the text (taken as a
+// literal first, "*b" failed to match "*ab").
+bool match_glob(const std::string& pattern, const std::string& text, bool text_is_glob) {
     std::size_t p = 0, n = 0, star = std::string::npos, mark = 0;
-    while (n < name.size()) {
-        if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
+    while (n < text.size()) {
+        if (p < pattern.size() && pattern[p] != '*' &&
+            (pattern[p] == text[n] || (pattern[p] == '?' && !(text_is_glob && text[n] == '*')))) {
             ++p;
             ++n;
         } else if (p < pattern.size() && pattern[p] == '*') {
@@ -55,6 +61,14 @@ bool glob_match(const std::string& pattern, const std::string& name) {
     }
     while (p < pattern.size() && pattern[p] == '*') ++p;
     return p == pattern.size();
+}
+
+}  // namespace
+
+bool glob_match(const std::string& pattern, const std::string& name) { return match_glob(pattern, name, false); }
+
+bool glob_covers(const std::string& general, const std::string& specific) {
+    return match_glob(general, specific, true);
 }
 
 std::vector<std::string> shard_files(std::vector<std::string> files, std::size_t index, std::size_t count) {

@@ -18,6 +18,11 @@ bool tier_includes(const std::string& run_tier, const std::string& case_tier);
 // Shell-style glob: '*' any run of characters, '?' one character; the whole text must match.
 bool glob_match(const std::string& pattern, const std::string& text);
 
+// Whether glob `general` matches every text glob `specific` matches (sufficient, not necessary):
+// `general` matched against `specific`'s own text, where a '?' may not stand for a '*' (which
+// matches any run). So an expectation entry after `general` with both globs covered never applies.
+bool glob_covers(const std::string& general, const std::string& specific);
+
 // Shard `index` (1-based) of `count`: the files sorted by file name, every count-th one from the
 // index-th on. Deterministic for a given suite, and every shard holds a case while count does not
 // exceed the number of files. Throws InputError unless 1 <= index <= count.
