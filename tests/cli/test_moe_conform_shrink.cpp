@@ -145,3 +145,22 @@ TEST_CASE("shrink --backend-lib: a plugin with a bug shrinks, and its repro line
     CHECK(bad.exit_code == 2);
     CHECK(has(bad.output, MOE_CRASHING_PLUGIN));
 }
+
+TEST_CASE("shrink: a plugin that crashes on a smaller candidate leaves the smallest failing case found before it") {
+    // The plugin fails every case and crashes on one token: the search dies at T 1, and the
+    // output file holds the case of the last accepted edit, which the plugin still fails.
+    TempDir dir;
+    const std::string out = (dir / "small.h5").string(), plugin = MOE_CRASHES_WHEN_SMALL;
+    const auto r = run_command(moe_conform() + " shrink --quiet --backend-lib " + plugin + " --case " + kSuite +
+                               "/gemm2_medium.h5 -o " + out);
+    CAPTURE(r.output);
+    CHECK(r.exit_code != 0);
+    REQUIRE(fs::exists(out));
+    const auto c = moe::golden::read_golden(out);
+    CHECK(c.problem.name == "gemm2_medium_shrunk");
+    CHECK(has(c.description, "the search had not finished"));
+    const auto again = run_command(moe_conform() + " run --quiet --backend-lib " + plugin + " --case " + out);
+    CAPTURE(again.output);
+    CHECK(again.exit_code == 1);
+    CHECK(has(again.output, "0 passed, 1 failed"));
+}

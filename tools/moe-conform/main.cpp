@@ -265,7 +265,8 @@ int main(int argc, char** argv) {
         ->check(moe::cli::kNonEmpty);
     sh->add_option("--backend-lib", kc.backend_lib,
                    "Or your backend plugin (shared library, as for run; --backend then optional). Runs in this "
-                   "process: a plugin that crashes ends the shrink with nothing written")
+                   "process: a plugin that crashes ends the shrink, leaving the smallest failing case found so far "
+                   "in the output file")
         ->check(CLI::ExistingFile);
     sh->add_option("--case", kc.case_file, "The failing golden case")->required()->check(CLI::ExistingFile);
     sh->add_option("-o,--out", kc.out,

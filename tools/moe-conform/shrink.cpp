@@ -51,6 +51,9 @@ int shrink(const ShrinkCommand& c) {
     o.threads = c.threads;
     o.max_seconds = c.max_seconds;
     if (!c.quiet) o.progress = [](const std::string& line) { std::cerr << "  " << line << "\n"; };
+    // The backend runs in this process: one that crashes on a later candidate (or a kill) leaves
+    // the smallest failing case found until then in the output file.
+    o.accepted = [&](const golden::GoldenCase& current) { shrink::write_partial(file, original, current, backend->name()); };
     shrink::Result r;
     try {
         r = shrink::shrink_case(original, shrink::make_backend_oracle(*backend, c.threads), o);

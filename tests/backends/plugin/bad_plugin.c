@@ -75,6 +75,18 @@ static int run(void* state, const moe_problem_v1* p, moe_outputs_v1* o, char* er
         return MOE_OK;
     }
 #endif
+#ifdef CRASHES_WHEN_SMALL
+    /* Wrong on every case (all zeros, in the output's own type), and crashes on one token: what
+     * moe-conform shrink meets when a smaller candidate takes another code path. */
+    {
+        static const size_t bytes[] = {8, 4, 2, 2}; /* MOE_F64, MOE_F32, MOE_F16, MOE_BF16 */
+        int64_t n = 1;
+        for (int32_t d = 0; d < o->output.rank; ++d) n *= o->output.shape[d];
+        if (n == o->output.shape[o->output.rank - 1]) raise(SIGSEGV);
+        memset(o->output.data, 0, (size_t)n * bytes[o->output.dtype]);
+        return MOE_OK;
+    }
+#endif
 #ifdef EXITS_IN_RUN
     exit(0); /* ends the host process with status 0 */
 #endif

@@ -83,7 +83,9 @@ def shrink(fn, case_file, out=None, compute="f32", storage=None, dequant=None, n
     before, after, status, stage, reason, runs, edits, stable, stopped_early, summary, repro.
 
     A case fn does not fail raises InputError; so does a damaged golden file (GoldenFileError).
-    KeyboardInterrupt and SystemExit in fn stop the search and propagate, nothing written.
+    KeyboardInterrupt and SystemExit in fn stop the search and propagate. The smallest failing
+    case so far is written to out after every accepted edit: if fn crashes the process on a later
+    candidate, out holds it (its description says the search had not finished).
     """
     label = name or getattr(fn, "__name__", "python")
     if out is not None:

@@ -46,6 +46,9 @@ ShrinkOutcome shrink_function(const py::function& fn, const std::string& case_fi
         throw InputError("out=" + literal(file) + " is the case being shrunk: give another file");
     shrink::Options o;
     o.max_seconds = max_seconds;
+    // fn runs in this process: a crash on a later candidate (or a kill) leaves the smallest
+    // failing case found until then in the output file.
+    o.accepted = [&](const golden::GoldenCase& current) { shrink::write_partial(file, original, current, name); };
     if (!quiet)
         o.progress = [](const std::string& line) {
             py::module_::import("sys").attr("stderr").attr("write")("  " + line + "\n");

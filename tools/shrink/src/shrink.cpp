@@ -59,6 +59,7 @@ public:
         verdict_ = v;
         edits_.push_back(edit);
         if (o_.progress) o_.progress(edit + ": " + problem_size(current_.problem).to_string());
+        if (o_.accepted) o_.accepted(current_);
         return true;
     }
 

@@ -28,14 +28,28 @@ std::string default_output(const golden::GoldenCase& original) {
     return conformance::case_file_stem(original.problem.name + "_shrunk") + ".h5";
 }
 
-void write_shrunk(const std::string& file, const golden::GoldenCase& original, Result& r, const std::string& backend) {
-    golden::GoldenCase& out = r.shrunk;
+namespace {
+
+void name_and_write(const std::string& file, const golden::GoldenCase& original, golden::GoldenCase& out,
+                    const std::string& how) {
     out.problem.name = original.problem.name + "_shrunk";
     out.generator = "moe-conform shrink";
-    out.description = "Shrunk from case " + original.problem.name + " for backend " + backend + " (" +
-                      std::to_string(r.edits.size()) + " edits, " + std::to_string(r.runs) + " runs). " +
-                      original.description;
-    golden::write_golden(file, out);
+    out.description = "Shrunk from case " + original.problem.name + " " + how + ". " + original.description;
+    golden::write_golden(file, out);  // atomically: a kill mid-write leaves the previous case
+}
+
+}  // namespace
+
+void write_shrunk(const std::string& file, const golden::GoldenCase& original, Result& r, const std::string& backend) {
+    name_and_write(file, original, r.shrunk,
+                   "for backend " + backend + " (" + std::to_string(r.edits.size()) + " edits, " +
+                       std::to_string(r.runs) + " runs)");
+}
+
+void write_partial(const std::string& file, const golden::GoldenCase& original, const golden::GoldenCase& current,
+                   const std::string& backend) {
+    golden::GoldenCase out = current;
+    name_and_write(file, original, out, "for backend " + backend + " (the search had not finished)");
 }
 
 std::string summary_lines(const golden::GoldenCase& original, const Result& r, const std::string& backend) {

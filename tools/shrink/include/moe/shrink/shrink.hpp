@@ -43,6 +43,9 @@ struct Options {
     std::size_t max_runs = 3000;                     // oracle calls at most
     double max_seconds = 120.0;                      // then stop with the smallest case so far
     std::function<void(const std::string&)> progress;  // one line per accepted edit, if set
+    // The smallest failing case so far, after each accepted edit, if set: moe-conform shrink
+    // writes it out, so that a backend that crashes (or a kill) later leaves it on disk.
+    std::function<void(const golden::GoldenCase&)> accepted;
 };
 
 struct Result {

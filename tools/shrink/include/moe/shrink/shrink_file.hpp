@@ -22,6 +22,12 @@ std::string default_output(const golden::GoldenCase& original);
 // as a golden file to `file`.
 void write_shrunk(const std::string& file, const golden::GoldenCase& original, Result& r, const std::string& backend);
 
+// The smallest failing case found so far (Options::accepted), written to `file` as write_shrunk
+// writes the result, its description saying that the search had not finished: what is left on
+// disk when the backend crashes on a later candidate or the process is killed.
+void write_partial(const std::string& file, const golden::GoldenCase& original, const golden::GoldenCase& current,
+                   const std::string& backend);
+
 // The lines `moe-conform shrink` prints after the search (before its repro line): sizes before
 // and after, the verdict, and whether the search was cut short or the backend is not deterministic.
 std::string summary_lines(const golden::GoldenCase& original, const Result& r, const std::string& backend);
