@@ -20,6 +20,11 @@
 # $<TARGET_FILE:my_plugin> is fine); without BACKENDS the run covers every plugin loaded, and
 # BACKENDS, if given, must name each of them too (or be `all`): moe-conform refuses a plugin left out.
 #
+# Relative paths follow CMake's custom: SUITE, CASES and EXPECT (inputs) are taken from the
+# calling CMakeLists.txt's source folder, JSON and JUNIT (outputs) from its binary folder, whose
+# missing folders are made when the function is called (moe-conform refuses a report whose folder
+# does not exist).
+#
 # The test passes on exit 0, fails on 1 (a FAIL, ERROR or XPASS) and 2 (bad input), and is
 # reported as skipped ("Not Run") on 77, when every case was skipped (no device, unsupported).
 if(NOT DEFINED MOE_CONFORM_EXECUTABLE)
@@ -29,6 +34,18 @@ if(NOT DEFINED MOE_CONFORM_EXECUTABLE)
     find_program(MOE_CONFORM_EXECUTABLE moe-conform REQUIRED)
   endif()
 endif()
+# Kept for callers in folders where the variable is not visible (find_package in a sibling folder).
+set_property(GLOBAL PROPERTY MOE_CONFORM_EXECUTABLE_AT_INCLUDE "${MOE_CONFORM_EXECUTABLE}")
+
+# <out> = <path> made absolute against <base>; a generator expression is left as it is.
+function(_moe_conform_absolute out path base)
+  if(path MATCHES "^\\$<" OR IS_ABSOLUTE "${path}")
+    set(${out} "${path}" PARENT_SCOPE)
+  else()
+    get_filename_component(abs "${path}" ABSOLUTE BASE_DIR "${base}")
+    set(${out} "${abs}" PARENT_SCOPE)
+  endif()
+endfunction()
 
 function(moe_conform_add_suite)
   cmake_parse_arguments(ARG "" "NAME;SUITE;TIER;EXPECT;JSON;JUNIT;SHARDS;CASE_TIMEOUT;TIMEOUT"
@@ -39,7 +56,38 @@ function(moe_conform_add_suite)
   if(NOT ARG_SUITE AND NOT ARG_CASES)
     message(FATAL_ERROR "moe_conform_add_suite(${ARG_NAME}): give SUITE <dir> or CASES <file>...")
   endif()
-  set(cmd ${MOE_CONFORM_EXECUTABLE} run --quiet)
+  set(exe "${MOE_CONFORM_EXECUTABLE}")
+  if(NOT exe)
+    get_property(exe GLOBAL PROPERTY MOE_CONFORM_EXECUTABLE_AT_INCLUDE)
+  endif()
+  if(NOT exe)
+    message(FATAL_ERROR "moe_conform_add_suite(${ARG_NAME}): MOE_CONFORM_EXECUTABLE is not set "
+                        "(find_package(moe_conform) or set it to the moe-conform to run)")
+  endif()
+  if(DEFINED ARG_SHARDS AND NOT ARG_SHARDS MATCHES "^[1-9][0-9]*$")
+    message(FATAL_ERROR "moe_conform_add_suite(${ARG_NAME}): SHARDS must be a positive integer, not '${ARG_SHARDS}'")
+  endif()
+  foreach(opt SUITE EXPECT)
+    if(ARG_${opt})
+      _moe_conform_absolute(ARG_${opt} "${ARG_${opt}}" "${CMAKE_CURRENT_SOURCE_DIR}")
+    endif()
+  endforeach()
+  set(cases)
+  foreach(c IN LISTS ARG_CASES)
+    _moe_conform_absolute(c "${c}" "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND cases "${c}")
+  endforeach()
+  set(ARG_CASES ${cases})
+  foreach(opt JSON JUNIT)
+    if(ARG_${opt})
+      _moe_conform_absolute(ARG_${opt} "${ARG_${opt}}" "${CMAKE_CURRENT_BINARY_DIR}")
+      if(NOT ARG_${opt} MATCHES "\\$<")
+        get_filename_component(dir "${ARG_${opt}}" DIRECTORY)
+        file(MAKE_DIRECTORY "${dir}")
+      endif()
+    endif()
+  endforeach()
+  set(cmd ${exe} run --quiet)
   if(ARG_BACKENDS)
     list(JOIN ARG_BACKENDS "," backends)
     list(APPEND cmd --backend ${backends})

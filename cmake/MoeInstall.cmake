@@ -1,4 +1,5 @@
-# cmake --install: the three tools, the plugin ABI header, the bundled suite, and a CMake package
+# cmake --install: the three tools, the plugin ABI header, the bundled suite, the JSON schemas of
+# the reports (spec/*.schema.json), the Python package (tools/python) and a CMake package
 # so that a plugin project outside this tree does
 #   find_package(moe_conform REQUIRED)
 #   add_library(my_moe MODULE my_moe.c)
@@ -6,7 +7,11 @@
 #   moe_conform_add_suite(NAME my_moe BACKEND_LIBS $<TARGET_FILE:my_moe> SUITE ${MOE_CONFORM_BUNDLED_SUITE})
 include(CMakePackageConfigHelpers)
 set(MOE_SUITE_INSTALL_DIR ${CMAKE_INSTALL_DATADIR}/moe_conform/golden)
+set(MOE_SCHEMA_INSTALL_DIR ${CMAKE_INSTALL_DATADIR}/moe_conform/spec)
 set(MOE_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/moe_conform)
+# Where tools/python/CMakeLists.txt installs the package moe_conform (Debian's layout, on the
+# sys.path of /usr/bin/python3 when the prefix is /usr); keep the two in step.
+set(MOE_PYTHON_SITE_INSTALL_DIR lib/python3/dist-packages)
 
 install(TARGETS moe-conform moe-golden moe-bench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/spec/include/moe_conform/backend_abi.h
@@ -14,11 +19,14 @@ install(FILES ${PROJECT_SOURCE_DIR}/spec/include/moe_conform/backend_abi.h
 install(TARGETS moe_backend_abi EXPORT moe_conformTargets)
 install(EXPORT moe_conformTargets NAMESPACE moe_conform:: DESTINATION ${MOE_CMAKE_INSTALL_DIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/data/golden/ DESTINATION ${MOE_SUITE_INSTALL_DIR})
+file(GLOB moe_schemas ${PROJECT_SOURCE_DIR}/spec/*.schema.json)
+install(FILES ${moe_schemas} DESTINATION ${MOE_SCHEMA_INSTALL_DIR})
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/moe_conformConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/moe_conformConfig.cmake
                               INSTALL_DESTINATION ${MOE_CMAKE_INSTALL_DIR}
-                              PATH_VARS CMAKE_INSTALL_BINDIR MOE_SUITE_INSTALL_DIR)
+                              PATH_VARS CMAKE_INSTALL_BINDIR MOE_SUITE_INSTALL_DIR MOE_SCHEMA_INSTALL_DIR
+                                        MOE_PYTHON_SITE_INSTALL_DIR)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/moe_conformConfigVersion.cmake
                                  COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/moe_conformConfig.cmake ${PROJECT_BINARY_DIR}/moe_conformConfigVersion.cmake

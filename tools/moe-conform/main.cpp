@@ -1,6 +1,7 @@
 // moe-conform: runs MoE implementations against golden data and gives a verdict a person and a
 // CI can act on.
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -14,6 +15,19 @@
 using namespace moe::conform_cli;
 
 namespace {
+
+// The bundled suite, selftest's default: where an installed moe-conform has it beside itself
+// (<prefix>/share/moe_conform/golden, from /proc/self/exe, so that a moved or copied prefix still
+// finds its own), else the source tree's data/golden (the build tree's binary).
+std::string default_suite() {
+    std::error_code ec;
+    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        const auto installed = (exe.parent_path() / MOE_INSTALLED_SUITE_FROM_BIN).lexically_normal();
+        if (std::filesystem::is_directory(installed, ec)) return installed.string();
+    }
+    return MOE_DEFAULT_SUITE;
+}
 
 // I/N, checked when the flag is read: an empty value would otherwise mean "no shard" and run
 // everything. CLI11 puts "--shard: " before the message, so parse_shard's own "--shard " goes
@@ -216,7 +230,7 @@ int main(int argc, char** argv) {
 
     SelftestCommand sc;
     sc.threads = threads;
-    sc.suite = MOE_DEFAULT_SUITE;
+    sc.suite = default_suite();
     auto* s = app.add_subcommand("selftest",
                                  "Run the suite against deliberately broken backends (mutants) and the correct ones: "
                                  "exit 0 only if every mutant is caught and every correct backend passes.");

@@ -31,7 +31,9 @@ bool manifest_agrees(const std::string& suite, const std::vector<std::string>& c
     }
     for (const auto& p : problems) std::cerr << tool << ": error: " << p << "\n";
     if (!problems.empty())
-        std::cerr << tool << ": error: the golden files do not match " << golden::kManifestName
+        std::cerr << tool << ": error: the golden files "
+                  << (suite.empty() ? std::string() : "of " + golden::printable(suite) + " ") << "do not match "
+                  << golden::kManifestName
                   << " (changed or damaged after it was written); nothing was run (--no-manifest skips this check)\n";
     return problems.empty();
 }
