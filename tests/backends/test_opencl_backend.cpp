@@ -87,6 +87,22 @@ TEST_CASE("opencl: an empty expert, and one expert that takes every token") {
     }
 }
 
+TEST_CASE("opencl: more experts than mask_gen's local memory holds (the host's plan goes up instead)") {
+    // mask_gen keeps E counters and E bit masks of at least one word in one work-group's local
+    // memory: 8 bytes an expert, so E = 150000 (1.2 MB) fits no device's (PoCL 512 KiB, GPUs
+    // 48-228 KiB). The op allows any E; it used to be an ERROR ("no work-group of 32 fits").
+    OpenclBackend b;
+    REQUIRE_MESSAGE(b.availability().available, b.availability().reason);
+    for (auto type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
+        for (auto conv : {Convention::spec, Convention::openvino}) {
+            CAPTURE(expert_type_name(type));
+            CAPTURE(convention_name(conv));
+            const Problem p = test::small_problem(type, conv, 7, 5, 3, 150000, 3, DType::f32);
+            CHECK(test::verdict(test::golden_case(p), b.run(p, false).output, b.precision(DType::f32)) == "PASS");
+        }
+    }
+}
+
 TEST_CASE("opencl: decode's fused launches give the bits of every stage as a kernel of its own") {
     // Fused (the default): SwiGLU stored by the first GEMM's NK rows kernels when every tile is
     // one (decode), and with the GPU bodies mask_gen and the gather in one launch. Apart
@@ -223,6 +239,36 @@ TEST_CASE("without an OpenCL platform, every case is SKIP with the reason and th
     std::size_t files = 0;
     for (const auto& e : std::filesystem::directory_iterator(MOE_SOURCE_DIR "/data/golden")) files += e.path().extension() == ".h5";
     CHECK(has(r.output, "0 passed, 0 failed, " + std::to_string(files) + " skipped"));
+}
+
+TEST_CASE("opencl and moe-bench on a device that takes fewer than 256 work-items a group (POCL_MAX_WORK_GROUP_SIZE)") {
+    // OpenCL promises only 1 work-item a group; small GPUs offer 64-256. moe_gemm_f64's 16 x 16
+    // work-group failed every f64 case there (CL_INVALID_WORK_GROUP_SIZE), and below 32 mask_gen
+    // had no work-group at all (every case an ERROR). PoCL only: the variable means nothing to
+    // other drivers, and PoCL reads it once per process, hence the child processes.
+    if (!has(test::run_command(test::moe_conform() + " list").output, "Portable Computing Language")) {
+        MESSAGE("no PoCL device here: skipped");
+        return;
+    }
+    for (const std::string limit : {"16", "100"}) {
+        for (const std::string file : {"gemm2_gptoss_spec_f64.h5", "gemm3_qwen_openvino_f64.h5", "gemm2_gptoss_openvino_f32.h5"}) {
+            CAPTURE(limit);
+            CAPTURE(file);
+            const auto r = test::run_command("POCL_MAX_WORK_GROUP_SIZE=" + limit + " " + test::moe_conform() +
+                                             " run --quiet --backend opencl --device 'Portable Computing Language' --case " +
+                                             MOE_SOURCE_DIR "/data/golden/" + file);
+            CAPTURE(r.output);
+            CHECK(r.exit_code == 0);
+            CHECK(has(r.output, "1 passed, 0 failed, 0 skipped"));
+        }
+    }
+    // moe-bench's copy baseline launched 256 work-items a group whatever the device took.
+    const auto r = test::run_command("POCL_MAX_WORK_GROUP_SIZE=100 " + test::moe_bench() +
+                                     " --backend opencl --device 'Portable Computing Language' --tokens 1 --experts 2"
+                                     " --topk 1 --hidden 16 --inter 8 --reps 1 --dtype f32");
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(!has(r.output, "CL_INVALID_WORK_GROUP_SIZE"));
 }
 
 TEST_CASE("moe-conform: --device selects the device and appears in the repro line; list shows the devices") {

@@ -108,7 +108,23 @@ void Runtime::build_compressed() {
 bool Runtime::build_f64() {
     if (!f64_.built() && device_.fp64) {
         const auto t0 = std::chrono::steady_clock::now();
-        f64_ = compile(kF64Files, "");
+        // moe_gemm_f64 requires a square work-group: 16 x 16 where the device allows 256
+        // work-items, else the largest power of two whose square it allows (devices limited to
+        // fewer, or a kernel the compiler gives fewer: rebuilt smaller).
+        const auto side_for = [&](std::size_t items) {
+            std::uint32_t t = 16;
+            while (t > 1 && (std::size_t(t) * t > items || t > device_.max_item_sizes[0] || t > device_.max_item_sizes[1]))
+                t /= 2;
+            return t;
+        };
+        const auto options = [](std::uint32_t t) { return "-DMOE_F64_T=" + std::to_string(t); };
+        std::uint32_t t = side_for(device_.max_work_group);
+        f64_ = compile(kF64Files, options(t));
+        if (const std::size_t kwg = kernel_work_group(kernel("moe_gemm_f64"), device_.device); std::size_t(t) * t > kwg) {
+            t = side_for(kwg);
+            f64_ = compile(kF64Files, options(t));
+        }
+        gemm_.f64_tile = t;
         build_seconds_.emplace_back("f64 program", seconds_since(t0));
     }
     return f64_.built();

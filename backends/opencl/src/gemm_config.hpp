@@ -28,6 +28,9 @@ struct GemmConfig {
     // moe_gemm_rows_*_nk: rows per tile, and columns per work-item (gemm.cl) or per lane group of
     // 32 (wide, rows_wg work-items per work-group).
     std::uint32_t rows_mr = 8, rows_nc = 4, rows_wg = 128;
+    // moe_gemm_f64's tile side (work-group f64_tile x f64_tile, f64_tile rows per tile): 16, less
+    // where the device or the kernel takes fewer work-items (set by Runtime::build_f64).
+    std::uint32_t f64_tile = 16;
     std::uint32_t tiled_tm() const { return tiled.ly * tiled.mwi; }
     std::uint32_t tiled_tn() const { return tiled.lx * tiled.nv * vw; }
     std::uint32_t small_tm() const { return small.ly * small.mwi; }

@@ -70,7 +70,7 @@ GemmPlan plan_gemm(const GemmConfig& c, const ExpertRows& er, bool rows_kn, bool
             }
         u32 r = 0;
         if (f64) {
-            for (; r < count; r += 16) add(f64_tiles, r, std::min<u32>(16, count - r));
+            for (; r < count; r += c.f64_tile) add(f64_tiles, r, std::min<u32>(c.f64_tile, count - r));
             continue;
         }
         for (; r + tm <= count; r += tm) add(tiled, r, tm);
@@ -115,7 +115,8 @@ void enqueue_gemm(const Runtime& rt, const Buffer& A, const Buffer& tiles, const
     const i32 b_type = bias ? bias->type : 0, has_bias = bias != nullptr;
     if (plan.f64.count) {  // KN copy (`buf`) whatever the given layout
         rt.args("moe_gemm_f64", A, tiles, plan.f64.first, N, K, w.buf, w.type, i32(1), b, b_type, has_bias, C);
-        const std::size_t global[2] = {(N + 15) / 16 * 16, plan.f64.count * std::size_t(16)}, local[2] = {16, 16};
+        const std::size_t t = rt.gemm().f64_tile;
+        const std::size_t global[2] = {(N + t - 1) / t * t, plan.f64.count * t}, local[2] = {t, t};
         rt.launch("moe_gemm_f64", 2, global, local);
         return;
     }

@@ -36,7 +36,7 @@ struct TileRange {
 // With tiny tiles (GemmConfig::tiny_tm, GPUs) small_min is 0: what is left of an expert that has a
 // block goes to one partial small tile, which moe_gemm_small computes with the tiny body when it
 // has at most tiny_tm() rows; only experts of at most rows_mr rows in all go to the rows kernels.
-// f64: tiles of 16 rows for moe_gemm_f64.
+// f64: tiles of GemmConfig::f64_tile rows (16 where the device allows) for moe_gemm_f64.
 // pieces (only when asked for): every expert's rows again, in tiles of at most rows_mr rows sorted
 // like rows_nk, for compressed weights on the CPU bodies (enqueue_gemm).
 struct GemmPlan {

@@ -45,20 +45,12 @@ struct FusedGather {
     const Buffer* out;
 };
 
-// moe_mask_gen over the indices at byte idx_off of `in`, into the workspace's plan buffers (and
-// with `gather`, moe_mask_gen_gather: the gather too).
-void launch_mask_gen(const Runtime& rt, Workspace& ws, const Buffer& in, std::size_t idx_off, bool idx64,
-                     std::size_t pairs, std::size_t topk, std::size_t experts, const FusedGather* gather = nullptr) {
-    const char* kernel = gather ? "moe_mask_gen_gather" : "moe_mask_gen";
-    ensure(rt, ws.counts, experts * sizeof(u32));
-    ensure(rt, ws.offsets, (experts + 1) * sizeof(u32));
-    ensure(rt, ws.used, experts * sizeof(u32));
-    ensure(rt, ws.used_count, sizeof(u32));
-    for (Buffer* b : {&ws.token, &ws.slot, &ws.position}) ensure(rt, *b, pairs * sizeof(u32));
-    // One work-group (the kernel synchronises its phases with barriers) of up to 1024 work-items,
-    // a multiple of 32, as far as the device, the kernel and local memory (E counters and E masks
-    // of one bit per work-item) allow. (Fewer at decode, as few as the pairs, measured no faster
-    // on an H100: 0.007-0.009 ms either way.)
+// mask_gen's one work-group (the kernel synchronises its phases with barriers): up to 1024
+// work-items, a multiple of 32, as far as the device, the kernel and local memory (E counters and
+// E masks of one bit per work-item) allow; 0 when not even 32 fit (too many experts for the
+// device's local memory). (Fewer at decode, as few as the pairs, measured no faster on an H100:
+// 0.007-0.009 ms either way.)
+std::size_t mask_gen_group(const Runtime& rt, const char* kernel, std::size_t experts) {
     std::size_t kernel_wg = 0;
     check(clGetKernelWorkGroupInfo(rt.kernel(kernel), rt.device().device, CL_KERNEL_WORK_GROUP_SIZE,
                                    sizeof kernel_wg, &kernel_wg, nullptr),
@@ -67,7 +59,22 @@ void launch_mask_gen(const Runtime& rt, Workspace& ws, const Buffer& in, std::si
     group = group / 32 * 32;
     const auto local_bytes = [&](std::size_t g) { return experts * (1 + g / 32) * sizeof(u32); };
     while (group > 32 && local_bytes(group) > rt.device().local_mem) group /= 2;
-    if (group < 32 || local_bytes(group) > rt.device().local_mem)
+    return group < 32 || local_bytes(group) > rt.device().local_mem ? 0 : group;
+}
+
+// moe_mask_gen over the indices at byte idx_off of `in`, into the workspace's plan buffers (and
+// with `gather`, moe_mask_gen_gather: the gather too); `group`: mask_gen_group()'s, when known.
+void launch_mask_gen(const Runtime& rt, Workspace& ws, const Buffer& in, std::size_t idx_off, bool idx64,
+                     std::size_t pairs, std::size_t topk, std::size_t experts, const FusedGather* gather = nullptr,
+                     std::size_t group = 0) {
+    const char* kernel = gather ? "moe_mask_gen_gather" : "moe_mask_gen";
+    ensure(rt, ws.counts, experts * sizeof(u32));
+    ensure(rt, ws.offsets, (experts + 1) * sizeof(u32));
+    ensure(rt, ws.used, experts * sizeof(u32));
+    ensure(rt, ws.used_count, sizeof(u32));
+    for (Buffer* b : {&ws.token, &ws.slot, &ws.position}) ensure(rt, *b, pairs * sizeof(u32));
+    if (group == 0) group = mask_gen_group(rt, kernel, experts);
+    if (group == 0)
         throw ClError(std::string(kernel) + " (" + std::to_string(experts) + " experts: no work-group of 32 fits the device)",
                       CL_INVALID_WORK_GROUP_SIZE);
     const LocalBytes cnt{experts * sizeof(u32)}, masks{experts * (group / 32) * sizeof(u32)};
@@ -79,6 +86,21 @@ void launch_mask_gen(const Runtime& rt, Workspace& ws, const Buffer& in, std::si
         rt.args(kernel, in, u32(idx_off), i32(idx64), u32(pairs), u32(topk), u32(experts), ws.counts, ws.offsets,
                 ws.token, ws.slot, ws.position, ws.used, ws.used_count, cnt, masks);
     rt.launch(kernel, 1, &group, &group);
+}
+
+// Where mask_gen's local memory cannot hold the experts (mask_gen_group() == 0: E above about 65000
+// on PoCL's 512 KiB, about 6000 on a GPU's 48 KiB), the host's plan, the one mask_gen computes
+// (make_routing_plan; tests/backends/test_opencl_backend.cpp checks that they agree), is uploaded
+// in its place, so a legal problem is computed rather than refused. The device reads only gather's
+// token list and scatter-reduce's positions (the GEMMs' tiles come from the host's counts).
+void upload_host_plan(const Runtime& rt, Workspace& ws, const Tensor& indices, std::size_t experts) {
+    const RoutingPlan hp = make_routing_plan(indices, experts);
+    const std::size_t pairs = hp.position.size();
+    const std::vector<u32> position(hp.position.begin(), hp.position.end());
+    for (Buffer* b : {&ws.token, &ws.slot, &ws.position}) ensure(rt, *b, pairs * sizeof(u32));
+    rt.write(ws.token, 0, pairs * sizeof(u32), hp.token.data());
+    rt.write(ws.position, 0, pairs * sizeof(u32), position.data());
+    rt.finish();  // the writes read host vectors that end here
 }
 
 // [T, K, width] stage (f32, or f64 from the f64 program) from a plan-ordered [pairs, width]
@@ -184,9 +206,16 @@ Output run_pipeline(const Runtime& rt, Workspace& ws, const Problem& p, bool wan
     ensure(rt, ws.gathered, pairs * d.H * es, pad);
     // Only with the GPU bodies: on a CPU device (PoCL) one work-group runs on one core, and its
     // copy takes longer than a launch of moe_gather (0.17 ms against 0.02 at gpt-oss-20b T = 1).
-    const bool fuse_gather = options.fuse && rt.gemm().wide && !f64 && pairs * d.H <= kFusedGatherElems;
+    const bool fusable = options.fuse && rt.gemm().wide && !f64 && pairs * d.H <= kFusedGatherElems;
+    const std::size_t fused_group = fusable ? mask_gen_group(rt, "moe_mask_gen_gather", d.E) : 0;
+    const bool fuse_gather = fused_group != 0;
+    const std::size_t group = fuse_gather ? fused_group : mask_gen_group(rt, "moe_mask_gen", d.E);
     const FusedGather fused{&x_buf, x_at, elem_type(x.dtype()), d.H, &ws.gathered};
-    launch_mask_gen(rt, ws, ws.in, 0, idx.dtype() == DType::i64, pairs, d.K, d.E, fuse_gather ? &fused : nullptr);
+    if (group != 0)
+        launch_mask_gen(rt, ws, ws.in, 0, idx.dtype() == DType::i64, pairs, d.K, d.E, fuse_gather ? &fused : nullptr,
+                        group);
+    else
+        upload_host_plan(rt, ws, idx, d.E);
 
     // 4. gather the routed rows, expert-major, widened to f32 (f64).
     if (!fuse_gather) {

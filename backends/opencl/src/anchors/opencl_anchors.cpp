@@ -3,6 +3,7 @@
 #include <clblast.h>
 #include <clblast_half.h>
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <vector>
@@ -122,6 +123,7 @@ struct OpenclCopyAnchor::State {
     ocl::Program program;
     Buffer a, b;
     cl_uint n = 0;  // float4 vectors
+    std::size_t local = 256;  // work-group: 256, or what the device and the kernel take if fewer
 };
 
 OpenclCopyAnchor::OpenclCopyAnchor(const std::string& device, std::size_t bytes) : s_(std::make_unique<State>()) {
@@ -136,13 +138,21 @@ OpenclCopyAnchor::OpenclCopyAnchor(const std::string& device, std::size_t bytes)
     ocl::check(clSetKernelArg(k, 0, sizeof a, &a), "clSetKernelArg");
     ocl::check(clSetKernelArg(k, 1, sizeof b, &b), "clSetKernelArg");
     ocl::check(clSetKernelArg(k, 2, sizeof s_->n, &s_->n), "clSetKernelArg");
+    // A fixed 256 failed on devices that take fewer work-items a group (moe-bench: internal error,
+    // CL_INVALID_WORK_GROUP_SIZE).
+    std::size_t kernel_wg = 0;
+    ocl::check(clGetKernelWorkGroupInfo(k, s_->rt->device().device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kernel_wg,
+                                        &kernel_wg, nullptr),
+               "clGetKernelWorkGroupInfo(CL_KERNEL_WORK_GROUP_SIZE)");
+    s_->local = std::max<std::size_t>(1, std::min({s_->local, kernel_wg, s_->rt->device().max_work_group,
+                                                   s_->rt->device().max_item_sizes[0]}));
     seconds();  // warm-up
 }
 
 OpenclCopyAnchor::~OpenclCopyAnchor() = default;
 
 double OpenclCopyAnchor::seconds() {
-    const std::size_t local = 256, global = (std::size_t(s_->n) + local - 1) / local * local;
+    const std::size_t local = s_->local, global = (std::size_t(s_->n) + local - 1) / local * local;
     cl_event e = nullptr;
     const auto t0 = std::chrono::steady_clock::now();
     ocl::check(clEnqueueNDRangeKernel(s_->rt->queue(), s_->program.find("moe_anchor_copy"), 1, nullptr, &global, &local,

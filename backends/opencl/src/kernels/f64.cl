@@ -2,10 +2,17 @@
 // this file) only on devices with cl_khr_fp64; the f32 program never needs the extension. Same
 // jobs and layouts as gather.cl, gemm.cl, swiglu.cl and scatter_reduce.cl, with f64 arithmetic
 // and f64 intermediates; mask_gen comes from the f32 program (it only moves indices). f64 data
-// is a conformance case, not a speed path: the GEMM is a plain 16 x 16 local-memory tile.
+// is a conformance case, not a speed path: the GEMM is a plain T x T local-memory tile.
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
 #define MOE_F64 3
+
+// The GEMM's tile side T (work-group T x T): 16, or less where the device or the kernel takes
+// fewer than 256 work-items (Runtime::build_f64; a 16 x 16 work-group there failed every f64
+// case with CL_INVALID_WORK_GROUP_SIZE).
+#ifndef MOE_F64_T
+#define MOE_F64_T 16
+#endif
 
 double moe_load_f64(__global const uchar* p, ulong i, int type) {
     if (type == MOE_F64) return ((__global const double*)p)[i];
@@ -19,20 +26,20 @@ __kernel void moe_gather_f64(__global const uchar* x, uint x_off, int x_type, __
     out[(ulong)i * hidden + h] = moe_load_f64(x + x_off, (ulong)token[i] * hidden + h, x_type);
 }
 
-// C[c_row0 + m, n] = sum_k A[a_row0 + m, k] * W[expert](n, k) (+ bias), m < rows <= 16, for the
+// C[c_row0 + m, n] = sum_k A[a_row0 + m, k] * W[expert](n, k) (+ bias), m < rows <= T, for the
 // row tiles of `tiles` from tile0 on (gemm.cl's table: expert, first row of A, first row of C,
 // rows). W in NK
-// (kn = 0) or KN layout, read in its own type. Work-group 16 x 16: one output per work-item.
-__kernel __attribute__((reqd_work_group_size(16, 16, 1))) void moe_gemm_f64(
+// (kn = 0) or KN layout, read in its own type. Work-group T x T: one output per work-item.
+__kernel __attribute__((reqd_work_group_size(MOE_F64_T, MOE_F64_T, 1))) void moe_gemm_f64(
     __global const double* A, __global const uint* tiles, uint tile0, uint N, uint K, __global const uchar* W, int w_type,
     int kn, __global const uchar* bias, int b_type, int has_bias, __global double* C) {
-    __local double a_t[16][17], w_t[16][17];  // [row][k], [k][column]; padded against bank conflicts
+    __local double a_t[MOE_F64_T][MOE_F64_T + 1], w_t[MOE_F64_T][MOE_F64_T + 1];  // [row][k], [k][column]; padded against bank conflicts
     __global const uint* t = tiles + 4 * (tile0 + get_group_id(1));
     const uint expert = t[0], a_row0 = t[1], c_row0 = t[2], rows = t[3];
-    const uint x = get_local_id(0), y = get_local_id(1), n0 = get_group_id(0) * 16, n = n0 + x;
+    const uint x = get_local_id(0), y = get_local_id(1), n0 = get_group_id(0) * MOE_F64_T, n = n0 + x;
     const ulong w_base = (ulong)expert * N * K;
     double acc = 0.0;
-    for (uint k0 = 0; k0 < K; k0 += 16) {
+    for (uint k0 = 0; k0 < K; k0 += MOE_F64_T) {
         a_t[y][x] = k0 + x < K ? A[(ulong)(a_row0 + min(y, rows - 1)) * K + k0 + x] : 0.0;
         if (kn) {  // (k, n) at k*N + n: consecutive work-items read consecutive columns
             const uint k = k0 + y;
@@ -42,7 +49,7 @@ __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void moe_gemm_f64(
             w_t[x][y] = k < K && nn < N ? moe_load_f64(W, w_base + (ulong)nn * K + k, w_type) : 0.0;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint kk = 0; kk < 16; ++kk) acc = fma(a_t[y][kk], w_t[kk][x], acc);
+        for (uint kk = 0; kk < MOE_F64_T; ++kk) acc = fma(a_t[y][kk], w_t[kk][x], acc);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (y >= rows || n >= N) return;
