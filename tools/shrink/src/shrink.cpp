@@ -150,7 +150,13 @@ public:
     }
 
     Result result(const ProblemSize& before) const {
-        Result r{current_, verdict_, before, problem_size(current_.problem), runs_, edits_};
+        Result r;
+        r.shrunk = current_;
+        r.verdict = verdict_;
+        r.before = before;
+        r.after = problem_size(current_.problem);
+        r.runs = runs_;
+        r.edits = edits_;
         if (runs_ >= o_.max_runs) {
             r.limit = "its limit of " + std::to_string(o_.max_runs) + " runs";
         } else if (!budget_left()) {
