@@ -22,7 +22,7 @@ int shrink(const ShrinkCommand& c) {
     // before the minutes of shrinking, and again below for the default name.
     check_outputs_spare_inputs({{c.case_file, c.backend_lib}, {{"--out", c.out}}, {}});
     std::unique_ptr<Backend> backend;
-    std::string repro_flags;  // what the repro line needs besides --backend and --case
+    std::string lib_flag, device_flag;  // what the repro line needs besides --backend and --case
     if (!c.backend_lib.empty()) {
         refuse_unused_device(c.device, false, "--backend-lib " + c.backend_lib);
         // A plugin that crashes or hangs while it loads is named (exit 2), not this process's end.
@@ -31,11 +31,11 @@ int shrink(const ShrinkCommand& c) {
         if (!c.backend.empty() && c.backend != backend->name())
             throw InputError("--backend " + c.backend + ": shrink runs one backend, and --backend-lib " + c.backend_lib +
                              " is '" + backend->name() + "' (leave --backend out, or name the plugin)");
-        repro_flags = " --backend-lib " + shell_word(c.backend_lib);
+        lib_flag = " --backend-lib " + shell_word(c.backend_lib);
     } else {
         refuse_unused_device(c.device, backends::opencl_family(c.backend), "--backend " + c.backend);
         backend = backends::make_builtin_backend(c.backend, backends::BuiltinOptions{c.device});
-        if (!c.device.empty()) repro_flags = " --device " + shell_word(c.device);
+        if (!c.device.empty()) device_flag = " --device " + shell_word(c.device);
     }
     const Availability a = backend->availability();
     if (!a.available) {
@@ -65,8 +65,8 @@ int shrink(const ShrinkCommand& c) {
     shrink::write_shrunk(file, original, r, backend->name());
     std::cout << shrink::summary_lines(original, r, backend->name())
               << "wrote " << file << "\n"
-              << "repro: moe-conform run" << repro_flags << " --backend " << shell_word(backend->name()) << " --case "
-              << shell_word(file) << "\n";
+              << "repro: moe-conform run" << lib_flag << " --backend " << shell_word(backend->name()) << device_flag
+              << " --case " << shell_word(file) << "\n";
     return 0;
 }
 
