@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "moe/backends/loop_backend.hpp"
@@ -199,7 +200,7 @@ TEST_CASE("loop_lowp keeps its stages in the data type and passes the comparison
             }
 }
 
-TEST_CASE("the loop mutants: 30 mutations, unique names, mutant:<name>") {
+TEST_CASE("the loop mutants: 34 mutations, unique names, mutant:<name>") {
     const auto mutants = backends::loop_mutants();
     const std::vector<std::string> expected = {
         "lanes_swapped", "alpha_beta_swapped", "plus_one_dropped", "clamp_lower_dropped", "zero_limit_unclamped",
@@ -207,8 +208,9 @@ TEST_CASE("the loop mutants: 30 mutations, unique names, mutant:<name>") {
         "routing_slot_shifted", "last_expert_ignored", "token_output_to_neighbour", "gemm3_up_ignored",
         "f16_accumulation", "hidden_off_by_one", "lowp_output_truncated", "small_weight_routes_skipped",
         "subnormal_weights_flushed", "subnormal_gemm_weights_flushed", "tf32_gemm_inputs", "bias1_after_routing",
+        "topk_capped_at_4", "experts_from_32_ignored", "gemm3_gate_idx_swapped",
         "zero_point_sign_flipped", "nibble_order_swapped", "next_group_scale", "channel_scale_for_groups",
-        "e8m0_bias_off_by_one", "fp8_subnormals_flushed", "e4m3_nan_as_number"};
+        "e8m0_bias_off_by_one", "fp8_subnormals_flushed", "e4m3_nan_as_number", "odd_group_scale_dropped"};
     REQUIRE(mutants.size() == expected.size());
     std::set<std::string> names;
     for (std::size_t i = 0; i < mutants.size(); ++i) {
@@ -240,6 +242,10 @@ TEST_CASE("every mutant changes the output of a problem where its mistake matter
                                              "tf32_gemm_inputs", "bias1_after_routing", "zero_limit_unclamped", "clamp_nan_dropped",
                                              "gate_nan_capped", "fp8_subnormals_flushed", "e4m3_nan_as_number"};
         if (power.count(m.name)) continue;
+        // Theirs need K > 4, E > 32, GEMM3 with gate_idx 1 or an odd group count (the next test case).
+        const std::set<std::string> shaped = {"topk_capped_at_4", "experts_from_32_ignored", "gemm3_gate_idx_swapped",
+                                              "odd_group_scale_dropped"};
+        if (shaped.count(m.name)) continue;
         if (is_dequantisation_mutant(m.name)) {
             const Problem c = compressed_mutation_problem(m.name == "e8m0_bias_off_by_one" ? DType::f4e2m1 : DType::u4);
             const Tensor good_c = loop_output(c);
@@ -254,6 +260,38 @@ TEST_CASE("every mutant changes the output of a problem where its mistake matter
         const double diff = max_diff(m.make()->run(p, false).output, good);
         // f32 rounding moves outputs by ~1e-6 relative; a mutation by percent.
         CHECK(diff > 1e-2 * max_abs(good));
+    }
+}
+
+TEST_CASE("the routing-width, GEMM3 gate_idx and odd-group mutants show where their mistakes matter, and only there") {
+    // K = 8 of E = 64 experts, every token routed to expert 40: topk_capped_at_4, experts_from_32_ignored.
+    auto wide = small_spec(ExpertType::gemm3_swiglu, Convention::openvino, 6, 12, 6, 64, 8);
+    wide.routing.always = {40};
+    // GEMM3 with gate_idx 1, which has no effect on GEMM3: gemm3_gate_idx_swapped.
+    auto gate1 = small_spec(ExpertType::gemm3_swiglu, Convention::openvino);
+    gate1.attributes.gate_idx = 1;
+    // u4 with zero points in 3 groups of 8 for both GEMMs: odd_group_scale_dropped.
+    auto odd = small_spec(ExpertType::gemm2_bias_swiglu_clamp, Convention::openvino, 6, 24, 24, 4, 2);
+    generator::CompressionSpec cs;
+    cs.type = DType::u4;
+    cs.group_size = 8;
+    cs.scale_dtype = DType::f16;
+    cs.zero_point = generator::CompressionSpec::ZeroPoint::weight_type;
+    odd.compression = cs;
+    const std::vector<std::pair<LoopMutation, generator::CaseSpec>> shows = {
+        {LoopMutation::topk_capped_at_4, wide},
+        {LoopMutation::experts_from_32_ignored, wide},
+        {LoopMutation::gemm3_gate_idx_swapped, gate1},
+        {LoopMutation::odd_group_scale_dropped, odd}};
+    // Where none of the four mistakes can matter: K = 2 of E = 4, gate_idx 0, G = 4 groups.
+    const Problem gemm2 = gemm2_mutation_problem(), gemm3 = small_problem(ExpertType::gemm3_swiglu, Convention::openvino),
+                  even = compressed_mutation_problem(DType::u4);
+    for (const auto& [m, spec] : shows) {
+        CAPTURE(static_cast<int>(m));
+        const Problem p = generator::synthesize(spec);
+        const Tensor good = loop_output(p);
+        CHECK(max_diff(loop_output(p, {false, m}), good) > 1e-2 * max_abs(good));
+        for (const Problem* q : {&gemm2, &gemm3, &even}) CHECK(max_diff(loop_output(*q, {false, m}), loop_output(*q)) == 0.0);
     }
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loop_dequant.hpp"
@@ -53,6 +54,12 @@ constexpr MutationEntry<LoopMutation> kLoopMutations[] = {
      "every GEMM input (x, weights, activations) rounded to TF32's 10-bit mantissa while declaring f32 compute"},
     {LoopMutation::bias1_after_routing, "bias1_after_routing",
      "GEMM2: bias_1 added once after the routing sum, weighted by the token's weights renormalised to sum 1"},
+    {LoopMutation::topk_capped_at_4, "topk_capped_at_4",
+     "only the first 4 top-k slots of a token are summed, as a kernel with a fixed 4-entry top-k buffer (Qwen3 and DeepSeek-V3 use K = 8)"},
+    {LoopMutation::experts_from_32_ignored, "experts_from_32_ignored",
+     "experts with id 32 or above contribute nothing, as a kernel that keeps a token's experts in a 32-bit mask"},
+    {LoopMutation::gemm3_gate_idx_swapped, "gemm3_gate_idx_swapped",
+     "GEMM3: openvino gate_idx 1 read as weight_1 being the gate projection, act = swish(up) * gate (gate_idx has no effect on GEMM3)"},
     {LoopMutation::zero_point_sign_flipped, "zero_point_sign_flipped",
      "compressed weights: the zero point added instead of subtracted, (W + Z) * S"},
     {LoopMutation::nibble_order_swapped, "nibble_order_swapped",
@@ -67,6 +74,8 @@ constexpr MutationEntry<LoopMutation> kLoopMutations[] = {
      "compressed weights: FP8 codes with a zero exponent field (the subnormals) read as zero"},
     {LoopMutation::e4m3_nan_as_number, "e4m3_nan_as_number",
      "compressed weights: the E4M3 NaN code S.1111.111 read as +-480, as if the type had no NaN"},
+    {LoopMutation::odd_group_scale_dropped, "odd_group_scale_dropped",
+     "compressed weights: with an odd number of groups, the last group's scale read as 1, as a kernel that loads group scales in pairs"},
 };
 
 // Everything one run needs: sizes, the arithmetic parameters as this backend (mutation included)
@@ -110,6 +119,7 @@ DequantBug dequant_bug(LoopMutation m) {
         case LoopMutation::e8m0_bias_off_by_one: return DequantBug::e8m0_bias;
         case LoopMutation::fp8_subnormals_flushed: return DequantBug::fp8_subnormals;
         case LoopMutation::e4m3_nan_as_number: return DequantBug::e4m3_nan;
+        case LoopMutation::odd_group_scale_dropped: return DequantBug::odd_last_scale;
         default: return DequantBug::none;
     }
 }
@@ -291,6 +301,9 @@ Output LoopBackend::run(const Problem& p, bool want_stages) {
     s.w0 = weight_values(p, kWeight0, dequant, m);
     s.w1 = weight_values(p, kWeight1, dequant, m);
     if (!s.gemm2) s.w2 = weight_values(p, kWeight2, dequant, m);
+    // The GEMM3 mutant takes gate_idx 1 to mean that weight_1 is the gate projection.
+    if (m == LoopMutation::gemm3_gate_idx_swapped && !s.gemm2 && p.attributes.gate_idx.value_or(0) == 1)
+        std::swap(s.w0, s.w1);
     if (m == LoopMutation::subnormal_gemm_weights_flushed)
         for (auto* w : {&s.w0, &s.w1, &s.w2})
             for (float& v : *w)
@@ -324,6 +337,8 @@ Output LoopBackend::run(const Problem& p, bool want_stages) {
                 }
             }
             if (m == LoopMutation::last_expert_ignored && e == d.E - 1) continue;
+            if (m == LoopMutation::topk_capped_at_4 && k >= 4) continue;
+            if (m == LoopMutation::experts_from_32_ignored && e >= 32) continue;
             // The mutant takes the weight of the next slot, read with that slot's own expert.
             const std::size_t wk = m == LoopMutation::routing_slot_shifted ? (k + 1) % d.K : k;
             float w = routing_weight(s, t, wk, static_cast<std::size_t>(idx.get_index(t * d.K + wk)));

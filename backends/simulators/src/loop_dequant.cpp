@@ -84,7 +84,9 @@ std::vector<float> loop_dequantize(const Problem& p, const std::string& weight, 
                 const double q = code_value(w.dtype(), raw_code(w, flat, bug == DequantBug::nibble_order), bug);
                 const double zero = z ? param_value(*z, param, bug) : 0.0;
                 // Exact in f64 (spec/compressed.md, section 1), then one rounding to `dequant`.
-                const double wf = (bug == DequantBug::zero_point_sign ? q + zero : q - zero) * param_value(s, param, bug);
+                const bool unscaled = bug == DequantBug::odd_last_scale && G > 1 && G % 2 == 1 && g == G - 1;
+                const double scale = unscaled ? 1.0 : param_value(s, param, bug);
+                const double wf = (bug == DequantBug::zero_point_sign ? q + zero : q - zero) * scale;
                 out[flat] = static_cast<float>(round_to(dequant, wf));
             }
     return out;

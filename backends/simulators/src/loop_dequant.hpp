@@ -18,6 +18,7 @@ enum class DequantBug {
     e8m0_bias,         // E8M0 scale 2^(code - 126) instead of 2^(code - 127)
     fp8_subnormals,    // FP8 codes with a zero exponent field read as zero
     e4m3_nan,          // the E4M3 NaN codes (S.1111.111) read as +-480, the pattern's next value
+    odd_last_scale,    // G odd and > 1: the last group's scale read as 1 (scales read in pairs)
 };
 
 // The compressed weight `weight` ([E, N, K]) as floats, each W_f = (W - Z) * S computed exactly and

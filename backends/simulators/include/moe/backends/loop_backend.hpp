@@ -36,6 +36,9 @@ enum class LoopMutation {
     subnormal_gemm_weights_flushed,  // GEMM weights subnormal in the data type read as zero (DAZ)
     tf32_gemm_inputs,          // GEMM inputs rounded to TF32 (10-bit mantissa) while declaring f32
     bias1_after_routing,       // GEMM2: bias_1 added after the routing sum, weights renormalised
+    topk_capped_at_4,          // only the first 4 top-k slots summed (a fixed 4-entry buffer)
+    experts_from_32_ignored,   // experts with id >= 32 contribute nothing (a 32-bit expert mask)
+    gemm3_gate_idx_swapped,    // GEMM3: gate_idx 1 read as weight_1 being the gate projection
     // Compressed weights (spec/compressed.md): the dequantisation bugs kernels most often have.
     zero_point_sign_flipped,   // (W + Z) * S
     nibble_order_swapped,      // 4-bit: element 2i read from the high nibble
@@ -44,6 +47,7 @@ enum class LoopMutation {
     e8m0_bias_off_by_one,      // MXFP4: E8M0 scale 2^(code - 126)
     fp8_subnormals_flushed,    // FP8 subnormal codes read as zero
     e4m3_nan_as_number,        // the E4M3 NaN code read as +-480
+    odd_group_scale_dropped,   // an odd number of groups: the last group's scale read as 1
 };
 
 // The loop mutants, in declaration order (every LoopMutation but none).
