@@ -200,7 +200,7 @@ TEST_CASE("loop_lowp keeps its stages in the data type and passes the comparison
             }
 }
 
-TEST_CASE("the loop mutants: 34 mutations, unique names, mutant:<name>") {
+TEST_CASE("the loop mutants: 36 mutations, unique names, mutant:<name>") {
     const auto mutants = backends::loop_mutants();
     const std::vector<std::string> expected = {
         "lanes_swapped", "alpha_beta_swapped", "plus_one_dropped", "clamp_lower_dropped", "zero_limit_unclamped",
@@ -208,8 +208,8 @@ TEST_CASE("the loop mutants: 34 mutations, unique names, mutant:<name>") {
         "routing_slot_shifted", "last_expert_ignored", "token_output_to_neighbour", "gemm3_up_ignored",
         "f16_accumulation", "hidden_off_by_one", "lowp_output_truncated", "small_weight_routes_skipped",
         "subnormal_weights_flushed", "subnormal_gemm_weights_flushed", "tf32_gemm_inputs", "bias1_after_routing",
-        "topk_capped_at_4", "experts_from_32_ignored", "gemm3_gate_idx_swapped",
-        "zero_point_sign_flipped", "nibble_order_swapped", "next_group_scale", "channel_scale_for_groups",
+        "topk_capped_at_4", "experts_from_32_ignored", "gemm3_gate_idx_swapped", "hidden_subnormals_flushed",
+        "negative_weight_routes_skipped", "zero_point_sign_flipped", "nibble_order_swapped", "next_group_scale", "channel_scale_for_groups",
         "e8m0_bias_off_by_one", "fp8_subnormals_flushed", "e4m3_nan_as_number", "odd_group_scale_dropped"};
     REQUIRE(mutants.size() == expected.size());
     std::set<std::string> names;
@@ -242,9 +242,11 @@ TEST_CASE("every mutant changes the output of a problem where its mistake matter
                                              "tf32_gemm_inputs", "bias1_after_routing", "zero_limit_unclamped", "clamp_nan_dropped",
                                              "gate_nan_capped", "fp8_subnormals_flushed", "e4m3_nan_as_number"};
         if (power.count(m.name)) continue;
-        // Theirs need K > 4, E > 32, GEMM3 with gate_idx 1 or an odd group count (the next test case).
+        // Theirs need K > 4, E > 32, GEMM3 with gate_idx 1 or an odd group count (the next test case),
+        // f16/bf16 subnormal hidden states or a negative routing weight (the one after).
         const std::set<std::string> shaped = {"topk_capped_at_4", "experts_from_32_ignored", "gemm3_gate_idx_swapped",
-                                              "odd_group_scale_dropped"};
+                                              "odd_group_scale_dropped", "hidden_subnormals_flushed",
+                                              "negative_weight_routes_skipped"};
         if (shaped.count(m.name)) continue;
         if (is_dequantisation_mutant(m.name)) {
             const Problem c = compressed_mutation_problem(m.name == "e8m0_bias_off_by_one" ? DType::f4e2m1 : DType::u4);
@@ -292,6 +294,36 @@ TEST_CASE("the routing-width, GEMM3 gate_idx and odd-group mutants show where th
         const Tensor good = loop_output(p);
         CHECK(max_diff(loop_output(p, {false, m}), good) > 1e-2 * max_abs(good));
         for (const Problem* q : {&gemm2, &gemm3, &even}) CHECK(max_diff(loop_output(*q, {false, m}), loop_output(*q)) == 0.0);
+    }
+}
+
+TEST_CASE("the subnormal-hidden and negative-weight mutants show where their mistakes matter, and only there") {
+    // f16 hidden states uniform up to 2^-13 (about half of them f16 subnormals) against gate and up
+    // weights up to 4096, as the bundled subnormal_hidden_f16: hidden_subnormals_flushed.
+    auto tiny = small_spec(ExpertType::gemm3_swiglu, Convention::openvino, 6, 16, 8, 4, 2, DType::f16);
+    generator::Fill x, w;
+    x.kind = w.kind = generator::Fill::Kind::uniform;
+    x.scale = std::ldexp(1.0, -13);
+    w.scale = 4096.0;
+    tiny.fills[kHiddenStates] = x;
+    tiny.fills[kWeight0] = w;
+    tiny.fills[kWeight1] = w;
+    // Negative routing weights on three of the six tokens, as route_negative_weights:
+    // negative_weight_routes_skipped.
+    auto negative = small_spec(ExpertType::gemm2_bias_swiglu_clamp, Convention::openvino, 6, 12, 6, 4, 2, DType::bf16);
+    negative.overrides = {{kRoutingWeights, {0, 0}, -0.5}, {kRoutingWeights, {1, 1}, -1.0}, {kRoutingWeights, {2, 0}, -2.0}};
+    const std::vector<std::pair<LoopMutation, generator::CaseSpec>> shows = {
+        {LoopMutation::hidden_subnormals_flushed, tiny}, {LoopMutation::negative_weight_routes_skipped, negative}};
+    // Where neither mistake can matter: f32 data (the mutant flushes f16/bf16 subnormals only), f16
+    // hidden states of order 1, and non-negative routing weights throughout.
+    const Problem gemm2 = gemm2_mutation_problem(), gemm3 = small_problem(ExpertType::gemm3_swiglu, Convention::openvino),
+                  half = small_problem(ExpertType::gemm2_bias_swiglu_clamp, Convention::openvino, 5, 12, 6, 4, 2, DType::f16);
+    for (const auto& [m, spec] : shows) {
+        CAPTURE(static_cast<int>(m));
+        const Problem p = generator::synthesize(spec);
+        const Tensor good = loop_output(p);
+        CHECK(max_diff(loop_output(p, {false, m}), good) > 1e-2 * max_abs(good));
+        for (const Problem* q : {&gemm2, &gemm3, &half}) CHECK(max_diff(loop_output(*q, {false, m}), loop_output(*q)) == 0.0);
     }
 }
 

@@ -104,6 +104,18 @@ TEST_CASE("GEMM weights flushed when subnormal (a bf16 dot product's DAZ): caugh
     CHECK(v.failed == std::set<std::string>{"subnormal_gemm_weights_bf16"});
 }
 
+TEST_CASE("f16/bf16 hidden states flushed when subnormal (FTZ/DAZ): caught by the subnormal hidden-state case alone") {
+    auto b = mutant(LoopMutation::hidden_subnormals_flushed);
+    const Verdicts v = run_bundled(b);
+    CHECK(v.failed == std::set<std::string>{"subnormal_hidden_f16"});
+}
+
+TEST_CASE("routes with a negative routing weight skipped: caught by the negative-weight case alone") {
+    auto b = mutant(LoopMutation::negative_weight_routes_skipped);
+    const Verdicts v = run_bundled(b);
+    CHECK(v.failed == std::set<std::string>{"route_negative_weights"});
+}
+
 TEST_CASE("a clamp limit of 0 read as no clamp: caught by the zero-limit cases alone") {
     // Every other GEMM2 case sets a positive limit, where the mistake changes nothing.
     auto b = mutant(LoopMutation::zero_limit_unclamped);

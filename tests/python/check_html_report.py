@@ -91,8 +91,8 @@ def main():
 
     with tempfile.TemporaryDirectory() as tmp:
         png = os.path.join(tmp, "page.png")
-        # Tall enough for the mutants table (45 rows) and the top of the catch matrix below it.
-        shot = chromium(a.chromium, ["--window-size=1280,4800", "--screenshot=" + png, url])
+        # Tall enough for the mutants table (47 rows) and the top of the catch matrix below it.
+        shot = chromium(a.chromium, ["--window-size=1280,5000", "--screenshot=" + png, url])
         check("Chromium takes a screenshot", shot.returncode == 0 and os.path.exists(png), shot.stderr[-500:])
         if not os.path.exists(png):
             return 1

@@ -60,6 +60,10 @@ constexpr MutationEntry<LoopMutation> kLoopMutations[] = {
      "experts with id 32 or above contribute nothing, as a kernel that keeps a token's experts in a 32-bit mask"},
     {LoopMutation::gemm3_gate_idx_swapped, "gemm3_gate_idx_swapped",
      "GEMM3: openvino gate_idx 1 read as weight_1 being the gate projection, act = swish(up) * gate (gate_idx has no effect on GEMM3)"},
+    {LoopMutation::hidden_subnormals_flushed, "hidden_subnormals_flushed",
+     "f16/bf16 hidden states that are subnormal in the data type read as zero, as a kernel under FTZ/DAZ or an f16 to f32 conversion that flushes"},
+    {LoopMutation::negative_weight_routes_skipped, "negative_weight_routes_skipped",
+     "routes whose routing weight is negative are skipped, as a kernel that takes a weight > 0 to mean a live route"},
     {LoopMutation::zero_point_sign_flipped, "zero_point_sign_flipped",
      "compressed weights: the zero point added instead of subtracted, (W + Z) * S"},
     {LoopMutation::nibble_order_swapped, "nibble_order_swapped",
@@ -296,6 +300,9 @@ Output LoopBackend::run(const Problem& p, bool want_stages) {
     s.reverse = options_.reverse_order;
 
     s.x = widen(hidden);
+    if (m == LoopMutation::hidden_subnormals_flushed && (hidden.dtype() == DType::f16 || hidden.dtype() == DType::bf16))
+        for (float& v : s.x)
+            if (lowp::is_subnormal_in(hidden.dtype(), v)) v = 0.0f;
     s.routing = widen(p.input(kRoutingWeights));
     const DType dequant = precision(hidden.dtype()).dequant_type();
     s.w0 = weight_values(p, kWeight0, dequant, m);
@@ -343,6 +350,7 @@ Output LoopBackend::run(const Problem& p, bool want_stages) {
             const std::size_t wk = m == LoopMutation::routing_slot_shifted ? (k + 1) % d.K : k;
             float w = routing_weight(s, t, wk, static_cast<std::size_t>(idx.get_index(t * d.K + wk)));
             if (m == LoopMutation::subnormal_weights_flushed && lowp::is_subnormal_in(hidden.dtype(), w)) w = 0.0f;
+            if (m == LoopMutation::negative_weight_routes_skipped && w < 0.0f) continue;
             if (skip_route(w)) continue;
             used_w.push_back(w);
             used_e.push_back(e);

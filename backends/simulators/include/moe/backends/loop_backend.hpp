@@ -39,6 +39,8 @@ enum class LoopMutation {
     topk_capped_at_4,          // only the first 4 top-k slots summed (a fixed 4-entry buffer)
     experts_from_32_ignored,   // experts with id >= 32 contribute nothing (a 32-bit expert mask)
     gemm3_gate_idx_swapped,    // GEMM3: gate_idx 1 read as weight_1 being the gate projection
+    hidden_subnormals_flushed, // f16/bf16 hidden states subnormal in the data type read as zero (FTZ/DAZ)
+    negative_weight_routes_skipped,  // routes whose routing weight is negative skipped
     // Compressed weights (spec/compressed.md): the dequantisation bugs kernels most often have.
     zero_point_sign_flipped,   // (W + Z) * S
     nibble_order_swapped,      // 4-bit: element 2i read from the high nibble
