@@ -18,6 +18,9 @@ namespace {
 bool has_non_finite(const Problem& p) {
     std::vector<double> block(1 << 16);
     for (const auto& [name, t] : p.inputs) {
+        // Integer codes, indices and E2M1 hold no NaN or infinity: decoding GPT-OSS's 0.8 G MXFP4
+        // codes here took about 40 % of generating its cases.
+        if (is_integer_weight(t.dtype()) || is_index_type(t.dtype()) || t.dtype() == DType::f4e2m1) continue;
         for (std::size_t begin = 0; begin < t.size(); begin += block.size()) {
             const std::size_t n = std::min(block.size(), t.size() - begin);
             t.to_f64(begin, n, block.data());
