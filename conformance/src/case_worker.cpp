@@ -246,6 +246,15 @@ void record_loss(const RunOptions& o, const std::vector<BackendMaker>& makers, c
     }
 }
 
+// The parent's notice of a step that has run RunOptions::notice_seconds or more: "[3/12] still
+// reading and checking FILE (40 s)", or "... still running BACKEND on FILE (40 s)".
+std::string still_working(const RunOptions& o, const std::vector<BackendMaker>& makers, std::size_t file, long backend,
+                          double seconds) {
+    const std::string what = backend < 0 ? "reading and checking " : "running " + makers[static_cast<std::size_t>(backend)].name + " on ";
+    return "[" + std::to_string(file + 1) + "/" + std::to_string(o.files.size()) + "] still " + what +
+           golden::printable(o.files[file]) + " (" + std::to_string(static_cast<long>(seconds)) + " s)\n";
+}
+
 }  // namespace
 
 RunOutcome run_in_workers(const RunOptions& o, const std::vector<BackendMaker>& makers, const CaseSteps& steps) {
@@ -268,7 +277,7 @@ RunOutcome run_in_workers(const RunOptions& o, const std::vector<BackendMaker>& 
         Position at{next.file, next.backend};
         bool started = false, finished = false, timed_out = false, reaped = false;
         int status = 0;
-        auto phase_start = Clock::now();
+        auto phase_start = Clock::now(), last_notice = phase_start;
         std::vector<std::uint8_t> buffer;
         for (;;) {
             // At most kCheckMs between looks at the worker itself: a process the backend started
@@ -290,6 +299,15 @@ RunOutcome run_in_workers(const RunOptions& o, const std::vector<BackendMaker>& 
                     break;
                 }
                 if (reaped) break;  // ended, and everything it sent has been read
+                // A model-sized case is read, checked and run for minutes with nothing to print:
+                // a line every o.notice_seconds says what is still going on.
+                if (o.progress && started &&
+                    std::chrono::duration<double>(Clock::now() - last_notice).count() >= o.notice_seconds) {
+                    last_notice = Clock::now();
+                    std::cerr << still_working(o, makers, at.file, at.backend,
+                                               std::chrono::duration<double>(last_notice - phase_start).count())
+                              << std::flush;
+                }
                 // Nothing to read: has the worker ended? Then read what it left in the pipe.
                 if (::waitpid(pid, &status, WNOHANG) == pid) reaped = true;
                 continue;
@@ -303,7 +321,7 @@ RunOutcome run_in_workers(const RunOptions& o, const std::vector<BackendMaker>& 
                 if (m.contains("begin")) {
                     started = true;
                     at = {m.at("begin").get<std::size_t>(), m.at("backend").get<long>()};
-                    phase_start = Clock::now();
+                    phase_start = last_notice = Clock::now();
                 } else if (m.contains("input_error")) {
                     if (!m.at("input_error").get<std::string>().empty()) outcome.input_errors.push_back(m.at("input_error"));
                 } else if (m.contains("case_name")) {

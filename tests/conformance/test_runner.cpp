@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <sstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -111,6 +113,28 @@ TEST_CASE("a case's seconds are run()'s: prepare(), the per-weights work done on
         CHECK(x.status == Status::pass);
         CHECK(x.seconds < 0.3);  // prepare() sleeps 0.4 s; run() is the reference on a tiny case
     }
+}
+
+TEST_CASE("isolated runs say which step is still going when one takes long (model-sized cases)") {
+    // A backend whose prepare() takes 400 ms, noticed after 0.1 s (30 s by default).
+    test::TempDir dir;
+    RunOptions o;
+    o.files = test::write_suite(dir, {test::default_suite()[0]});
+    o.notice_seconds = 0.1;
+    std::ostringstream err;
+    auto* old = std::cerr.rdbuf(err.rdbuf());
+    const RunOutcome out = run_suite_from_makers(
+        o, {{"slow", [] { return std::make_unique<test::ScriptedBackend>("slow", test::Behaviour::slow_prepare); }, ""}});
+    std::cerr.rdbuf(old);
+    CHECK(out.results.size() == 1);
+    CHECK(err.str().find("[1/1] still running slow on " + o.files[0] + " (0 s)\n") != std::string::npos);
+    o.notice_seconds = 30;  // the default: nothing said for a short step
+    err.str("");
+    old = std::cerr.rdbuf(err.rdbuf());
+    run_suite_from_makers(
+        o, {{"slow", [] { return std::make_unique<test::ScriptedBackend>("slow", test::Behaviour::slow_prepare); }, ""}});
+    std::cerr.rdbuf(old);
+    CHECK(err.str().find("still") == std::string::npos);
 }
 
 TEST_CASE("an unsupported problem is SKIP with the backend's reason; the other cases run") {
