@@ -23,6 +23,18 @@ conformance::RunInfo make_run_info(const std::string& command_line, const std::v
     return info;
 }
 
+namespace {
+
+// The --json, --junit and --html files that were asked for.
+void write_report_files(const conformance::RunInfo& info, const std::vector<conformance::CaseResult>& results,
+                        const ReportFiles& files) {
+    if (!files.json.empty()) conformance::write_json_report(files.json, info, results);
+    if (!files.junit.empty()) conformance::write_junit_report(files.junit, info, results);
+    if (!files.html.empty()) conformance::write_html_report(files.html, info, results);
+}
+
+}  // namespace
+
 int report_outcome(const conformance::RunInfo& info, const conformance::RunOutcome& outcome, const ReportFiles& files) {
     conformance::write_text_report(std::cout, info, outcome.results);
     const int code = conformance::run_exit_code(outcome);
@@ -32,11 +44,7 @@ int report_outcome(const conformance::RunInfo& info, const conformance::RunOutco
                   << " golden file(s) could not be used (exit 2); the counts above leave their cases out\n";
     // Exit 2 (a golden file that could not be used, no case matched): no report file, which a
     // dashboard would read as a clean run of the cases it lists (spec/report-format.md).
-    if (code != 2) {
-        if (!files.json.empty()) conformance::write_json_report(files.json, info, outcome.results);
-        if (!files.junit.empty()) conformance::write_junit_report(files.junit, info, outcome.results);
-        if (!files.html.empty()) conformance::write_html_report(files.html, info, outcome.results);
-    }
+    if (code != 2) write_report_files(info, outcome.results, files);
     for (const auto& e : outcome.input_errors) std::cerr << "moe-conform: error: " << e << "\n";
     if (!outcome.input_errors.empty())
         std::cerr << "moe-conform: " << outcome.input_errors.size()
@@ -49,9 +57,7 @@ int report_outcome(const conformance::RunInfo& info, const conformance::RunOutco
 }
 
 int report_empty_shard(const conformance::RunInfo& info, const ReportFiles& files) {
-    if (!files.json.empty()) conformance::write_json_report(files.json, info, {});
-    if (!files.junit.empty()) conformance::write_junit_report(files.junit, info, {});
-    if (!files.html.empty()) conformance::write_html_report(files.html, info, {});
+    write_report_files(info, {}, files);
     return 77;
 }
 
