@@ -158,6 +158,7 @@ Summary run_suite(const py::function& fn, const std::string& suite_dir, const st
     // Every argument that changes a verdict, so that the printed lines rerun what was judged
     // (shard, expect and the report files are left out, as moe-conform's repro lines leave them).
     const std::string args = precision_args(compute, storage, dequant) + (manifest ? "" : ", manifest=False");
+    auto info = run_info(name, suite_dir, "moe_conform.run_suite(" + name + ", " + literal(suite_dir) + args + ")");
     conformance::RunOptions o;
     o.files = one_file ? std::vector<std::string>{suite_dir} : golden::suite_files(suite_dir);
     if (shard) {  // as moe-conform run --shard I/N: every N-th selected case from the I-th
@@ -181,7 +182,6 @@ Summary run_suite(const py::function& fn, const std::string& suite_dir, const st
                     "moe_conform.run_suite: shard " + *shard + " holds none of the " + std::to_string(selected.size()) +
                     " selected case(s): nothing to compare here (exit_code 77)\n");
             // Its report files hold no result, as moe-conform's: one per shard, each there.
-            const auto info = run_info(name, suite_dir, "moe_conform.run_suite(" + name + ", " + literal(suite_dir) + args + ")");
             if (json) conformance::write_json_report(*json, info, {});
             if (junit) conformance::write_junit_report(*junit, info, {});
             empty.exit_code = 77;
@@ -195,7 +195,6 @@ Summary run_suite(const py::function& fn, const std::string& suite_dir, const st
     conformance::RunOutcome outcome = run_until_stopped(o, backend);
     for (auto& r : outcome.results)
         r.repro = "moe_conform.run_suite(fn, " + literal(suite_dir) + ", filter=" + literal(r.case_name) + args + ")";
-    auto info = run_info(name, suite_dir, "moe_conform.run_suite(" + name + ", " + literal(suite_dir) + args + ")");
     info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     // As the command line says it: a selection that matches nothing, or a suite file that cannot
