@@ -10,6 +10,7 @@
 
 #include "moe/conformance/reports.hpp"
 #include "moe/conformance/results.hpp"
+#include "number_text.hpp"
 #include "utf8_text.hpp"
 
 namespace moe::conformance::html {
@@ -38,21 +39,11 @@ inline std::string escape(const std::string& raw) {
     return out;
 }
 
-// "nan", "inf" for the non-finite, else printf's `format` of v.
-inline std::string formatted(const char* format, double v) {
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    char buf[40];
-    std::snprintf(buf, sizeof buf, format, v);
-    return buf;
-}
-
 // Ratios, errors, bounds, seconds: three digits are all a reader compares.
-inline std::string num(double v) { return formatted("%.3g", v); }
+inline std::string num(double v) { return number_text::formatted("%.3g", v); }
 
-// Reference and got values: nine digits, as the text report prints them. With three, an element
-// 113 x over an f32 bound read "reference 0.179, got 0.179": the difference was below the digits.
-inline std::string value(double v) { return formatted("%.9g", v); }
+// Reference and got values, to nine digits as the text report prints them.
+using number_text::value;
 
 inline const char* status_color(Status s) {
     switch (s) {

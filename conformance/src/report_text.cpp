@@ -12,6 +12,7 @@
 
 #include "moe/conformance/reports.hpp"
 #include "moe/spec/printable.hpp"
+#include "number_text.hpp"
 
 namespace moe::conformance {
 
@@ -35,18 +36,12 @@ namespace {
 constexpr std::size_t kMaxViolationsShown = 10;
 constexpr std::size_t kMaxReprosShown = 10;
 
-std::string format_number(const char* fmt, double v) {
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, fmt, v);
-    return buf;
-}
+using number_text::formatted;  // the reports' number formatting (number_text.hpp)
+using number_text::value;      // reference / got values
 
-std::string err(double v) { return format_number("%.2e", v); }     // errors and bounds
-std::string ratio(double v) { return format_number("%.3g", v); }   // error/bound ratios
-std::string ulps(double v) { return format_number("%.4g", v); }    // ulps: "4096", "0.5", "1.235e+05"
-std::string value(double v) { return format_number("%.9g", v); }   // reference / got values
+std::string err(double v) { return formatted("%.2e", v); }     // errors and bounds
+std::string ratio(double v) { return formatted("%.3g", v); }   // error/bound ratios
+std::string ulps(double v) { return formatted("%.4g", v); }    // ulps: "4096", "0.5", "1.235e+05"
 
 bool is_failure(Status s) { return s == Status::fail || s == Status::error || s == Status::xpass; }
 
@@ -229,7 +224,7 @@ void write_text_report(std::ostream& out, const RunInfo& info, const std::vector
             row[kUlps] = ulps(r.metrics.max_ulps);
             row[kRatio] = ratio(r.metrics.worst_ratio);
         }
-        if (r.status != Status::skip) row[kTime] = format_number("%.3f", r.seconds);
+        if (r.status != Status::skip) row[kTime] = formatted("%.3f", r.seconds);
         row[kNote] = r.status == Status::pass ? "" : note(r);
         rows.push_back(std::move(row));
     }
