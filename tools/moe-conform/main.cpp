@@ -230,7 +230,6 @@ int main(int argc, char** argv) {
 
     SelftestCommand sc;
     sc.threads = threads;
-    sc.suite = default_suite();
     auto* s = app.add_subcommand("selftest",
                                  "Run the suite against deliberately broken backends (mutants) and the correct ones: "
                                  "exit 0 only if every mutant is caught and every correct backend passes.");
@@ -312,7 +311,10 @@ int main(int argc, char** argv) {
     cc.command_line = rc.command_line;
     sc.command_line = rc.command_line;
     return moe::cli::run_with_exit_codes("moe-conform", [&] {
-        if (*s) return selftest(sc);
+        if (*s) {
+            if (sc.suite.empty()) sc.suite = default_suite();  // looked up only for selftest
+            return selftest(sc);
+        }
         if (*sh) {
             if (kc.backend.empty() && kc.backend_lib.empty()) {
                 std::cerr << "moe-conform: error: give --backend NAME or --backend-lib PATH.so\n";
