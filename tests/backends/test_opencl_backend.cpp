@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 #include "moe/backends/opencl_backend.hpp"
 #include "moe/backends/registry.hpp"
@@ -269,6 +271,43 @@ TEST_CASE("opencl and moe-bench on a device that takes fewer than 256 work-items
     CAPTURE(r.output);
     CHECK(r.exit_code == 0);
     CHECK(!has(r.output, "CL_INVALID_WORK_GROUP_SIZE"));
+}
+
+TEST_CASE("opencl's GPU bodies on compressed weights when a kernel takes fewer than 128 work-items a group") {
+    // moe_gemm_compressed_rows* required 128 work-items a group and moe_gemm_compressed_tiled the
+    // tiled shape's, whatever the driver compiled them for (CL_KERNEL_WORK_GROUP_SIZE: a GPU may
+    // give a register-heavy kernel fewer than the device takes); every compressed case was then an
+    // ERROR. Now the rows kernels take 64 or 32 (or none run) and the tiles go to
+    // moe_gemm_compressed. PoCL with the GPU bodies forced and the compressed kernels' limit
+    // lowered (MOE_OPENCL_KERNEL_WG_CAP) stands in for such a driver.
+    if (!has(test::run_command(test::moe_conform() + " list").output, "Portable Computing Language")) {
+        MESSAGE("no PoCL device here: skipped");
+        return;
+    }
+    const std::string dir = MOE_SOURCE_DIR "/data/golden/", device = " --device 'Portable Computing Language'";
+    for (const auto& [cap, says] : std::vector<std::pair<std::string, std::string>>{
+             {"64", "compressed-weight GEMMs (rows work-group 64) (tiles on moe_gemm_compressed)"},
+             {"32", "compressed-weight GEMMs (rows work-group 32) (tiles on moe_gemm_compressed)"},
+             {"16", "compressed-weight GEMMs (no rows kernels) (tiles on moe_gemm_compressed)"}}) {
+        CAPTURE(cap);
+        const std::string env = "MOE_OPENCL_GEMM=wide MOE_OPENCL_KERNEL_WG_CAP=moe_gemm_compressed=" + cap + " ";
+        const auto r = test::run_command(env + test::moe_conform() + " run --backend opencl" + device + " --case " + dir +
+                                         "compressed_u4_gemm3_channel_zp.h5 --case " + dir +
+                                         "compressed_mxfp4_gemm3_bf16.h5 --case " + dir +
+                                         "compressed_f8e4m3_gemm2_channel.h5 --case " + dir + "openvino_gpu_gemm3_u4.h5");
+        CAPTURE(r.output);
+        CHECK(r.exit_code == 0);
+        CHECK(has(r.output, "4 passed, 0 failed, 0 skipped"));
+        // moe-bench prints the build report and which kernels ran: at T = 64 tiles of many rows
+        const auto b = test::run_command(env + test::moe_bench() + " --backend opencl" + device +
+                                         " --tokens 64 --experts 2 --topk 1 --hidden 64 --inter 32 --reps 1 --dtype f32"
+                                         " --weights u4");
+        CAPTURE(b.output);
+        CHECK(b.exit_code == 0);
+        CHECK(has(b.output, says));
+        CHECK(has(b.output, "moe_gemm_compressed "));
+        CHECK(!has(b.output, "moe_gemm_compressed_tiled"));
+    }
 }
 
 TEST_CASE("moe-conform: --device selects the device and appears in the repro line; list shows the devices") {

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <vector>
 
 #include "cl_tune.hpp"
@@ -31,6 +33,24 @@ std::size_t kernel_work_group(cl_kernel k, cl_device_id d) {
           "clGetKernelWorkGroupInfo(CL_KERNEL_WORK_GROUP_SIZE)");
     return wg;
 }
+
+// MOE_OPENCL_KERNEL_WG_CAP=PREFIX=N: kernels whose names start with PREFIX are taken to accept at
+// most N work-items a group. Stands in, on PoCL, for a GPU driver that compiles a kernel for fewer
+// work-items than the device takes (registers), which no CPU device does (tests only).
+std::size_t capped(const std::string& kernel, std::size_t wg) {
+    const char* v = std::getenv("MOE_OPENCL_KERNEL_WG_CAP");
+    if (!v || !*v) return wg;
+    const std::string cap(v);
+    const auto eq = cap.rfind('=');
+    if (eq == std::string::npos || kernel.compare(0, eq, cap, 0, eq) != 0) return wg;
+    return std::min<std::size_t>(wg, std::strtoull(cap.c_str() + eq + 1, nullptr, 10));
+}
+
+// The smallest limit of the named kernels of p (no more than `start`).
+std::size_t least_limit(const Program& p, std::initializer_list<const char*> names, std::size_t start) {
+    for (const char* k : names) start = std::min(start, p.limit(k));
+    return start;
+}
 }  // namespace
 
 Pinned::~Pinned() {
@@ -48,6 +68,11 @@ Program::~Program() {
 cl_kernel Program::find(const std::string& name) const {
     const auto it = kernels_.find(name);
     return it == kernels_.end() ? nullptr : it->second;
+}
+
+std::size_t Program::limit(const std::string& name) const {
+    const auto it = limits_.find(name);
+    return it == limits_.end() ? 0 : it->second;
 }
 
 Runtime::Runtime(const DeviceInfo& device) : device_(device) {
@@ -82,9 +107,9 @@ void Runtime::build(const std::string& defines) {
     main_ = compile(kMainFiles, options());
     // A kernel may accept smaller work-groups than the device (registers, local memory): the
     // GEMM kernels require theirs exactly (reqd_work_group_size), so rebuild smaller if needed.
-    std::size_t kernel_wg = device_.max_work_group;
-    for (const char* k : {"moe_gemm_f32_kn", "moe_gemm_small_f32_kn", "moe_gemm_rows_f32_nk", "moe_gemm_rows_f32_kn"})
-        kernel_wg = std::min(kernel_wg, kernel_work_group(kernel(k), device_.device));
+    const std::size_t kernel_wg = least_limit(
+        main_, {"moe_gemm_f32_kn", "moe_gemm_small_f32_kn", "moe_gemm_rows_f32_nk", "moe_gemm_rows_f32_kn"},
+        device_.max_work_group);
     const std::size_t need = std::max({std::size_t(gemm_.tiled.lx) * gemm_.tiled.ly,
                                        std::size_t(gemm_.small.lx) * gemm_.small.ly, gemm_.rows_nk_wg(),
                                        std::size_t(gemm_.rows.lx)});
@@ -101,8 +126,37 @@ void Runtime::build_compressed() {
     if (compressed_.built()) return;
     if (!main_.built()) build();
     const auto t0 = std::chrono::steady_clock::now();
-    compressed_ = compile(kCompressedFiles, options_);
-    build_seconds_.emplace_back("compressed-weight GEMMs", seconds_since(t0));
+    if (!gemm_.wide) {
+        compressed_ = compile(kCompressedFiles, options_);
+    } else {
+        // The GPU bodies' kernels require their work-groups exactly (reqd_work_group_size):
+        // moe_gemm_compressed_rows* MOE_CR_WG work-items (128, else the largest of 64 and 32 the
+        // device and the compiled kernels take; none: the rows tiles go to moe_gemm_compressed),
+        // moe_gemm_compressed_tiled the tiled shape's (else moe_gemm_compressed, which takes any).
+        const std::size_t device_wg = std::min(device_.max_work_group, device_.max_item_sizes[0]);
+        std::uint32_t wg = 128;
+        while (wg > 32 && wg > device_wg) wg /= 2;
+        const auto rows_limit = [&] {
+            return least_limit(compressed_,
+                               {"moe_gemm_compressed_rows1", "moe_gemm_compressed_rows2", "moe_gemm_compressed_rows4",
+                                "moe_gemm_compressed_rows8"},
+                               device_wg);
+        };
+        compressed_ = compile(kCompressedFiles, options_ + " -DMOE_CR_WG=" + std::to_string(wg));
+        while (wg > 32 && rows_limit() < wg) {
+            wg /= 2;
+            compressed_ = compile(kCompressedFiles, options_ + " -DMOE_CR_WG=" + std::to_string(wg));
+        }
+        gemm_.compressed_rows_wg = rows_limit() >= wg ? wg : 0;
+        gemm_.compressed_tiled = compressed_.limit("moe_gemm_compressed_tiled") >= std::size_t(gemm_.tiled.lx) * gemm_.tiled.ly;
+    }
+    // The build report says where the device made the GPU bodies give way.
+    std::string what = "compressed-weight GEMMs";
+    if (gemm_.wide && gemm_.compressed_rows_wg != 128)
+        what += gemm_.compressed_rows_wg ? " (rows work-group " + std::to_string(gemm_.compressed_rows_wg) + ")"
+                                         : std::string(" (no rows kernels)");
+    if (gemm_.wide && !gemm_.compressed_tiled) what += " (tiles on moe_gemm_compressed)";
+    build_seconds_.emplace_back(what, seconds_since(t0));
 }
 
 bool Runtime::build_f64() {
@@ -120,7 +174,7 @@ bool Runtime::build_f64() {
         const auto options = [](std::uint32_t t) { return "-DMOE_F64_T=" + std::to_string(t); };
         std::uint32_t t = side_for(device_.max_work_group);
         f64_ = compile(kF64Files, options(t));
-        if (const std::size_t kwg = kernel_work_group(kernel("moe_gemm_f64"), device_.device); std::size_t(t) * t > kwg) {
+        if (const std::size_t kwg = f64_.limit("moe_gemm_f64"); std::size_t(t) * t > kwg) {
             t = side_for(kwg);
             f64_ = compile(kF64Files, options(t));
         }
@@ -191,6 +245,7 @@ Program Runtime::compile(const std::vector<std::string>& files, const std::strin
         clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, n, name.data(), nullptr);
         while (!name.empty() && name.back() == '\0') name.pop_back();
         p.kernels_[name] = k;
+        p.limits_[name] = capped(name, kernel_work_group(k, device_.device));
     }
     return p;
 }
@@ -200,6 +255,13 @@ cl_kernel Runtime::kernel(const std::string& name) const {
     if (cl_kernel k = compressed_.find(name)) return k;
     if (cl_kernel k = f64_.find(name)) return k;
     throw ClError("kernel lookup (" + name + ", program not built)", CL_INVALID_KERNEL_NAME);
+}
+
+std::size_t Runtime::kernel_limit(const std::string& name) const {
+    kernel(name);  // throws when no program has it
+    for (const Program* p : {&main_, &compressed_, &f64_})
+        if (p->find(name)) return std::min(p->limit(name), device_.max_work_group);
+    return 0;
 }
 
 Pinned Runtime::pinned(std::size_t bytes) const {
@@ -254,6 +316,14 @@ void Runtime::launch(const char* name, cl_uint dims, const std::size_t* global, 
                      const char* label) const {
     for (cl_uint d = 0; d < dims; ++d)
         if (global[d] == 0) return;  // nothing to do (an empty range is an error in OpenCL)
+    if (local) {
+        std::size_t items = 1;
+        for (cl_uint d = 0; d < dims; ++d) items *= local[d];
+        if (const std::size_t most = kernel_limit(name); items > most)
+            throw ClError(std::string("clEnqueueNDRangeKernel(") + name + ")", CL_INVALID_WORK_GROUP_SIZE,
+                          "a work-group of " + std::to_string(items) + " work-items, more than the " +
+                              std::to_string(most) + " this kernel takes on this device (CL_KERNEL_WORK_GROUP_SIZE)");
+    }
     cl_event event = nullptr;
     const cl_int rc = clEnqueueNDRangeKernel(queue_, kernel(name), dims, nullptr, global, local, 0, nullptr, &event);
     if (rc != CL_SUCCESS) throw ClError(std::string("clEnqueueNDRangeKernel(") + name + ")", rc);

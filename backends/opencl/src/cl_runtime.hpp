@@ -75,6 +75,7 @@ public:
     Program& operator=(Program&& o) noexcept {
         std::swap(program_, o.program_);
         std::swap(kernels_, o.kernels_);
+        std::swap(limits_, o.limits_);
         return *this;
     }
     Program(const Program&) = delete;
@@ -82,11 +83,15 @@ public:
     ~Program();
     bool built() const { return program_ != nullptr; }
     cl_kernel find(const std::string& name) const;  // nullptr when absent
+    // The most work-items a group of this kernel may have (CL_KERNEL_WORK_GROUP_SIZE, which a
+    // driver may set below the device's limit: registers, local memory); 0 when absent.
+    std::size_t limit(const std::string& name) const;
 
 private:
     friend class Runtime;
     cl_program program_ = nullptr;
     std::map<std::string, cl_kernel> kernels_;
+    std::map<std::string, std::size_t> limits_;
 };
 
 class Runtime {
@@ -118,6 +123,8 @@ public:
     // kernel of it is created. For the autotune's trial programs.
     Program compile(const std::vector<std::string>& files, const std::string& options) const;
     cl_kernel kernel(const std::string& name) const;
+    // Program::limit of a built kernel, and no more than the device takes.
+    std::size_t kernel_limit(const std::string& name) const;
     // moe_gemm's compiled-in sizes (valid after build()).
     const GemmConfig& gemm() const { return gemm_; }
 
@@ -132,7 +139,8 @@ public:
     cl_event read_async(const Buffer& b, std::size_t offset, std::size_t bytes, void* host) const;
     void flush() const;  // submits what is queued (a driver may hold commands back until then)
     // Enqueues `kernel` over a 1-D or 2-D range; local may be null (the runtime picks). Its time
-    // is reported under `label` (default: the kernel's name).
+    // is reported under `label` (default: the kernel's name). A work-group larger than the
+    // kernel's limit throws, naming both (a driver says only CL_INVALID_WORK_GROUP_SIZE).
     void launch(const char* name, cl_uint dims, const std::size_t* global, const std::size_t* local = nullptr,
                 const char* label = nullptr) const;
     void finish() const;

@@ -127,16 +127,20 @@ void enqueue_gemm(const Runtime& rt, const Buffer& A, const Buffer& tiles, const
         // GPU bodies, moe_gemm_compressed on the CPU bodies. With pieces (CPU bodies), every row
         // goes to moe_gemm_compressed_rows* when it can.
         const bool wide = rt.gemm().wide;
-        const bool rows_ok = K % 16 == 0 && w.groups && (K / w.groups) % 16 == 0;
+        // Work-group of the rows kernels: MOE_CR_WG on the GPU bodies (0 where none fits the
+        // device), 4 on the CPU bodies.
+        const std::size_t wg = wide ? rt.gemm().compressed_rows_wg : 4;
+        const bool rows_ok = K % 16 == 0 && w.groups && (K / w.groups) % 16 == 0 && wg != 0;
         const bool all_rows = rows_ok && plan.has_pieces && wants_pieces(rt, w);
         u32 count = plan.tiled.count + plan.small.count + plan.rows_kn.count;
         if (!rows_ok)
             for (const TileRange& r : plan.rows_nk) count += r.count;
         if (count && !all_rows) {
-            const char* name = wide ? "moe_gemm_compressed_tiled" : "moe_gemm_compressed";
+            const bool tiled = wide && rt.gemm().compressed_tiled;
+            const char* name = tiled ? "moe_gemm_compressed_tiled" : "moe_gemm_compressed";
             rt.args(name, A, tiles, plan.tiled.first, N, K, w.nk, w.type, w.scale, w.scale_type, w.zero, w.zero_type,
                     i32(w.has_zero), w.groups, w.scale_rows, b, b_type, has_bias, C);
-            if (wide) {  // the tiled shape's work-group, one per tile and tiled_tn() columns
+            if (tiled) {  // the tiled shape's work-group, one per tile and tiled_tn() columns
                 const GemmConfig& c = rt.gemm();
                 const std::size_t tn = c.tiled_tn(), global[2] = {(N + tn - 1) / tn * c.tiled.lx, count * c.tiled.ly},
                                   local[2] = {c.tiled.lx, c.tiled.ly};
@@ -147,9 +151,8 @@ void enqueue_gemm(const Runtime& rt, const Buffer& A, const Buffer& tiles, const
             }
         }
         if (!rows_ok) return;
-        // Work-group size and columns per work-group: MOE_CR_WG, MOE_CR_WG / MOE_CR_LG * MOE_CR_CPW
-        // (MOE_CR_CPW8 in the 8-row kernel on the CPU bodies).
-        const std::size_t wg = wide ? 128 : 4;
+        // Columns per work-group: MOE_CR_WG / MOE_CR_LG * MOE_CR_CPW (lane groups of 32, 4 columns
+        // each) on the GPU bodies; 16 (8 in the 8-row kernel) on the CPU bodies.
         const char* name[4] = {"moe_gemm_compressed_rows1", "moe_gemm_compressed_rows2", "moe_gemm_compressed_rows4",
                                "moe_gemm_compressed_rows8"};
         for (int v = 0; v < 4; ++v) {
@@ -157,7 +160,7 @@ void enqueue_gemm(const Runtime& rt, const Buffer& A, const Buffer& tiles, const
             if (r.count == 0) continue;
             rt.args(name[v], A, tiles, r.first, N, K, w.nk, w.type, w.scale, w.scale_type, w.zero, w.zero_type,
                     i32(w.has_zero), w.groups, w.scale_rows, b, b_type, has_bias, C);
-            const std::size_t cols = wide ? 16 : v == 3 ? 8 : 16;
+            const std::size_t cols = wide ? wg / 32 * 4 : v == 3 ? 8 : 16;
             const std::size_t global[2] = {(N + cols - 1) / cols * wg, r.count}, local[2] = {wg, 1};
             rt.launch(name[v], 2, global, local, "moe_gemm_compressed_rows");
         }

@@ -51,11 +51,7 @@ struct FusedGather {
 // device's local memory). (Fewer at decode, as few as the pairs, measured no faster on an H100:
 // 0.007-0.009 ms either way.)
 std::size_t mask_gen_group(const Runtime& rt, const char* kernel, std::size_t experts) {
-    std::size_t kernel_wg = 0;
-    check(clGetKernelWorkGroupInfo(rt.kernel(kernel), rt.device().device, CL_KERNEL_WORK_GROUP_SIZE,
-                                   sizeof kernel_wg, &kernel_wg, nullptr),
-          "clGetKernelWorkGroupInfo(CL_KERNEL_WORK_GROUP_SIZE)");
-    std::size_t group = std::min<std::size_t>({1024, kernel_wg, rt.device().max_work_group, rt.device().max_item_sizes[0]});
+    std::size_t group = std::min<std::size_t>({1024, rt.kernel_limit(kernel), rt.device().max_item_sizes[0]});
     group = group / 32 * 32;
     const auto local_bytes = [&](std::size_t g) { return experts * (1 + g / 32) * sizeof(u32); };
     while (group > 32 && local_bytes(group) > rt.device().local_mem) group /= 2;

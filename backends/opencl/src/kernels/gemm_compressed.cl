@@ -145,9 +145,11 @@ __kernel __attribute__((reqd_work_group_size(MOE_GT_LX, MOE_GT_LY, 1))) void moe
 // specialised.
 #if MOE_GEMM_WIDE
 #define MOE_CR_LG 32
-#define MOE_CR_WG 128
+#ifndef MOE_CR_WG
+#define MOE_CR_WG 128  // the host passes 64 or 32 where the device or the compiled kernel takes fewer
+#endif
 #define MOE_CR_CPW 4
-#if MOE_CR_WG % MOE_CR_LG || MOE_CR_CPW > 4 || MOE_CR_LG < 2
+#if MOE_CR_WG % MOE_CR_LG || MOE_CR_WG < MOE_CR_LG || MOE_CR_CPW > 4 || MOE_CR_LG < 2
 #error "moe_gemm_compressed_rows: whole lane groups per work-group"
 #endif
 #else
