@@ -189,6 +189,20 @@ TEST_CASE("expectations: XPASS fails the run, SKIP is reported with its reason, 
     CHECK(has(r.output, "  entry 0: backend \"loop_f32\", case \"topk_one\"\n"));
     CHECK_FALSE(has(r.output, "  entry 1:"));
 
+    // A listed case that now passes as MISTRUSTED (reference_dense on an all-NaN dense reading) is
+    // XPASS too: it was MISTRUSTED, exit 0, and the stale entry went unseen.
+    std::ofstream(e) << R"({"format": "moe-expectations", "format_version": 1, "expectations": [
+        {"backend": "reference_dense", "case": "nonfinite_gate_lane_nan_f32", "status": "FAIL", "reason": "was wrong"}]})";
+    const std::string nan_case = " --backend reference_dense --case " + kSuite + "/nonfinite_gate_lane_nan_f32.h5";
+    r = run_command(moe_conform() + " run --quiet" + nan_case);
+    CHECK(r.exit_code == 0);
+    CHECK(last_line(r.output) == "0 passed, 0 failed, 0 skipped, 1 mistrusted");
+    r = run_command(moe_conform() + " run --quiet" + nan_case + " --expect " + e.string());
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(has(r.output, "listed as failing (was wrong) but passes, as MISTRUSTED (the output passes, but 96 of 96"));
+    CHECK(last_line(r.output) == "0 passed, 0 failed, 0 skipped, 1 xpass");
+
     std::ofstream(e) << R"({"format": "moe-expectations", "format_version": 1, "expectations": [
         {"backend": "loop_f32", "case": "x", "status": "FAIL"}]})";
     r = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite + " --expect " + e.string());

@@ -576,6 +576,26 @@ TEST_CASE("verify: a catalogue that selects no case at --tier is exit 2, as for 
     CHECK(ok.exit_code == 0);
 }
 
+TEST_CASE("verify without --catalog uses the bundled catalogue; --filter regenerates only the cases it names") {
+    // --catalog was required, and the catalogue was not installed: an installed moe-golden could not
+    // verify the installed suite (check_downstream.sh runs the installed one). Here, the build
+    // tree's binary: the source tree's catalogue, named in the summary.
+    const std::string suite = std::string(MOE_SOURCE_DIR) + "/data/golden";
+    const std::string catalog = std::string(MOE_SOURCE_DIR) + "/conformance/catalog/bundled.json";
+    auto r = run_command(moe_golden() + " verify --dir " + suite + " --filter topk_one --filter 'exact_gemm3*'");
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(r.output.find("] topk_one\n") != std::string::npos);
+    CHECK(r.output.find("gemm2_") == std::string::npos);  // nothing else regenerated
+    CHECK(r.output.find("note:") == std::string::npos);   // a case left out is no stray file
+    CHECK(r.output.find(" case(s) of " + catalog + " regenerated, ") != std::string::npos);
+    CHECK(r.output.find("all identical") != std::string::npos);
+    r = run_command(moe_golden() + " verify --dir " + suite + " --filter 'no_such_*'");
+    CHECK(r.exit_code == 2);
+    CHECK(r.output.find("no case of " + catalog + " is at tier ci or below and matches --filter: nothing to verify") !=
+          std::string::npos);
+}
+
 TEST_CASE("--threads in decimal digits, at most moe::cli::max_threads(); --filter '' refused") {
     TempDir dir;
     const std::string catalog = std::string(MOE_SOURCE_DIR) + "/conformance/catalog/bundled.json";

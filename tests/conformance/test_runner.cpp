@@ -137,6 +137,38 @@ TEST_CASE("isolated runs say which step is still going when one takes long (mode
     CHECK(err.str().find("still") == std::string::npos);
 }
 
+TEST_CASE("runs in one process (--no-isolation) say which step is still going too, before its progress line") {
+    // The same backend, run here: a thread of the runner notices the step (there was no notice
+    // at all without worker processes).
+    test::TempDir dir;
+    RunOptions o;
+    o.files = test::write_suite(dir, {test::default_suite()[0]});
+    o.isolate = false;
+    o.notice_seconds = 0.1;
+    const auto run = [&o] {
+        std::ostringstream err;
+        auto* old = std::cerr.rdbuf(err.rdbuf());
+        const RunOutcome out = run_suite_from_makers(
+            o, {{"slow", [] { return std::make_unique<test::ScriptedBackend>("slow", test::Behaviour::slow_prepare); }, ""}});
+        std::cerr.rdbuf(old);
+        CHECK(out.results.size() == 1);
+        return err.str();
+    };
+    std::string err = run();
+    CAPTURE(err);
+    const auto notice = err.find("[1/1] still running slow on " + o.files[0] + " (0 s)\n");
+    const auto done = err.find("[1/1] PASS");
+    CHECK(notice != std::string::npos);
+    REQUIRE(done != std::string::npos);
+    CHECK(notice < done);
+    CHECK(err.find("still", done) == std::string::npos);  // none after the step ended
+    o.notice_seconds = 30;  // the default: nothing said for a short step
+    CHECK(run().find("still") == std::string::npos);
+    o.notice_seconds = 0.1;
+    o.progress = false;  // --quiet: no notice either
+    CHECK(run().empty());
+}
+
 TEST_CASE("an unsupported problem is SKIP with the backend's reason; the other cases run") {
     test::TempDir dir;
     const auto files = test::write_suite(dir);
@@ -334,7 +366,7 @@ TEST_CASE("names that printed alike before a backslash was escaped are two cases
     golden::write_golden(typed, c);
     ScriptedBackend b("scripted", Behaviour::correct);
     RunOptions o = options({newline, typed});
-    // Expectation files match the name as printed: this entry is the typed name's alone.
+    // The typed name as printed: this entry is the typed name's alone (the newline name prints x\x0ay).
     o.expectations = {{"*", "x\\\\x0ay", Status::skip, "the typed one", ""}};
     const RunOutcome r = run_suite(o, {&b});
     CHECK(r.input_errors.empty());  // not "case name 'x\x0ay' is in two files of this run"

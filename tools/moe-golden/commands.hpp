@@ -17,7 +17,8 @@ struct GenerateOptions {
 int generate(const GenerateOptions& o);
 
 struct VerifyOptions {
-    std::string catalog, dir, tier = "ci";
+    std::string catalog, dir, tier = "ci";  // catalog: main() fills in the bundled one when none is given
+    std::vector<std::string> filters;       // case-name globs; empty = every case at the tier
     int threads = 1;
     std::uint64_t max_memory = 0;  // for reading each file and for regenerating its case; 0 = the default
 };

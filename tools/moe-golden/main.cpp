@@ -1,5 +1,6 @@
 // moe-golden: makes and checks golden files (spec/golden-format.md) from the catalogue.
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -13,6 +14,20 @@ namespace {
 constexpr const char* kMaxMemoryHelp =
     "Largest memory the file may need once read (e.g. 512M, 8G; default: the smaller of 8 GiB and 3/4 of "
     "physical memory); checked before anything is read";
+
+// The bundled catalogue, verify's default: where an installed moe-golden has it beside itself
+// (<prefix>/share/moe_conform/catalog/bundled.json, from /proc/self/exe, so that a moved or
+// copied prefix still finds its own), else the source tree's (the build tree's binary). Looked up
+// only when verify runs without --catalog, as moe-conform's selftest looks up its suite.
+std::string default_catalog() {
+    std::error_code ec;
+    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        const auto installed = (exe.parent_path() / MOE_INSTALLED_CATALOG_FROM_BIN).lexically_normal();
+        if (std::filesystem::is_regular_file(installed, ec)) return installed.string();
+    }
+    return MOE_DEFAULT_CATALOG;
+}
 
 // --threads: a decimal count up to moe::cli::max_threads() (CLI11 alone read "010" as octal 8 and
 // "0x10" as 16, and said only "Could not convert" for "1.5").
@@ -30,6 +45,7 @@ int main(int argc, char** argv) {
         "Examples:\n"
         "  moe-golden generate --catalog conformance/catalog/bundled.json --out data/golden --stages --manifest\n"
         "  moe-golden verify --catalog conformance/catalog/bundled.json --dir data/golden\n"
+        "  moe-golden verify --dir /usr/share/moe_conform/golden --filter topk_one   # an installed file\n"
         "  moe-golden complete captured_inputs.h5 -o captured_case.h5\n"
         "  moe-golden inspect data/golden/gemm2_gptoss_openvino_f32.h5\n\n"
         "Golden files are untrusted input: a file is refused (exit 2, naming the dataset and the feature)\n"
@@ -72,9 +88,16 @@ int main(int argc, char** argv) {
     auto* v = app.add_subcommand("verify",
                                  "Check a golden folder: every file matches MANIFEST.sha256 and regenerating each catalogue "
                                  "case reproduces the file's data bit for bit.");
-    v->add_option("--catalog", ver.catalog, "Catalogue file")->required()->check(CLI::ExistingFile);
+    v->add_option("--catalog", ver.catalog,
+                  "Catalogue file (default: the bundled suite's; an installed moe-golden's is "
+                  "<prefix>/share/moe_conform/catalog/bundled.json)")
+        ->check(CLI::ExistingFile);
     v->add_option("--dir", ver.dir, "Golden folder")->required()->check(CLI::ExistingDirectory);
     v->add_option("--tier", ver.tier, "Largest tier to check (default ci)")->check(CLI::IsMember({"quick", "ci", "full"}));
+    v->add_option("--filter", ver.filters,
+                  "Only regenerate the cases whose name matches this glob (* and ?; a comma is part of the glob); "
+                  "repeatable. The manifest check still covers the whole folder")
+        ->check(moe::cli::kNonEmpty);
     v->add_option("--threads", ver.threads, threads_help("Threads for the reference"))
         ->transform(moe::cli::threads_check());
     v->add_option("--max-memory", ver.max_memory,
@@ -126,7 +149,10 @@ int main(int argc, char** argv) {
     if (const int code = moe::cli::parse_flags(app, argc, argv); code >= 0) return code;
     return moe::cli::run_with_exit_codes("moe-golden", [&] {
         if (*g) return generate(gen);
-        if (*v) return verify(ver);
+        if (*v) {
+            if (ver.catalog.empty()) ver.catalog = default_catalog();
+            return verify(ver);
+        }
         if (*c) return complete(com);
         return inspect(ins);
     });

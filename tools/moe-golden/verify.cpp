@@ -13,6 +13,7 @@
 #include "moe/generator/case_spec.hpp"
 #include "moe/generator/golden_builder.hpp"
 #include "moe/golden/manifest.hpp"
+#include "moe/spec/printable.hpp"
 
 namespace moe::golden_cli {
 
@@ -32,14 +33,22 @@ int verify(const VerifyOptions& o) {
         if (entry.path().extension() == ".h5") on_disk.insert(entry.path().filename().string());
 
     std::vector<generator::CaseSpec> cases;
-    for (auto& spec : generator::load_catalog(o.catalog))
-        if (golden::tier_includes(o.tier, spec.tier)) cases.push_back(std::move(spec));
-    // Nothing to regenerate (an empty catalogue, the wrong one, or every case above --tier) is bad
-    // input, as for generate: verify printed "0 case(s) regenerated ... all identical", exit 0, and
-    // a CI gate with a wrong catalogue path or tier passed without checking a file.
+    std::set<std::string> at_tier;  // file names of the catalogue's cases at the tier, filtered or not
+    for (auto& spec : generator::load_catalog(o.catalog)) {
+        if (!golden::tier_includes(o.tier, spec.tier)) continue;
+        at_tier.insert(spec.name + ".h5");
+        bool keep = o.filters.empty();
+        for (const auto& f : o.filters) keep = keep || golden::glob_match(f, spec.name);
+        if (keep) cases.push_back(std::move(spec));
+    }
+    // Nothing to regenerate (an empty catalogue, the wrong one, every case above --tier, a
+    // --filter matching none) is bad input, as for generate: verify printed "0 case(s)
+    // regenerated ... all identical", exit 0, and a CI gate with a wrong catalogue path or tier
+    // passed without checking a file.
     if (cases.empty()) {
-        std::cerr << "moe-golden: error: no case of " << o.catalog << " is at tier " << o.tier
-                  << " or below: nothing to verify (a wrong --catalog or --tier?)\n";
+        std::cerr << "moe-golden: error: no case of " << o.catalog << " is at tier " << o.tier << " or below"
+                  << (o.filters.empty() || at_tier.empty() ? "" : " and matches --filter")
+                  << ": nothing to verify (a wrong --catalog, --tier or --filter?)\n";
         return 2;
     }
     // The catalogue is untrusted too: every case must fit the budget before any is regenerated
@@ -66,9 +75,13 @@ int verify(const VerifyOptions& o) {
         if (!diffs.empty()) ++failures;
         on_disk.erase(spec.name + ".h5");
     }
+    // A file --filter left out is a case all the same: only the others are noted.
     for (const auto& extra : on_disk)
-        std::cout << "note: " << extra << " is not a case of the catalogue at tier " << o.tier << "\n";
-    std::cout << "verify: " << checked << " case(s) regenerated, " << manifest.size() << " manifest entries; "
+        if (!at_tier.count(extra))
+            std::cout << "note: " << extra << " is not a case of the catalogue at tier " << o.tier << "\n";
+    // The catalogue named: without --catalog it is looked up (an installed one, or the source tree's).
+    std::cout << "verify: " << checked << " case(s) of " << printable(o.catalog) << " regenerated, " << manifest.size()
+              << " manifest entries; "
               << (failures ? std::to_string(failures) + " problem(s)" : std::string("all identical")) << "\n";
     return failures ? 1 : 0;
 }

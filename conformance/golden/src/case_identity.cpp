@@ -58,7 +58,7 @@ std::vector<std::string> select_files(const std::vector<std::string>& files, con
         bool keep = filters.empty();
         // The name as stored, or as reports print it (printable): a name copied out of a report
         // or a repro line selects its case too.
-        for (const auto& f : filters) keep = keep || glob_match(f, *name) || glob_match(f, printable(*name));
+        for (const auto& f : filters) keep = keep || case_glob_match(f, *name);
         if (keep) keep_file(file, printable(*name));
     }
     return kept;

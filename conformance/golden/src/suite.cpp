@@ -67,6 +67,10 @@ bool match_glob(const std::string& pattern, const std::string& text, bool text_i
 
 bool glob_match(const std::string& pattern, const std::string& name) { return match_glob(pattern, name, false); }
 
+bool case_glob_match(const std::string& pattern, const std::string& name) {
+    return glob_match(pattern, name) || glob_match(pattern, printable(name));
+}
+
 bool glob_covers(const std::string& general, const std::string& specific) {
     return match_glob(general, specific, true);
 }

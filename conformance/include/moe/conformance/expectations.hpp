@@ -20,7 +20,9 @@ struct Expectation {
 // Throws InputError naming the file and entry at fault. A reason is mandatory.
 std::vector<Expectation> load_expectations(const std::filesystem::path& file);
 
-// The first entry matching (backend, case), or nullptr.
+// The first entry matching (backend, case), or nullptr. `case_name` as results carry it (printed,
+// moe::printable); an entry's `case` matches it as --filter does: the name as stored in its file
+// or as printed (golden::case_glob_match).
 const Expectation* find_expectation(const std::vector<Expectation>& list, const std::string& backend,
                                     const std::string& case_name);
 

@@ -42,9 +42,10 @@ struct RunOptions {
     bool check_stored_results = true;
     bool isolate = true;               // read and run files in worker processes (run_suite_from_makers)
     double case_timeout = 600;         // seconds one file may take to read, or one backend on it; 0 = none
-    // With progress, isolated runs: a line on stderr when one step (reading and checking a file,
-    // or a backend on it) has run this long, and again as long again: model-sized cases take
-    // minutes with nothing else to print.
+    // With progress: a line on stderr when one step (reading and checking a file, or a backend on
+    // it) has run this long, and again as long again: model-sized cases take minutes with nothing
+    // else to print. Isolated, the parent says it; in one process, a thread that only prints
+    // (none where this is 0 or less).
     double notice_seconds = 30;
 };
 

@@ -18,6 +18,12 @@ bool tier_includes(const std::string& run_tier, const std::string& case_tier);
 // Shell-style glob: '*' any run of characters, '?' one character; the whole text must match.
 bool glob_match(const std::string& pattern, const std::string& text);
 
+// Whether a case-name glob (--filter, an expectation's `case`) selects the case named `name` (as
+// stored in its file): matched against that name and against it as reports print it (printable),
+// so that a name copied out of a report or a repro line selects its case. The one matcher of case
+// names, so that a filter and an expectation entry never disagree on which cases they mean.
+bool case_glob_match(const std::string& pattern, const std::string& name);
+
 // Whether glob `general` matches every text glob `specific` matches (sufficient, not necessary):
 // `general` matched against `specific`'s own text, where a '?' may not stand for a '*' (which
 // matches any run). So an expectation entry after `general` with both globs covered never applies.
