@@ -164,3 +164,90 @@ TEST_CASE("shrink: a plugin that crashes on a smaller candidate leaves the small
     CHECK(again.exit_code == 1);
     CHECK(has(again.output, "0 passed, 1 failed"));
 }
+
+TEST_CASE("shrink: a plugin that hangs on a smaller candidate ends the shrink (exit 5), naming the run, the file kept") {
+    // The plugin fails every case and deadlocks on one token. Without the watchdog the shrink
+    // never ended (--max-seconds is only looked at between runs): `timeout` bounds this test.
+    TempDir dir;
+    const std::string out = (dir / "small.h5").string(), plugin = MOE_HANGS_WHEN_SMALL;
+    const auto r = run_command("timeout 60 " + moe_conform() + " shrink --quiet --candidate-seconds 1 --backend-lib " +
+                               plugin + " --case " + kSuite + "/gemm2_medium.h5 -o " + out);
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 5);
+    CHECK(has(r.output, "a backend run on the candidate 'tokens 67 -> 1' (T 1, K 4, E 16, H 96, I 48,"));
+    CHECK(has(r.output, "has not returned after 1 s (--candidate-seconds)"));
+    CHECK(has(r.output, "the smallest failing case found before it is in " + out));
+    CHECK(has(r.output, "repro: moe-conform run --backend-lib " + plugin + " --backend bad_plugin --case " + out));
+    REQUIRE(fs::exists(out));
+    const auto c = moe::golden::read_golden(out);
+    CHECK(c.problem.name == "gemm2_medium_shrunk");
+    CHECK(has(c.description, "the search had not finished"));
+    const auto again = run_command(moe_conform() + " run --quiet --backend-lib " + plugin + " --case " + out);
+    CAPTURE(again.output);
+    CHECK(again.exit_code == 1);
+    CHECK(has(again.output, "0 passed, 1 failed"));
+    // A hang on the case as given (one token already): nothing smaller was found, nothing written.
+    const std::string none = (dir / "none.h5").string();
+    const auto first = run_command("timeout 60 " + moe_conform() + " shrink --quiet --candidate-seconds 1 --backend-lib " +
+                                   plugin + " --case " + kSuite + "/gemm3_single_token.h5 -o " + none);
+    CAPTURE(first.output);
+    CHECK(first.exit_code == 5);
+    CHECK(has(first.output, "a backend run on the case as given (T 1,"));
+    CHECK(has(first.output, "no smaller failing case was found before it: nothing was written"));
+    CHECK_FALSE(fs::exists(none));
+}
+
+TEST_CASE("shrink: a backend that does not fail the shrunk case the same way every time exits 4, the file kept") {
+    // The plugin fails a case on its first run and errs on a rerun of the same inputs: the search
+    // shrinks as usual, and the two reruns of the shrunk case differ. Exit 0 read as success.
+    TempDir dir;
+    const std::string out = (dir / "small.h5").string();
+    const auto r = run_command(moe_conform() + " shrink --quiet --backend-lib " + std::string(MOE_FLAKY_ON_REPEAT) +
+                               " --case " + kSuite + "/gemm2_medium.h5 -o " + out);
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 4);
+    CHECK(has(r.output, "warning: two more runs did not both fail the same way: the backend is not deterministic"));
+    CHECK(has(r.output, "so its repro line may pass; " + out + " is kept (exit 4)"));
+    CHECK(has(r.output, "after:  T 1,"));
+    REQUIRE(fs::exists(out));
+    CHECK(moe::golden::read_golden(out).problem.name == "gemm2_medium_shrunk");
+}
+
+TEST_CASE("shrink --case: a name not in the suite is named with the suite and a close name; a changed file is refused") {
+    TempDir dir;
+    // A typo in the bundled suite's folder, and a case name without .h5: exit 2 before anything runs.
+    for (const std::string wrong : {"gemm2_mediun.h5", "gemm2_medium"}) {
+        const auto r = run_command(moe_conform() + " shrink --backend loop_f32 --case " + kSuite + "/" + wrong);
+        CAPTURE(r.output);
+        CHECK(r.exit_code == 2);
+        CHECK(has(r.output, "--case " + kSuite + "/" + wrong + ": no case " + wrong + " in the suite " + kSuite +
+                                " (its MANIFEST.sha256 lists "));
+        CHECK(has(r.output, "did you mean " + kSuite + "/gemm2_medium.h5?"));
+    }
+    const auto far = run_command(moe_conform() + " shrink --backend loop_f32 --case " + kSuite + "/qwen_everything.h5");
+    CHECK(far.exit_code == 2);
+    CHECK(has(far.output, "no case qwen_everything.h5 in the suite " + kSuite));
+    CHECK_FALSE(has(far.output, "did you mean"));
+    const auto nowhere = run_command(moe_conform() + " shrink --backend loop_f32 --case " + (dir / "x.h5").string());
+    CHECK(nowhere.exit_code == 2);
+    CHECK(has(nowhere.output, "--case " + (dir / "x.h5").string() + ": no such file"));
+    // A file its folder's manifest lists with another digest is refused, as run refuses it
+    // (--no-manifest skips the check).
+    fs::create_directories(dir / "suite");
+    fs::copy_file(kSuite + "/MANIFEST.sha256", dir / "suite" / "MANIFEST.sha256");
+    moe::golden::GoldenCase c = moe::golden::read_golden(kSuite + "/gemm3_single_token.h5");
+    c.description += " (changed)";
+    const std::string changed = (dir / "suite" / "gemm3_single_token.h5").string();
+    moe::golden::write_golden(changed, c);
+    const std::string out = (dir / "small.h5").string();
+    const auto refused = run_command(moe_conform() + " shrink --quiet --backend mutant:hidden_off_by_one --case " + changed +
+                                     " -o " + out);
+    CAPTURE(refused.output);
+    CHECK(refused.exit_code == 2);
+    CHECK(has(refused.output, "gemm3_single_token.h5: SHA-256 differs from"));
+    CHECK_FALSE(fs::exists(out));
+    const auto skipped = run_command(moe_conform() + " shrink --quiet --no-manifest --backend mutant:hidden_off_by_one --case " +
+                                     changed + " -o " + out);
+    CAPTURE(skipped.output);
+    CHECK(skipped.exit_code == 0);
+}

@@ -309,6 +309,25 @@ def check_shrink(moe, suite, work, expect):
     inspected = subprocess.run([moe, "run", "--backend", "reference", "--case", out, "--quiet"], capture_output=True,
                                text=True)
     expect(inspected.returncode == 0, f"moe-conform run --case on the shrunk file: {inspected.returncode}")
+    expect(r.exit_code == 0, f"shrink exit_code {r.exit_code} on a deterministic fn")
+    # A fn that fails a case on its first run and raises on a rerun of the same inputs (a race
+    # that shows once): the shrink is written, and the result says it is not deterministic,
+    # with moe-conform shrink's exit code for it.
+    seen = set()
+
+    def flaky(c):
+        key = b"".join(np.ascontiguousarray(c.inputs[k]).tobytes() + str(c.inputs[k].shape).encode()
+                       for k in sorted(c.inputs))
+        if key in seen:
+            raise RuntimeError("the race went the other way")
+        seen.add(key)
+        return zeros(c)
+
+    flaky_out = os.path.join(work, "flaky_shrunk.h5")
+    f = moe_conform.shrink(flaky, original, out=flaky_out, quiet=True)
+    expect(f.status == "FAIL" and not f.stable and f.exit_code == 4 and os.path.exists(flaky_out)
+           and "not deterministic" in f.summary and "not deterministic" in repr(f),
+           f"shrink of a flaky fn: {f.status} stable {f.stable} exit_code {f.exit_code} {f!r}")
     for what, call in (("a passing case", lambda: moe_conform.shrink(lambda c: moe_conform.load_case(original).reference,
                                                                        original, out=out, quiet=True)),
                        ("out= the case itself", lambda: moe_conform.shrink(zeros, original, out=original, quiet=True))):

@@ -273,7 +273,10 @@ int main(int argc, char** argv) {
     sh->footer("\nExamples:\n"
                "  moe-conform shrink --backend mutant:cpu_scatter_race --case data/golden/gemm2_medium.h5 -o small.h5\n"
                "  moe-conform shrink --backend-lib ./libmy_moe.so --case data/golden/gemm2_medium.h5   # your plugin\n\n"
-               "Exit codes: 0 shrunk and written, 1 the case does not fail on that backend, 2 usage or input error.");
+               "Exit codes: 0 shrunk and written, 1 the case does not fail on that backend, 2 usage or input error,\n"
+               "4 shrunk and written, but two more runs did not both fail the same way (not deterministic: the\n"
+               "repro may pass), 5 a backend run went past --candidate-seconds (a hang: what it ran is named, and\n"
+               "the smallest failing case found before it is left in the output file).");
     sh->add_option("--backend", kc.backend, "The backend: a built-in name, or a selftest mutant (mutant:NAME or NAME)")
         ->check(moe::cli::kNonEmpty);
     sh->add_option("--backend-lib", kc.backend_lib,
@@ -281,7 +284,8 @@ int main(int argc, char** argv) {
                    "process: a plugin that crashes ends the shrink, leaving the smallest failing case found so far "
                    "in the output file")
         ->check(CLI::ExistingFile);
-    sh->add_option("--case", kc.case_file, "The failing golden case")->required()->check(CLI::ExistingFile);
+    // Not CLI::ExistingFile: shrink names a missing file's suite, and a close name in it.
+    sh->add_option("--case", kc.case_file, "The failing golden case")->required();
     sh->add_option("-o,--out", kc.out,
                    "Where to write the shrunk case (default: <case name>_shrunk.h5 here; never the --case file)")
         ->check(moe::cli::kOutputFile);
@@ -293,6 +297,11 @@ int main(int argc, char** argv) {
                    "Stop shrinking after this long (default 120); the smallest failing case found by then is "
                    "written, with a 'stopped early:' line")
         ->check(moe::cli::kPositive);
+    sh->add_option("--candidate-seconds", kc.candidate_seconds,
+                   "A backend run still going after this long is taken for a hang and ends the shrink (exit 5) "
+                   "(default: 10 times the case as given took, at least 10 s, at most --max-seconds)")
+        ->check(moe::cli::kPositive);
+    sh->add_flag("--no-manifest", kc.no_manifest, "Do not check --case against its folder's MANIFEST.sha256");
     sh->add_flag("--quiet", kc.quiet, "No progress lines on stderr");
 
     // CLI11 says only "A subcommand is required" for a mistyped one.

@@ -1,6 +1,10 @@
 // shrink: wires a backend from the registry to the shrink library (tools/shrink) and writes the
 // shrunk case as a golden file.
+#include <unistd.h>
+
+#include <atomic>
 #include <iostream>
+#include <sstream>
 
 #include "commands.hpp"
 #include "device_check.hpp"
@@ -9,6 +13,7 @@
 #include "moe/backends/registry.hpp"
 #include "moe/conformance/shell_word.hpp"
 #include "moe/golden/golden_file.hpp"
+#include "moe/shrink/case_in_suite.hpp"
 #include "moe/shrink/shrink.hpp"
 #include "moe/shrink/shrink_file.hpp"
 #include "moe/spec/error.hpp"
@@ -17,7 +22,40 @@ namespace moe::conform_cli {
 
 using conformance::shell_word;  // the repro line quoted as run's are (a path with ; or & is one word)
 
+namespace {
+
+// What a run that went past --candidate-seconds leaves: said on stderr, then the process ends at
+// once (_exit: the hung run's thread cannot be joined, and destructors or atexit handlers could
+// wait on what it holds). Called on the watchdog's thread, while the shrinking thread is inside
+// the backend: no output file is being written then.
+[[noreturn]] void end_overrun(const std::string& running, double limit, const std::string& file, bool written,
+                              const std::string& repro) {
+    std::ostringstream m;
+    m << "moe-conform: error: a backend run on " << running << " has not returned after " << limit
+      << " s (--candidate-seconds): it hangs, or is far slower at this shape than on the case as given; shrink "
+         "stopped (exit "
+      << shrink::kExitRunOverran << ")\n";
+    if (written)
+        m << "moe-conform: the smallest failing case found before it is in " << file << "\n"
+          << "repro: " << repro << "\n";
+    else
+        m << "moe-conform: no smaller failing case was found before it: nothing was written\n";
+    const std::string text = m.str();
+    for (std::size_t done = 0; done < text.size();) {
+        const ssize_t n = ::write(2, text.data() + done, text.size() - done);
+        if (n <= 0) break;
+        done += static_cast<std::size_t>(n);
+    }
+    ::_exit(shrink::kExitRunOverran);
+}
+
+}  // namespace
+
 int shrink(const ShrinkCommand& c) {
+    // A missing file is named with its suite (and a close name in it); one that is there must
+    // match its folder's manifest, as for run --case.
+    shrink::check_case_exists(c.case_file);
+    if (!c.no_manifest && !manifest_agrees("", {c.case_file}, "moe-conform")) return 2;
     // -o onto the --case file replaced the failing case with the shrunk one (exit 0): checked
     // before the minutes of shrinking, and again below for the default name.
     check_outputs_spare_inputs({{c.case_file, c.backend_lib}, {{"--out", c.out}}, {}});
@@ -47,13 +85,22 @@ int shrink(const ShrinkCommand& c) {
     const std::string file = c.out.empty() ? shrink::default_output(original) : c.out;
     check_outputs_spare_inputs({{c.case_file}, {{"the default output (<case name>_shrunk.h5)", file}}, {}});
 
+    const std::string repro = "moe-conform run" + lib_flag + " --backend " + shell_word(backend->name()) + device_flag +
+                              " --case " + shell_word(file);
     shrink::Options o;
     o.threads = c.threads;
     o.max_seconds = c.max_seconds;
+    o.candidate_seconds = c.candidate_seconds;
     if (!c.quiet) o.progress = [](const std::string& line) { std::cerr << "  " << line << "\n"; };
     // The backend runs in this process: one that crashes on a later candidate (or a kill) leaves
     // the smallest failing case found until then in the output file.
-    o.accepted = [&](const golden::GoldenCase& current) { shrink::write_partial(file, original, current, backend->name()); };
+    std::atomic<bool> written{false};
+    o.accepted = [&](const golden::GoldenCase& current) {
+        shrink::write_partial(file, original, current, backend->name());
+        written = true;
+    };
+    // One that hangs is ended by the watchdog (tools/shrink/include/moe/shrink/run_watchdog.hpp).
+    o.overrun = [&](const std::string& running, double limit) { end_overrun(running, limit, file, written, repro); };
     shrink::Result r;
     try {
         r = shrink::shrink_case(original, shrink::make_backend_oracle(*backend, c.threads), o);
@@ -63,10 +110,17 @@ int shrink(const ShrinkCommand& c) {
     }
 
     shrink::write_shrunk(file, original, r, backend->name());
-    std::cout << shrink::summary_lines(original, r, backend->name())
-              << "wrote " << file << "\n"
-              << "repro: moe-conform run" << lib_flag << " --backend " << shell_word(backend->name()) << device_flag
-              << " --case " << shell_word(file) << "\n";
+    std::cout << shrink::summary_lines(original, r, backend->name()) << "wrote " << file << "\n"
+              << "repro: " << repro << "\n";
+    // Not deterministic: the shrunk case is kept (the failure is real), but its repro line may
+    // pass, so a script must not read this as a clean shrink.
+    if (!r.stable) {
+        std::cout.flush();
+        std::cerr << "moe-conform: error: the shrunk case did not fail the same way on every run (the backend is not "
+                     "deterministic: a race or uninitialised memory), so its repro line may pass; "
+                  << file << " is kept (exit " << shrink::kExitNotDeterministic << ")\n";
+        return shrink::kExitNotDeterministic;
+    }
     return 0;
 }
 

@@ -80,7 +80,9 @@ def shrink(fn, case_file, out=None, compute="f32", storage=None, dequant=None, n
     <case name>_shrunk.h5 in the current folder; never case_file). max_seconds bounds the search
     (then the smallest case found is written and stopped_early says so). Prints what
     `moe-conform shrink` prints and a repro line (unless quiet), and returns a ShrinkResult: file,
-    before, after, status, stage, reason, runs, edits, stable, stopped_early, summary, repro.
+    before, after, status, stage, reason, runs, edits, stable, stopped_early, summary, repro, and
+    exit_code: moe-conform shrink's, 0, or 4 when not stable (fn did not fail the shrunk case the
+    same way on two more runs: not deterministic, so the repro may pass; the file is written).
 
     A case fn does not fail raises InputError; so does a damaged golden file (GoldenFileError).
     KeyboardInterrupt and SystemExit in fn stop the search and propagate. The smallest failing

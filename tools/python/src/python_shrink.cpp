@@ -27,6 +27,9 @@ struct ShrinkOutcome {
     std::size_t runs = 0;
     std::vector<std::string> edits;
     bool stable = true;          // two more runs failed the same way
+    // moe-conform shrink's exit code for this outcome: 0, or shrink::kExitNotDeterministic when
+    // not stable (the file is written, but its repro may pass), so that a script can hand it on.
+    int exit_code = 0;
     std::string stopped_early;   // what cut the search short, or ""
     std::string summary;         // the lines moe-conform shrink prints
     std::string repro;           // Python that reruns the shrunk case
@@ -70,6 +73,7 @@ ShrinkOutcome shrink_function(const py::function& fn, const std::string& case_fi
     s.runs = r.runs;
     s.edits = r.edits;
     s.stable = r.stable;
+    s.exit_code = r.stable ? 0 : shrink::kExitNotDeterministic;
     s.stopped_early = r.limit;
     s.summary = shrink::summary_lines(original, r, name) + "wrote " + file + "\n";
     s.repro = "moe_conform.run_suite(fn, " + literal(file) + precision_args(compute, storage, dequant) + ")";
@@ -90,10 +94,13 @@ void bind_shrink(py::module_& m) {
         .def_readonly("runs", &ShrinkOutcome::runs)
         .def_readonly("edits", &ShrinkOutcome::edits)
         .def_readonly("stable", &ShrinkOutcome::stable)
+        .def_readonly("exit_code", &ShrinkOutcome::exit_code)
         .def_readonly("stopped_early", &ShrinkOutcome::stopped_early)
         .def_readonly("summary", &ShrinkOutcome::summary)
         .def_readonly("repro", &ShrinkOutcome::repro)
-        .def("__repr__", [](const ShrinkOutcome& s) { return "<moe_conform.ShrinkResult " + s.file + " " + s.status + ">"; });
+        .def("__repr__", [](const ShrinkOutcome& s) {
+            return "<moe_conform.ShrinkResult " + s.file + " " + s.status + (s.stable ? "" : ", not deterministic") + ">";
+        });
     m.def("_shrink", &shrink_function, py::arg("fn"), py::arg("case_file"), py::arg("out"), py::arg("compute"),
           py::arg("storage"), py::arg("dequant"), py::arg("name"), py::arg("max_seconds"), py::arg("quiet"));
 }

@@ -4,12 +4,14 @@
 #include <chrono>
 #include <iterator>
 #include <numeric>
+#include <optional>
 #include <sstream>
 
 #include "ddmin.hpp"
 #include "moe/conformance/compare.hpp"
 #include "moe/reference/exactness.hpp"
 #include "moe/generator/golden_builder.hpp"
+#include "moe/shrink/run_watchdog.hpp"
 #include "moe/spec/error.hpp"
 
 namespace moe::shrink {
@@ -28,10 +30,55 @@ std::string arrow(const char* what, std::size_t from, std::size_t to) {
     return std::string(what) + " " + std::to_string(from) + " -> " + std::to_string(to);
 }
 
+// The oracle under Options::overrun's watchdog, each run described by what it runs (the
+// message a hang leaves), and the limit on the runs after the first set from its time.
+class WatchedOracle {
+public:
+    WatchedOracle(const Oracle& oracle, const Options& o) : oracle_(oracle), o_(o) {
+        if (o.overrun) dog_.emplace(o.overrun);
+        // The case as given: nothing measured yet, so the whole search's budget (with the floor).
+        limit_ = o.candidate_seconds > 0 ? o.candidate_seconds : std::max(o.max_seconds, kMinCandidateSeconds);
+    }
+
+    Verdict operator()(const golden::GoldenCase& c, const std::string& what) {
+        if (dog_) dog_->begin(what + " (" + problem_size(c.problem).to_string() + ")", limit_);
+        struct End {  // also when the oracle throws (a Python fn's KeyboardInterrupt)
+            std::optional<RunWatchdog>& dog;
+            ~End() {
+                if (dog) dog->end();
+            }
+        } end{dog_};
+        return oracle_(c);
+    }
+
+    // The case as given, run first: its time sets the limit on every later run (unless given).
+    Verdict first(const golden::GoldenCase& c) {
+        const auto t0 = Clock::now();
+        Verdict v = (*this)(c, "the case as given");
+        const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (o_.candidate_seconds <= 0) limit_ = default_candidate_seconds(took, o_.max_seconds);
+        if (dog_ && o_.progress) {
+            std::ostringstream line;  // said once: what a later hang is measured against
+            line.precision(3);
+            line << "the case as given ran in " << took << " s; a later run past " << limit_ << " s is taken for a hang";
+            o_.progress(line.str());
+        }
+        return v;
+    }
+
+    double limit() const { return limit_; }
+
+private:
+    const Oracle& oracle_;
+    const Options& o_;
+    std::optional<RunWatchdog> dog_;
+    double limit_ = 0;
+};
+
 // One shrink: the smallest failing case so far, the failure it must keep, the budget.
 class Shrinker {
 public:
-    Shrinker(const golden::GoldenCase& failing, Verdict want, const Oracle& oracle, const Options& o)
+    Shrinker(const golden::GoldenCase& failing, Verdict want, WatchedOracle& oracle, const Options& o)
         : current_(failing), want_(std::move(want)), verdict_(want_), oracle_(oracle), o_(o), start_(Clock::now()),
           vacuous_(conformance::vacuous_case(failing).has_value()) {}
 
@@ -53,7 +100,7 @@ public:
         // was already one.
         if (!vacuous_ && conformance::vacuous_case(c)) return false;
         ++runs_;
-        const Verdict v = oracle_(c);
+        const Verdict v = oracle_(c, "the candidate '" + edit + "'");
         if (!same_failure(want_, v)) return false;
         current_ = std::move(c);
         verdict_ = v;
@@ -170,7 +217,7 @@ public:
 private:
     golden::GoldenCase current_;
     Verdict want_, verdict_;
-    const Oracle& oracle_;
+    WatchedOracle& oracle_;
     Options o_;
     Clock::time_point start_;
     bool vacuous_;
@@ -216,12 +263,13 @@ golden::GoldenCase rebuild_case(const Problem& p, const golden::GoldenCase& orig
 }
 
 Result shrink_case(const golden::GoldenCase& failing, const Oracle& oracle, const Options& o) {
-    const Verdict first = oracle(failing);
+    WatchedOracle watched(oracle, o);
+    const Verdict first = watched.first(failing);
     if (first.status != conformance::Status::fail && first.status != conformance::Status::error)
         throw InputError("case " + failing.problem.name + " does not fail on this backend (" +
                          std::string(conformance::status_name(first.status)) + "): nothing to shrink");
     const ProblemSize before = problem_size(failing.problem);
-    Shrinker s(failing, first, oracle, o);
+    Shrinker s(failing, first, watched, o);
     // Structure first (it removes most of the values at once), then values; again while either
     // still finds something, since a simpler value can free a feature and the reverse.
     for (bool changed = true; changed && s.budget_left();) {
@@ -230,8 +278,10 @@ Result shrink_case(const golden::GoldenCase& failing, const Oracle& oracle, cons
     }
     Result r = s.result(before);
     ++r.runs;  // the first run, on the case as given
+    r.candidate_seconds = watched.limit();
     // A backend that reads uninitialised memory or races may fail only sometimes: say so.
-    for (int i = 0; i < 2 && r.stable; ++i, ++r.runs) r.stable = same_failure(first, oracle(r.shrunk));
+    for (int i = 0; i < 2 && r.stable; ++i, ++r.runs)
+        r.stable = same_failure(first, watched(r.shrunk, "a rerun of the shrunk case"));
     return r;
 }
 

@@ -46,6 +46,13 @@ struct Options {
     // The smallest failing case so far, after each accepted edit, if set: moe-conform shrink
     // writes it out, so that a backend that crashes (or a kill) later leaves it on disk.
     std::function<void(const golden::GoldenCase&)> accepted;
+    // A backend run (the case as given, a candidate, a rerun) still going after this many seconds
+    // is taken for a hang: `overrun` is called, on a watchdog thread, with what was running and
+    // the limit (run_watchdog.hpp); it should end the process, since the run cannot be stopped.
+    // 0: the case as given gets max(max_seconds, kMinCandidateSeconds), and every later run
+    // default_candidate_seconds() of the time it took. Without `overrun`, runs are not watched.
+    double candidate_seconds = 0;
+    std::function<void(const std::string& running, double limit_seconds)> overrun;
 };
 
 struct Result {
@@ -58,6 +65,7 @@ struct Result {
     // Empty when the search ran to its end; else what stopped it (max_runs or max_seconds): some
     // edits were never tried, so the case may not be as small as it could be.
     std::string limit;
+    double candidate_seconds = 0;  // the limit on each run after the first (Options::candidate_seconds)
 };
 
 // A candidate must also remain a meaningful comparison: one whose reference output is mostly

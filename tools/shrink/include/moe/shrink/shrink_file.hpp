@@ -8,6 +8,15 @@
 
 namespace moe::shrink {
 
+// moe-conform shrink's exit codes beside 0 (shrunk and written), 1 (the case does not fail on the
+// backend) and 2 (usage or input error); the Python door's ShrinkResult.exit_code says the same.
+// The shrunk case was written, but two more runs on it did not both fail the same way: the
+// backend is not deterministic and the repro line may pass, which exit 0 would hide from a script.
+inline constexpr int kExitNotDeterministic = 4;
+// A backend run went past the per-run limit (a hang): the smallest failing case found before it
+// is left in the output file (Options::overrun).
+inline constexpr int kExitRunOverran = 5;
+
 // Reads `file` as `moe-conform run` reads it: the problem validated, and the stored output and
 // bounds checked against the reference recomputed from its inputs. A damaged file fails every
 // backend, the reference too, and no smaller case (its results recomputed) fails with it: it is
