@@ -146,15 +146,21 @@ TEST_CASE("shrink --backend-lib: a plugin with a bug shrinks, and its repro line
     CHECK(has(bad.output, MOE_CRASHING_PLUGIN));
 }
 
-TEST_CASE("shrink: a plugin that crashes on a smaller candidate leaves the smallest failing case found before it") {
-    // The plugin fails every case and crashes on one token: the search dies at T 1, and the
-    // output file holds the case of the last accepted edit, which the plugin still fails.
+TEST_CASE("shrink: a plugin that crashes on a smaller candidate ends the shrink (exit 6), naming the run, the file kept") {
+    // The plugin fails every case and crashes (SIGSEGV) on one token: the search dies at T 1, and
+    // the output file holds the case of the last accepted edit, which the plugin still fails.
+    // Without the handler the shell saw 139 (here -1: killed) and nothing was said.
     TempDir dir;
     const std::string out = (dir / "small.h5").string(), plugin = MOE_CRASHES_WHEN_SMALL;
     const auto r = run_command(moe_conform() + " shrink --quiet --backend-lib " + plugin + " --case " + kSuite +
                                "/gemm2_medium.h5 -o " + out);
     CAPTURE(r.output);
-    CHECK(r.exit_code != 0);
+    CHECK(r.exit_code == 6);
+    CHECK(has(r.output, "moe-conform: error: a backend run on the candidate 'tokens 67 -> 1' (T 1, K 4, E 16, H 96, I 48,"));
+    CHECK(has(r.output, "crashed the process (SIGSEGV, a segmentation fault: an invalid memory access); shrink stopped "
+                        "(exit 6)\n"));
+    CHECK(has(r.output, "the smallest failing case found before it is in " + out + "\n"));
+    CHECK(has(r.output, "repro: moe-conform run --backend-lib " + plugin + " --backend bad_plugin --case " + out));
     REQUIRE(fs::exists(out));
     const auto c = moe::golden::read_golden(out);
     CHECK(c.problem.name == "gemm2_medium_shrunk");
@@ -163,6 +169,15 @@ TEST_CASE("shrink: a plugin that crashes on a smaller candidate leaves the small
     CAPTURE(again.output);
     CHECK(again.exit_code == 1);
     CHECK(has(again.output, "0 passed, 1 failed"));
+    // A crash on the case as given (one token already): nothing smaller was found, nothing written.
+    const std::string none = (dir / "none.h5").string();
+    const auto first = run_command(moe_conform() + " shrink --quiet --backend-lib " + plugin + " --case " + kSuite +
+                                   "/gemm3_single_token.h5 -o " + none);
+    CAPTURE(first.output);
+    CHECK(first.exit_code == 6);
+    CHECK(has(first.output, "a backend run on the case as given (T 1,"));
+    CHECK(has(first.output, "no smaller failing case was found before it: nothing was written"));
+    CHECK_FALSE(fs::exists(none));
 }
 
 TEST_CASE("shrink: a plugin that hangs on a smaller candidate ends the shrink (exit 5), naming the run, the file kept") {

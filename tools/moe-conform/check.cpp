@@ -81,6 +81,7 @@ std::vector<std::string> unreadable_files(const conformance::CheckInputs& in) {
 }  // namespace
 
 int check(const CheckCommand& c) {
+    if (!cases_exist(c.cases, "moe-conform")) return 2;
     refuse_repeated_cases(c.cases);
     if (!c.no_manifest && !manifest_agrees(c.suite, c.cases, "moe-conform")) return 2;
     conformance::CheckInputs in;

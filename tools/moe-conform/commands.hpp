@@ -63,6 +63,12 @@ int report_outcome(const conformance::RunInfo& info, const conformance::RunOutco
 // report per shard finds every one), exit 77.
 int report_empty_shard(const conformance::RunInfo& info, const ReportFiles& files);
 
+// Every --case file of run, check and shrink exists and is no folder (moe::shrink::check_case_exists):
+// each one that is not is printed ("no case G.h5 in the suite DIR (...); did you mean DIR/C.h5?"
+// where its folder has a manifest), and the answer is false. Not CLI11's ExistingFile, whose
+// "File does not exist" named no suite and no close name.
+bool cases_exist(const std::vector<std::string>& cases, const char* tool);
+
 // The suite folder's MANIFEST.sha256, where there is one, must name every *.h5 file with its
 // digest; for --case files, their folder's manifest where it lists them. Prints each problem and
 // returns false on any.

@@ -116,7 +116,8 @@ int main(int argc, char** argv) {
                   "included) or moe_conform_backend_v1 (spec/include/moe_conform/backend_abi.h); repeatable")
         ->check(CLI::ExistingFile);
     auto* suite = r->add_option("--suite", rc.suite, "Folder of golden files (*.h5)")->check(CLI::ExistingDirectory);
-    auto* cases = r->add_option("--case", rc.cases, "Golden file(s) to run")->check(CLI::ExistingFile);
+    // Not CLI::ExistingFile: run names a missing file's suite, and a close name in it (cases_exist).
+    auto* cases = r->add_option("--case", rc.cases, "Golden file(s) to run");
     suite->excludes(cases);
     r->add_option("--filter", rc.filters,
                   "Only cases whose name matches this glob (* and ?; a comma is part of the glob); repeatable")
@@ -188,7 +189,7 @@ int main(int argc, char** argv) {
               "usage or input\nerror (a bad result or golden file, named), 77 every case skipped. spec/results-format.md "
               "has the file format.");
     auto* ksuite = k->add_option("--suite", cc.suite, "Folder of golden files (*.h5)")->check(CLI::ExistingDirectory);
-    auto* kcases = k->add_option("--case", cc.cases, "Golden file(s)")->check(CLI::ExistingFile);
+    auto* kcases = k->add_option("--case", cc.cases, "Golden file(s)");  // checked by check (cases_exist)
     ksuite->excludes(kcases);
     k->add_option("--results", cc.results, "Result files (.h5, or one .npy with one --case), or one folder of them")
         ->required()
@@ -275,14 +276,15 @@ int main(int argc, char** argv) {
                "  moe-conform shrink --backend-lib ./libmy_moe.so --case data/golden/gemm2_medium.h5   # your plugin\n\n"
                "Exit codes: 0 shrunk and written, 1 the case does not fail on that backend, 2 usage or input error,\n"
                "4 shrunk and written, but two more runs did not both fail the same way (not deterministic: the\n"
-               "repro may pass), 5 a backend run went past --candidate-seconds (a hang: what it ran is named, and\n"
-               "the smallest failing case found before it is left in the output file).");
+               "repro may pass), 5 a backend run went past --candidate-seconds (a hang), 6 a backend run crashed\n"
+               "(SIGSEGV, SIGBUS, SIGFPE, SIGILL or SIGABRT in this process): for 5 and 6 what it ran is named, and\n"
+               "the smallest failing case found before it is left in the output file.");
     sh->add_option("--backend", kc.backend, "The backend: a built-in name, or a selftest mutant (mutant:NAME or NAME)")
         ->check(moe::cli::kNonEmpty);
     sh->add_option("--backend-lib", kc.backend_lib,
                    "Or your backend plugin (shared library, as for run; --backend then optional). Runs in this "
-                   "process: a plugin that crashes ends the shrink, leaving the smallest failing case found so far "
-                   "in the output file")
+                   "process: a plugin that crashes ends the shrink (exit 6, the run named), leaving the smallest "
+                   "failing case found so far in the output file")
         ->check(CLI::ExistingFile);
     // Not CLI::ExistingFile: shrink names a missing file's suite, and a close name in it.
     sh->add_option("--case", kc.case_file, "The failing golden case")->required();

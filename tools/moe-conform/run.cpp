@@ -18,8 +18,23 @@
 #include "moe/golden/golden_file.hpp"
 #include "moe/golden/manifest.hpp"
 #include "moe/golden/suite.hpp"
+#include "moe/shrink/case_in_suite.hpp"
+#include "moe/spec/error.hpp"
 
 namespace moe::conform_cli {
+
+bool cases_exist(const std::vector<std::string>& cases, const char* tool) {
+    bool all = true;
+    for (const auto& file : cases) {
+        try {
+            shrink::check_case_exists(file);
+        } catch (const InputError& e) {
+            std::cerr << tool << ": error: " << e.what() << "\n";  // each one: a list may hold several typos
+            all = false;
+        }
+    }
+    return all;
+}
 
 bool manifest_agrees(const std::string& suite, const std::vector<std::string>& cases, const char* tool) {
     std::vector<std::string> problems;
@@ -62,6 +77,7 @@ void note_unused_expectations(const std::string& file, const std::vector<conform
 }  // namespace
 
 int run(const RunCommand& c) {
+    if (!cases_exist(c.cases, "moe-conform")) return 2;
     refuse_repeated_cases(c.cases);
     if (!c.suite.empty()) {
         // Temporary files of generators killed half-way are never cases (not *.h5); remove them.

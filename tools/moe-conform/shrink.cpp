@@ -13,7 +13,6 @@
 #include "moe/backends/registry.hpp"
 #include "moe/conformance/shell_word.hpp"
 #include "moe/golden/golden_file.hpp"
-#include "moe/shrink/case_in_suite.hpp"
 #include "moe/shrink/shrink.hpp"
 #include "moe/shrink/shrink_file.hpp"
 #include "moe/spec/error.hpp"
@@ -23,6 +22,23 @@ namespace moe::conform_cli {
 using conformance::shell_word;  // the repro line quoted as run's are (a path with ; or & is one word)
 
 namespace {
+
+// What a shrink that a backend run ended leaves: the file with the smallest failing case found
+// before it and that file's repro line, or that nothing was written.
+std::string what_is_left(const std::string& file, bool written, const std::string& repro) {
+    if (!written) return "moe-conform: no smaller failing case was found before it: nothing was written\n";
+    return "moe-conform: the smallest failing case found before it is in " + file + "\nrepro: " + repro + "\n";
+}
+
+// A backend run that crashed this process (crash_guard.hpp): made before each run, for each
+// signal, as the handler can only write what is ready. The candidate that crashed is not
+// written (that would take HDF5 in a signal handler); its description says how it was made.
+std::string crash_message(const std::string& running, const std::string& signal, const std::string& file,
+                          bool written, const std::string& repro) {
+    return "moe-conform: error: a backend run on " + running + " crashed the process (" + signal +
+           "); shrink stopped (exit " + std::to_string(shrink::kExitBackendCrashed) + ")\n" +
+           what_is_left(file, written, repro);
+}
 
 // What a run that went past --candidate-seconds leaves: said on stderr, then the process ends at
 // once (_exit: the hung run's thread cannot be joined, and destructors or atexit handlers could
@@ -34,12 +50,8 @@ namespace {
     m << "moe-conform: error: a backend run on " << running << " has not returned after " << limit
       << " s (--candidate-seconds): it hangs, or is far slower at this shape than on the case as given; shrink "
          "stopped (exit "
-      << shrink::kExitRunOverran << ")\n";
-    if (written)
-        m << "moe-conform: the smallest failing case found before it is in " << file << "\n"
-          << "repro: " << repro << "\n";
-    else
-        m << "moe-conform: no smaller failing case was found before it: nothing was written\n";
+      << shrink::kExitRunOverran << ")\n"
+      << what_is_left(file, written, repro);
     const std::string text = m.str();
     for (std::size_t done = 0; done < text.size();) {
         const ssize_t n = ::write(2, text.data() + done, text.size() - done);
@@ -54,7 +66,7 @@ namespace {
 int shrink(const ShrinkCommand& c) {
     // A missing file is named with its suite (and a close name in it); one that is there must
     // match its folder's manifest, as for run --case.
-    shrink::check_case_exists(c.case_file);
+    if (!cases_exist({c.case_file}, "moe-conform")) return 2;
     if (!c.no_manifest && !manifest_agrees("", {c.case_file}, "moe-conform")) return 2;
     // -o onto the --case file replaced the failing case with the shrunk one (exit 0): checked
     // before the minutes of shrinking, and again below for the default name.
@@ -99,8 +111,13 @@ int shrink(const ShrinkCommand& c) {
         shrink::write_partial(file, original, current, backend->name());
         written = true;
     };
-    // One that hangs is ended by the watchdog (tools/shrink/include/moe/shrink/run_watchdog.hpp).
+    // One that hangs is ended by the watchdog (tools/shrink/include/moe/shrink/run_watchdog.hpp);
+    // one that crashes (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) says so and where the smallest
+    // case is, exit 6, not 139 and silence (crash_guard.hpp).
     o.overrun = [&](const std::string& running, double limit) { end_overrun(running, limit, file, written, repro); };
+    o.crashed = [&](const std::string& running, const std::string& signal) {
+        return crash_message(running, signal, file, written, repro);
+    };
     shrink::Result r;
     try {
         r = shrink::shrink_case(original, shrink::make_backend_oracle(*backend, c.threads), o);

@@ -44,10 +44,13 @@ std::optional<std::string> closest_name(const std::string& wanted, const std::ve
 void check_case_exists(const std::string& file) {
     namespace fs = std::filesystem;
     std::error_code ec;
+    const std::string given = "--case " + printable(file);
+    // A folder got CLI11's "File is actually a directory" while run and check used its
+    // ExistingFile; without it, run read the folder in a worker and printed a report first.
+    if (fs::is_directory(file, ec)) throw InputError(given + ": a folder, not a golden file");
     if (fs::exists(file, ec)) return;
     const fs::path path(file);
     const fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-    const std::string given = "--case " + printable(file);
     if (!fs::exists(dir / golden::kManifestName, ec)) throw InputError(given + ": no such file");
     std::vector<std::string> cases;
     try {

@@ -11,7 +11,9 @@
 #include "moe/conformance/compare.hpp"
 #include "moe/reference/exactness.hpp"
 #include "moe/generator/golden_builder.hpp"
+#include "moe/shrink/crash_guard.hpp"
 #include "moe/shrink/run_watchdog.hpp"
+#include "moe/shrink/shrink_file.hpp"
 #include "moe/spec/error.hpp"
 
 namespace moe::shrink {
@@ -30,24 +32,30 @@ std::string arrow(const char* what, std::size_t from, std::size_t to) {
     return std::string(what) + " " + std::to_string(from) + " -> " + std::to_string(to);
 }
 
-// The oracle under Options::overrun's watchdog, each run described by what it runs (the
-// message a hang leaves), and the limit on the runs after the first set from its time.
+// The oracle under Options::overrun's watchdog and Options::crashed's signal handlers, each run
+// described by what it runs (the message a hang or a crash leaves), and the limit on the runs
+// after the first set from its time.
 class WatchedOracle {
 public:
     WatchedOracle(const Oracle& oracle, const Options& o) : oracle_(oracle), o_(o) {
         if (o.overrun) dog_.emplace(o.overrun);
+        if (o.crashed) guard_.emplace(o.crashed, kExitBackendCrashed);
         // The case as given: nothing measured yet, so the whole search's budget (with the floor).
         limit_ = o.candidate_seconds > 0 ? o.candidate_seconds : std::max(o.max_seconds, kMinCandidateSeconds);
     }
 
     Verdict operator()(const golden::GoldenCase& c, const std::string& what) {
-        if (dog_) dog_->begin(what + " (" + problem_size(c.problem).to_string() + ")", limit_);
+        const std::string running = what + " (" + problem_size(c.problem).to_string() + ")";
+        if (dog_) dog_->begin(running, limit_);
         struct End {  // also when the oracle throws (a Python fn's KeyboardInterrupt)
             std::optional<RunWatchdog>& dog;
+            std::optional<CrashGuard>& guard;
             ~End() {
+                if (guard) guard->disarm();
                 if (dog) dog->end();
             }
-        } end{dog_};
+        } end{dog_, guard_};
+        if (guard_) guard_->arm(running);  // after `end`: the dog's run ends if making the messages throws
         return oracle_(c);
     }
 
@@ -72,6 +80,7 @@ private:
     const Oracle& oracle_;
     const Options& o_;
     std::optional<RunWatchdog> dog_;
+    std::optional<CrashGuard> guard_;
     double limit_ = 0;
 };
 

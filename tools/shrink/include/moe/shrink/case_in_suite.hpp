@@ -1,8 +1,8 @@
 #pragma once
-// shrink's --case when it names no file: where the folder is a suite (it has a MANIFEST.sha256),
-// the error names the suite and, when one of its cases has a close name, suggests it. (A file
-// that is there is checked against the manifest as run checks its --case files:
-// conform_cli::manifest_agrees.)
+// A --case of moe-conform run, check or shrink that names no file: where the folder is a suite
+// (it has a MANIFEST.sha256), the error names the suite and, when one of its cases has a close
+// name, suggests it (conform_cli::cases_exist calls it for each). (A file that is there is checked
+// against the manifest afterwards: conform_cli::manifest_agrees.)
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,7 +11,8 @@ namespace moe::shrink {
 
 // Throws InputError when `file` does not exist: "--case F: no such file", or, in a folder with
 // a manifest, "--case F: no case G.h5 in the suite DIR (its MANIFEST.sha256 lists N cases); did you mean
-// DIR/C.h5?". Returns when it exists (what it holds is for the reading to judge).
+// DIR/C.h5?"; and when it is a folder ("--case F: a folder, not a golden file"). Returns when it
+// exists (what it holds, a FIFO included, is for the reading to judge).
 void check_case_exists(const std::string& file);
 
 // The name among `names` closest to `wanted` (edit distance; `wanted` + ".h5" when it has no

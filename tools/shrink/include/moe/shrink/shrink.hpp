@@ -53,6 +53,12 @@ struct Options {
     // default_candidate_seconds() of the time it took. Without `overrun`, runs are not watched.
     double candidate_seconds = 0;
     std::function<void(const std::string& running, double limit_seconds)> overrun;
+    // A backend run (as for `overrun`) that crashes the process: with `crashed` set, a handler for
+    // crash_signals() writes crashed(running, crash_signal_text(signal)) to stderr and ends the
+    // process with kExitBackendCrashed (crash_guard.hpp). The text is made before each run, for
+    // each signal (a handler can only write what is ready), so it reads only what holds during
+    // the run. Without `crashed` no handler is installed (the Python door keeps the interpreter's).
+    std::function<std::string(const std::string& running, const std::string& signal_text)> crashed;
 };
 
 struct Result {

@@ -16,6 +16,10 @@ inline constexpr int kExitNotDeterministic = 4;
 // A backend run went past the per-run limit (a hang): the smallest failing case found before it
 // is left in the output file (Options::overrun).
 inline constexpr int kExitRunOverran = 5;
+// A backend run crashed the process (a signal of crash_signals(): SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+// SIGABRT): the smallest failing case found before it is left in the output file (Options::crashed).
+// Not 128 + the signal, which a shell reads as the process killed, with no message.
+inline constexpr int kExitBackendCrashed = 6;
 
 // Reads `file` as `moe-conform run` reads it: the problem validated, and the stored output and
 // bounds checked against the reference recomputed from its inputs. A damaged file fails every
