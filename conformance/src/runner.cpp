@@ -2,17 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <system_error>
-#include <thread>
 
 #include "case_worker.hpp"
 #include "input_digest.hpp"
@@ -21,6 +18,7 @@
 #include "moe/golden/golden_file.hpp"
 #include "moe/golden/stored_results.hpp"
 #include "moe/conformance/shell_word.hpp"
+#include "moe/conformance/step_timer.hpp"
 #include "moe/golden/suite.hpp"
 #include "moe/spec/error.hpp"
 
@@ -213,83 +211,37 @@ void refuse_duplicate_case_names(RunOutcome& outcome) {
 }
 
 // In one process (--no-isolation) no parent watches the steps, and a model-sized case is read,
-// checked and run for minutes with nothing printed: a thread says what is still going on, with
+// checked and run for minutes with nothing printed: a StepTimer says what is still going on, with
 // the worker-mode parent's line ("[3/12] still running cpu on FILE (60 s)", every
-// o.notice_seconds). It only writes to stderr, and only while a step runs: end() takes the lock
-// it prints under, so no notice comes after end() returns, among the progress lines. The steps
-// themselves stay on the calling thread (a backend's own stderr lines may meet a notice, as a
-// worker's may).
+// o.notice_seconds). It only writes to stderr, and only while a step runs (never after end(),
+// among the progress lines); a backend's own stderr lines may meet a notice, as a worker's may.
 class StepNotices {
 public:
     explicit StepNotices(const RunOptions& o) : o_(o) {
         if (!o.progress || !(o.notice_seconds > 0)) return;
         try {
-            thread_ = std::thread([this] { watch(); });
+            timer_.emplace([](const std::string& line, double seconds) {
+                std::cerr << line + " (" + std::to_string(static_cast<long>(seconds)) + " s)\n" << std::flush;
+            });
         } catch (const std::system_error&) {
             // No thread to be had (a process at its limit): the run goes on without notices.
         }
     }
-    ~StepNotices() {
-        if (!thread_.joinable()) return;
-        {
-            const std::lock_guard<std::mutex> lock(m_);
-            stop_ = true;
-        }
-        changed_.notify_one();
-        thread_.join();
-    }
-    StepNotices(const StepNotices&) = delete;
-    StepNotices& operator=(const StepNotices&) = delete;
 
     // Step `what` ("reading and checking ", "running cpu on ") of o.files[file] begins.
     void begin(std::size_t file, const std::string& what) {
-        if (!thread_.joinable()) return;
-        {
-            const std::lock_guard<std::mutex> lock(m_);
-            line_ = "[" + std::to_string(file + 1) + "/" + std::to_string(o_.files.size()) + "] still " + what +
-                    golden::printable(o_.files[file]);
-            start_ = Clock::now();
-            ++step_;
-        }
-        changed_.notify_one();
+        if (timer_)
+            timer_->begin("[" + std::to_string(file + 1) + "/" + std::to_string(o_.files.size()) + "] still " + what +
+                              golden::printable(o_.files[file]),
+                          o_.notice_seconds, o_.notice_seconds);
     }
     void end() {
-        if (!thread_.joinable()) return;
-        {
-            const std::lock_guard<std::mutex> lock(m_);
-            line_.clear();
-            ++step_;
-        }
-        changed_.notify_one();
+        if (timer_) timer_->end();
     }
 
 private:
-    using Clock = std::chrono::steady_clock;
-    void watch() {
-        const auto every = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o_.notice_seconds));
-        std::unique_lock<std::mutex> lock(m_);
-        while (!stop_) {
-            if (line_.empty()) {
-                changed_.wait(lock);
-                continue;
-            }
-            const unsigned long step = step_;
-            for (auto next = start_ + every;; next = Clock::now() + every) {
-                if (changed_.wait_until(lock, next, [&] { return stop_ || step_ != step; })) break;
-                const auto seconds = std::chrono::duration<double>(Clock::now() - start_).count();
-                std::cerr << line_ + " (" + std::to_string(static_cast<long>(seconds)) + " s)\n" << std::flush;
-            }
-        }
-    }
-
     const RunOptions& o_;
-    std::mutex m_;
-    std::condition_variable changed_;
-    std::string line_;  // the notice without its seconds; empty between steps
-    Clock::time_point start_;
-    unsigned long step_ = 0;
-    bool stop_ = false;
-    std::thread thread_;  // last: started once the members it reads are made
+    std::optional<StepTimer> timer_;
 };
 
 void print_progress(std::size_t n, std::size_t total, const CaseResult& r) {

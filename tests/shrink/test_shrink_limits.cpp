@@ -1,17 +1,22 @@
-// The limits of a shrink that a hang or a mistyped case name meets (tools/shrink): the watchdog
-// on each backend run and the default limit derived from the case as given; a missing --case
+// The limits of a shrink that a hang or a mistyped case name meets (tools/shrink): the timer
+// (conformance::StepTimer) on each backend run and the default limit derived from the case as given; a missing --case
 // named with its suite and a close name.
 #include <doctest/doctest.h>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <future>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "conformance_check.hpp"
 #include "moe/shrink/case_in_suite.hpp"
-#include "moe/shrink/run_watchdog.hpp"
+#include "moe/conformance/step_timer.hpp"
+#include "moe/shrink/candidate_limit.hpp"
 #include "moe/shrink/shrink.hpp"
 #include "moe/spec/error.hpp"
 #include "small_cases.hpp"
@@ -43,23 +48,50 @@ TEST_CASE("default_candidate_seconds: ten times the case as given, at least 10 s
     CHECK(default_candidate_seconds(60, 1e-9) == 10);
 }
 
-TEST_CASE("RunWatchdog: a run past its limit is reported once, with what it ran; a run that returns is not") {
+TEST_CASE("StepTimer: a step past its time is reported once (every 0), with what it ran; a step that ends is not") {
     std::promise<std::string> told;
     std::atomic<int> calls{0};
-    RunWatchdog dog([&](const std::string& what, double limit) {
-        if (calls++ == 0) told.set_value(what + " @ " + std::to_string(limit));
+    conformance::StepTimer timer([&](const std::string& what, double seconds) {
+        if (calls++ == 0) told.set_value(what + (seconds >= 0.05 ? " after its time" : " early"));
     });
-    dog.begin("a quick one", 3600);
-    dog.end();
-    // This "run" waits for the report itself: only the watchdog ends it (the minute only bounds
-    // the test should the watchdog not fire; nothing is measured).
+    timer.begin("a quick one", 3600);
+    timer.end();
+    // This "run" waits for the report itself: only the timer ends it (the minute only bounds the
+    // test should the timer not fire; nothing is measured).
     auto report = told.get_future();
-    dog.begin("the stuck one", 0.05);
+    timer.begin("the stuck one", 0.05);
     REQUIRE(report.wait_for(std::chrono::minutes(1)) == std::future_status::ready);
     const std::string said = report.get();
-    dog.end();
-    CHECK(said == "the stuck one @ 0.050000");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // no second call for this step
+    timer.end();
+    CHECK(said == "the stuck one after its time");
     CHECK(calls == 1);
+}
+
+TEST_CASE("StepTimer: with `every`, a step is reported again until it ends, and never after") {
+    std::mutex m;
+    std::condition_variable cv;
+    std::vector<std::string> calls;
+    conformance::StepTimer timer([&](const std::string& what, double) {
+        const std::lock_guard<std::mutex> lock(m);
+        calls.push_back(what);
+        cv.notify_all();
+    });
+    timer.begin("slow", 0.01, 0.01);
+    {
+        std::unique_lock<std::mutex> lock(m);
+        REQUIRE(cv.wait_for(lock, std::chrono::minutes(1), [&] { return calls.size() >= 3; }));
+    }
+    timer.end();  // waits for a call in progress: none comes after it
+    std::size_t at_end;
+    {
+        const std::lock_guard<std::mutex> lock(m);
+        at_end = calls.size();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const std::lock_guard<std::mutex> lock(m);
+    CHECK(calls.size() == at_end);
+    CHECK(calls.front() == "slow");
 }
 
 TEST_CASE("shrink_case with a watchdog: a candidate that hangs is reported with its edit and size; the limit derives "

@@ -111,7 +111,7 @@ int shrink(const ShrinkCommand& c) {
         shrink::write_partial(file, original, current, backend->name());
         written = true;
     };
-    // One that hangs is ended by the watchdog (tools/shrink/include/moe/shrink/run_watchdog.hpp);
+    // One that hangs is ended by the watchdog (tools/shrink/include/moe/shrink/candidate_limit.hpp);
     // one that crashes (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) says so and where the smallest
     // case is, exit 6, not 139 and silence (crash_guard.hpp).
     o.overrun = [&](const std::string& running, double limit) { end_overrun(running, limit, file, written, repro); };

@@ -12,7 +12,8 @@
 #include "moe/reference/exactness.hpp"
 #include "moe/generator/golden_builder.hpp"
 #include "moe/shrink/crash_guard.hpp"
-#include "moe/shrink/run_watchdog.hpp"
+#include "moe/conformance/step_timer.hpp"
+#include "moe/shrink/candidate_limit.hpp"
 #include "moe/shrink/shrink_file.hpp"
 #include "moe/spec/error.hpp"
 
@@ -38,7 +39,9 @@ std::string arrow(const char* what, std::size_t from, std::size_t to) {
 class WatchedOracle {
 public:
     WatchedOracle(const Oracle& oracle, const Options& o) : oracle_(oracle), o_(o) {
-        if (o.overrun) dog_.emplace(o.overrun);
+        // The timer calls back while the run is stuck in the oracle: limit_ is not being set then
+        // (first() sets it after its run's end(), which waits on the timer's lock).
+        if (o.overrun) timer_.emplace([this](const std::string& running, double) { o_.overrun(running, limit_); });
         if (o.crashed) guard_.emplace(o.crashed, kExitBackendCrashed);
         // The case as given: nothing measured yet, so the whole search's budget (with the floor).
         limit_ = o.candidate_seconds > 0 ? o.candidate_seconds : std::max(o.max_seconds, kMinCandidateSeconds);
@@ -46,16 +49,16 @@ public:
 
     Verdict operator()(const golden::GoldenCase& c, const std::string& what) {
         const std::string running = what + " (" + problem_size(c.problem).to_string() + ")";
-        if (dog_) dog_->begin(running, limit_);
+        if (timer_) timer_->begin(running, limit_);
         struct End {  // also when the oracle throws (a Python fn's KeyboardInterrupt)
-            std::optional<RunWatchdog>& dog;
+            std::optional<conformance::StepTimer>& timer;
             std::optional<CrashGuard>& guard;
             ~End() {
                 if (guard) guard->disarm();
-                if (dog) dog->end();
+                if (timer) timer->end();
             }
-        } end{dog_, guard_};
-        if (guard_) guard_->arm(running);  // after `end`: the dog's run ends if making the messages throws
+        } end{timer_, guard_};
+        if (guard_) guard_->arm(running);  // after `end`: the timed run ends if making the messages throws
         return oracle_(c);
     }
 
@@ -65,7 +68,7 @@ public:
         Verdict v = (*this)(c, "the case as given");
         const double took = std::chrono::duration<double>(Clock::now() - t0).count();
         if (o_.candidate_seconds <= 0) limit_ = default_candidate_seconds(took, o_.max_seconds);
-        if (dog_ && o_.progress) {
+        if (timer_ && o_.progress) {
             std::ostringstream line;  // said once: what a later hang is measured against
             line.precision(3);
             line << "the case as given ran in " << took << " s; a later run past " << limit_ << " s is taken for a hang";
@@ -79,7 +82,7 @@ public:
 private:
     const Oracle& oracle_;
     const Options& o_;
-    std::optional<RunWatchdog> dog_;
+    std::optional<conformance::StepTimer> timer_;
     std::optional<CrashGuard> guard_;
     double limit_ = 0;
 };

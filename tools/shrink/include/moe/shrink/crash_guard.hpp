@@ -1,6 +1,6 @@
 #pragma once
 // What a backend run that crashes the shrinking process leaves. The backend runs in this process
-// (run_watchdog.hpp says why not in a child per candidate), so a plugin's segfault on some small
+// (candidate_limit.hpp says why not in a child per candidate), so a plugin's segfault on some small
 // candidate ended moe-conform shrink by the signal (139 to a shell), saying nothing of the file
 // that holds the smallest failing case found so far. While a run is armed, a handler for the
 // crash signals writes a message made before the run and ends the process with an exit code of

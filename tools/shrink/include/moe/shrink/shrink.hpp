@@ -48,7 +48,7 @@ struct Options {
     std::function<void(const golden::GoldenCase&)> accepted;
     // A backend run (the case as given, a candidate, a rerun) still going after this many seconds
     // is taken for a hang: `overrun` is called, on a watchdog thread, with what was running and
-    // the limit (run_watchdog.hpp); it should end the process, since the run cannot be stopped.
+    // the limit (candidate_limit.hpp); it should end the process, since the run cannot be stopped.
     // 0: the case as given gets max(max_seconds, kMinCandidateSeconds), and every later run
     // default_candidate_seconds() of the time it took. Without `overrun`, runs are not watched.
     double candidate_seconds = 0;
