@@ -205,7 +205,7 @@ Comparison compare_output(const golden::GoldenCase& c, const Tensor& got, const 
     // floor included, assumes they can; beyond it the floor grows with the out-of-range values and
     // would pass any output.
     std::optional<std::string> out_of_range;
-    if (m.over_bound) out_of_range = beyond_declared_range(c.problem, precision, threads);
+    if (m.over_bound) out_of_range = beyond_declared_range(c.problem, precision, threads, &r.stage_terms);
     if (m.over_bound && !r.exact && !out_of_range) {
         underflow = underflow_floor(c.problem, precision, d);
         compare_elements();
@@ -234,6 +234,7 @@ Comparison compare_output(const golden::GoldenCase& c, const Tensor& got, const 
         r.status = Status::mistrusted;
         r.reason = *why_got;
     }
+    if (r.status != Status::fail) r.stage_terms.clear();  // only a failure's stage search reads them
     return r;
 }
 
@@ -302,11 +303,14 @@ std::optional<std::string> vacuous_case(const golden::GoldenCase& c) {
 
 std::optional<StageDivergence> first_divergent_stage(const golden::GoldenCase& c,
                                                      const std::map<std::string, Tensor>& got_stages,
-                                                     const Precision& precision, int threads) {
+                                                     const Precision& precision, int threads,
+                                                     const std::map<std::string, Tensor>* stage_terms) {
     const Problem& p = c.problem;
     const Dims d = validate(p);
     const ToleranceModel model = tolerance_model(precision, p, d);
-    const auto terms = reference::error_terms(p, true, threads).stages;
+    std::map<std::string, Tensor> computed;
+    if (!stage_terms) computed = reference::error_terms(p, true, threads).stages;
+    const std::map<std::string, Tensor>& terms = stage_terms ? *stage_terms : computed;
     std::map<std::string, Tensor> want = c.stages;
     if (want.empty()) want = reference::run(p, {reference::Mode::sparse, true, threads}).stages;
     std::optional<StageDivergence> first;

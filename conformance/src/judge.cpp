@@ -54,7 +54,9 @@ CaseResult judge_output(const golden::GoldenCase& c, const Output& out, const Ju
     r.metrics = std::move(cmp.metrics);
     r.exact = cmp.exact;
     if (r.status == Status::fail && !out.stages.empty())
-        r.first_divergent_stage = first_divergent_stage(c, out.stages, in.precision, in.threads);
+        // The comparison's range check computed the stage error terms already: not again.
+        r.first_divergent_stage = first_divergent_stage(c, out.stages, in.precision, in.threads,
+                                                        cmp.stage_terms.empty() ? nullptr : &cmp.stage_terms);
     if (r.status == Status::pass && !out.stages.empty()) {
         if (const std::string stage = misshapen_stage(c, out.stages); !stage.empty()) {
             r.status = Status::fail;

@@ -43,12 +43,13 @@ double max_row_sum(const Problem& p, const char* name, WeightLayout layout) {
     const Shape& s = w.shape();  // [E, N, K] (NK) or [E, K, N] (KN)
     const std::size_t E = s[0], A = s[1], B = s[2];
     const std::size_t N = layout == WeightLayout::NK ? A : B;
-    std::vector<double> sums(N);
+    std::vector<double> sums(N), stored(B);  // stored: one stored row, widened in one call
     for (std::size_t e = 0; e < E; ++e) {
         std::fill(sums.begin(), sums.end(), 0.0);
-        for (std::size_t a = 0; a < A; ++a)
-            for (std::size_t b = 0; b < B; ++b)
-                sums[layout == WeightLayout::NK ? a : b] += finite_abs(w.get((e * A + a) * B + b));
+        for (std::size_t a = 0; a < A; ++a) {
+            w.to_f64((e * A + a) * B, B, stored.data());
+            for (std::size_t b = 0; b < B; ++b) sums[layout == WeightLayout::NK ? a : b] += finite_abs(stored[b]);
+        }
         for (double v : sums) best = std::max(best, v);
     }
     return best;

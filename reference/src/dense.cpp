@@ -26,11 +26,13 @@ Array batched_matmul(const Array& lhs, const Problem& p, const char* w, WeightLa
                      int threads) {
     const std::size_t E = lhs.shape()[0], T = lhs.shape()[1], K = lhs.shape()[2];
     Array out = xt::zeros<double>({E, T, n_out});
+    PaddedMatrix weights;  // one expert's; the storage serves every expert
     for (std::size_t e = 0; e < E; ++e) {
         PaddedMatrix a(T, K);
         for (std::size_t t = 0; t < T; ++t)
             for (std::size_t k = 0; k < K; ++k) a.row(t)[k] = lhs(e, t, k);
-        gemm_abt(a, weight_rows(p, w, e, layout), out.data() + e * T * n_out, n_out, threads);
+        weight_rows_into(p, w, e, layout, weights);
+        gemm_abt(a, weights, out.data() + e * T * n_out, n_out, threads);
     }
     return out;
 }

@@ -19,6 +19,11 @@ PaddedMatrix absolute(PaddedMatrix m) {
     return m;
 }
 
+// In place, for an expert's weights once their values have been used: no second copy of them.
+void make_absolute(PaddedMatrix& m) {
+    for (double& v : m.data) v = std::fabs(v);
+}
+
 std::vector<double> absolute(std::vector<double> v) {
     for (double& x : v) x = std::fabs(x);
     return v;
@@ -59,6 +64,7 @@ ErrorTerms error_terms(const Problem& p, bool with_stages, int threads) {
     std::map<std::string, std::vector<double>> pair_terms;
     for (const auto& n : names) pair_terms[n].assign(d.T * d.K * d.H, 0.0);
     detail::StageCollector stages(with_stages, d);
+    PaddedMatrix w0, w1, wd;  // one expert's weights (then their magnitudes); reused by every expert
 
     for (std::size_t e = 0; e < d.E; ++e) {
         const auto& pairs = routed[e];
@@ -68,20 +74,22 @@ ErrorTerms error_terms(const Problem& p, bool with_stages, int threads) {
         const PaddedMatrix abs_x = absolute(xe);
 
         // First GEMM(s): values h and magnitudes M1 = |W||x| + |b|.
-        const PaddedMatrix w0 = weight_rows(p, kWeight0, e, rp.weight_layout);
+        weight_rows_into(p, kWeight0, e, rp.weight_layout, w0);
         std::vector<double> h(n * n0);
         gemm_abt(xe, w0, h.data(), n0, threads);
+        make_absolute(w0);  // |W0| from here on
         const std::vector<double> b0 = gemm2 ? bias_row(p, kBias0, e, n0) : std::vector<double>(n0, 0.0);
         for (std::size_t i = 0; i < n; ++i)
             for (std::size_t j = 0; j < n0; ++j) h[i * n0 + j] += b0[j];
         const std::vector<double> abs_b0 = absolute(b0);
-        const std::vector<double> m1 = times_abs(abs_x, absolute(w0), &abs_b0, threads);
+        const std::vector<double> m1 = times_abs(abs_x, w0, &abs_b0, threads);
         std::vector<double> up, m1_up;
         if (!gemm2) {
-            const PaddedMatrix w1 = weight_rows(p, kWeight1, e, rp.weight_layout);
+            weight_rows_into(p, kWeight1, e, rp.weight_layout, w1);
             up.resize(n * d.I);
             gemm_abt(xe, w1, up.data(), d.I, threads);
-            m1_up = times_abs(abs_x, absolute(w1), nullptr, threads);
+            make_absolute(w1);  // |W1| from here on
+            m1_up = times_abs(abs_x, w1, nullptr, threads);
         }
 
         // Activation: values, and the four vectors that the down GEMM's |W| carries forward.
@@ -118,10 +126,11 @@ ErrorTerms error_terms(const Problem& p, bool with_stages, int threads) {
         }
 
         // Down GEMM: values y, and every term carried by |W_down|.
-        const PaddedMatrix wd = weight_rows(p, gemm2 ? kWeight1 : kWeight2, e, rp.weight_layout);
-        const PaddedMatrix abs_wd = absolute(wd);
+        weight_rows_into(p, gemm2 ? kWeight1 : kWeight2, e, rp.weight_layout, wd);
         std::vector<double> y(n * d.H);
         gemm_abt(act, wd, y.data(), d.H, threads);
+        make_absolute(wd);
+        const PaddedMatrix& abs_wd = wd;
         const std::vector<double> bd = gemm2 ? bias_row(p, kBias1, e, d.H) : std::vector<double>(d.H, 0.0);
         for (std::size_t i = 0; i < n; ++i)
             for (std::size_t j = 0; j < d.H; ++j) y[i * d.H + j] += bd[j];

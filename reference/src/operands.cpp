@@ -8,25 +8,33 @@ namespace moe::reference {
 
 PaddedMatrix hidden_rows(const Problem& p, const Dims& d) {
     const Tensor& x = p.input(kHiddenStates);
-    PaddedMatrix m(d.T, d.H);
+    PaddedMatrix m;
+    m.reshape_unfilled(d.T, d.H);
     for (std::size_t t = 0; t < d.T; ++t) x.to_f64(t * d.H, d.H, m.row(t));
     return m;
 }
 
 PaddedMatrix weight_rows(const Problem& p, const char* name, std::size_t e, WeightLayout layout) {
+    PaddedMatrix m;
+    weight_rows_into(p, name, e, layout, m);
+    return m;
+}
+
+// Every branch writes columns [0, K) of every row, so the matrix is not zero-filled first.
+void weight_rows_into(const Problem& p, const char* name, std::size_t e, WeightLayout layout, PaddedMatrix& m) {
     const Tensor& w = p.input(name);
     const Shape& s = w.shape();
     if (const std::optional<WeightCompression> c = weight_compression(p, name)) {
         // Compressed weights are NK (validate()); each row dequantised on its own.
-        PaddedMatrix m(c->N, c->K);
+        m.reshape_unfilled(c->N, c->K);
 #pragma omp parallel for schedule(static) if (c->N * c->K > (1u << 20))
         for (long long r = 0; r < static_cast<long long>(c->N); ++r)
             dequantize_rows(p, name, *c, e, static_cast<std::size_t>(r), 1, m.row(static_cast<std::size_t>(r)));
-        return m;
+        return;
     }
     const std::size_t n = layout == WeightLayout::NK ? s[1] : s[2];
     const std::size_t k = layout == WeightLayout::NK ? s[2] : s[1];
-    PaddedMatrix m(n, k);
+    m.reshape_unfilled(n, k);
     const std::size_t base = e * n * k;
     if (layout == WeightLayout::NK) {
         // Widening model-sized weights is a large share of a sparse run: rows in parallel.
@@ -34,12 +42,13 @@ PaddedMatrix weight_rows(const Problem& p, const char* name, std::size_t e, Weig
         for (long long r = 0; r < static_cast<long long>(n); ++r)
             w.to_f64(base + static_cast<std::size_t>(r) * k, k, m.row(static_cast<std::size_t>(r)));
     } else {
-        std::vector<double> src(k * n);
-        w.to_f64(base, k * n, src.data());
-        for (std::size_t kk = 0; kk < k; ++kk)
-            for (std::size_t r = 0; r < n; ++r) m.row(r)[kk] = src[kk * n + r];
+        // One stored row (an input index kk, all n outputs) at a time, scattered into column kk.
+        std::vector<double> src(n);
+        for (std::size_t kk = 0; kk < k; ++kk) {
+            w.to_f64(base + kk * n, n, src.data());
+            for (std::size_t r = 0; r < n; ++r) m.row(r)[kk] = src[r];
+        }
     }
-    return m;
 }
 
 std::vector<double> bias_row(const Problem& p, const char* name, std::size_t e, std::size_t n) {
@@ -69,7 +78,8 @@ std::vector<std::vector<RoutedPair>> pairs_by_expert(const Problem& p, const Dim
 }
 
 PaddedMatrix gather_rows(const PaddedMatrix& x, const std::vector<RoutedPair>& pairs) {
-    PaddedMatrix out(pairs.size(), x.cols);
+    PaddedMatrix out;
+    out.reshape_unfilled(pairs.size(), x.cols);  // every row copied whole, padding included
     for (std::size_t i = 0; i < pairs.size(); ++i)
         std::copy(x.row(pairs[i].token), x.row(pairs[i].token) + x.stride, out.row(i));
     return out;

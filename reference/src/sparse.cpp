@@ -28,6 +28,7 @@ Result run_sparse(const Problem& p, const Dims& d, const ResolvedParams& rp, con
     const auto routed = pairs_by_expert(p, d);
     std::vector<double> expert_out(d.T * d.K * d.H, 0.0);  // down output of each (token, slot)
     StageCollector stages(o.stages, d);
+    PaddedMatrix w_first, w_up, w_down;  // one expert's weights; the storage serves every expert
 
     for (std::size_t e = 0; e < d.E; ++e) {
         const auto& pairs = routed[e];
@@ -36,12 +37,14 @@ Result run_sparse(const Problem& p, const Dims& d, const ResolvedParams& rp, con
         const PaddedMatrix xe = gather_rows(x, pairs);
 
         std::vector<double> first(n * n0);
-        gemm_abt(xe, weight_rows(p, kWeight0, e, rp.weight_layout), first.data(), n0, o.threads);
+        weight_rows_into(p, kWeight0, e, rp.weight_layout, w_first);
+        gemm_abt(xe, w_first, first.data(), n0, o.threads);
         if (gemm2) add_bias(first, n, bias_row(p, kBias0, e, n0));
         std::vector<double> up;
         if (!gemm2) {
             up.resize(n * d.I);
-            gemm_abt(xe, weight_rows(p, kWeight1, e, rp.weight_layout), up.data(), d.I, o.threads);
+            weight_rows_into(p, kWeight1, e, rp.weight_layout, w_up);
+            gemm_abt(xe, w_up, up.data(), d.I, o.threads);
         }
 
         PaddedMatrix act(n, d.I);
@@ -56,7 +59,8 @@ Result run_sparse(const Problem& p, const Dims& d, const ResolvedParams& rp, con
         }
 
         std::vector<double> down(n * d.H);
-        gemm_abt(act, weight_rows(p, down_name, e, rp.weight_layout), down.data(), d.H, o.threads);
+        weight_rows_into(p, down_name, e, rp.weight_layout, w_down);
+        gemm_abt(act, w_down, down.data(), d.H, o.threads);
         if (gemm2) add_bias(down, n, bias_row(p, kBias1, e, d.H));
 
         for (std::size_t i = 0; i < n; ++i) {

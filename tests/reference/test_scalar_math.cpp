@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "moe/reference/gemm.hpp"
 #include "moe/reference/scalar_math.hpp"
@@ -88,5 +89,30 @@ TEST_CASE("gemm_abt: every tile shape and thread count give the same bits as the
                     REQUIRE(c2[i * n + j] == want);
                 }
         }
+    }
+}
+
+TEST_CASE("reshape_unfilled: storage reused from a larger matrix keeps the padding zero and the products unchanged") {
+    // The reference refills one matrix per weight for every expert. Old values left in the
+    // storage must never reach a product: the padding (columns 13..15 of a 13-wide row) is zeroed
+    // whatever the storage held, here NaN everywhere.
+    PaddedMatrix reused;
+    reused.reshape_unfilled(9, 29);
+    for (double& v : reused.data) v = std::numeric_limits<double>::quiet_NaN();
+    for (std::size_t n : {7u, 2u, 9u}) {
+        reused.reshape_unfilled(n, 13);
+        REQUIRE(reused.rows == n);
+        REQUIRE(reused.cols == 13);
+        REQUIRE(reused.stride == 16);
+        PaddedMatrix fresh(n, 13), a(3, 13);
+        for (std::size_t r = 0; r < n; ++r)
+            for (std::size_t k = 0; k < 13; ++k) reused.row(r)[k] = fresh.row(r)[k] = std::sin(1.0 + r * 13 + k);
+        for (std::size_t i = 0; i < a.data.size(); ++i) a.data[i] = (i % a.stride < 13) ? std::cos(2.0 + i) : 0.0;
+        for (std::size_t r = 0; r < n; ++r)
+            for (std::size_t k = 13; k < 16; ++k) CHECK(reused.row(r)[k] == 0.0);
+        std::vector<double> c1(3 * n), c2(3 * n);
+        gemm_abt(a, fresh, c1.data(), n, 1);
+        gemm_abt(a, reused, c2.data(), n, 1);
+        for (std::size_t i = 0; i < c1.size(); ++i) CHECK(c1[i] == c2[i]);
     }
 }

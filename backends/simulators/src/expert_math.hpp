@@ -5,6 +5,7 @@
 // intermediate features (no bias), the activation (bias_0 added first), and the down GEMM over a
 // range of intermediate inputs and a range of hidden outputs (no bias). Full rows are the pieces
 // over the whole ranges. Sums run in f32 in index order.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <vector>
@@ -23,16 +24,32 @@ struct ExpertMath {
     bool compact_routing = true;
     std::vector<float> x, routing, w0, w1, w2, b0, b1;  // b0/b1 empty when absent (always for GEMM3)
 
+    // f64 inputs rounded to f32, the narrower types exactly. Through f64 a piece at a time: a
+    // whole f64 copy of a model-sized weight is gigabytes.
     static std::vector<float> widen(const Tensor& t) {
-        const std::vector<double> wide = t.to_f64();
-        return std::vector<float>(wide.begin(), wide.end());  // f64 inputs rounded to f32
+        std::vector<float> out(t.size());
+        double chunk[4096];
+        for (std::size_t i = 0; i < out.size(); i += 4096) {
+            const std::size_t n = std::min<std::size_t>(4096, out.size() - i);
+            t.to_f64(i, n, chunk);
+            for (std::size_t j = 0; j < n; ++j) out[i + j] = static_cast<float>(chunk[j]);
+        }
+        return out;
     }
 
     // A weight as floats; a compressed one dequantised exactly and rounded once to f32 (the
-    // compute type, which the precision declares as the dequantisation type).
+    // compute type, which the precision declares as the dequantisation type), a row at a time.
     static std::vector<float> weight_floats(const Problem& p, const char* name) {
         const Tensor& t = p.input(name);
-        return widen(is_compressed_weight(t.dtype()) ? dequantize_weight(p, name, DType::f64) : t);
+        if (!is_compressed_weight(t.dtype())) return widen(t);
+        const WeightCompression c = *weight_compression(p, name);
+        std::vector<float> out(c.E * c.N * c.K);
+        std::vector<double> row(c.K);
+        for (std::size_t r = 0; r < c.E * c.N; ++r) {
+            dequantize_rows(p, name, c, r / c.N, r % c.N, 1, row.data());
+            for (std::size_t k = 0; k < c.K; ++k) out[r * c.K + k] = static_cast<float>(row[k]);
+        }
+        return out;
     }
 
     static ExpertMath load(const Problem& p) {

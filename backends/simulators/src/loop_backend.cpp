@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <string>
 #include <utility>
@@ -83,7 +84,9 @@ constexpr MutationEntry<LoopMutation> kLoopMutations[] = {
 };
 
 // Everything one run needs: sizes, the arithmetic parameters as this backend (mutation included)
-// reads them, and every input widened once to float.
+// reads them, and every input but the GEMM weights widened once to float. The weights are read
+// one expert at a time (ExpertWeights): a model-sized case holds 128 experts of which a few
+// tokens use a handful, and widening all of them cost 5 GB and half a minute.
 struct Setup {
     Dims d;
     bool gemm2 = true;
@@ -96,7 +99,8 @@ struct Setup {
     bool tf32 = false;      // GEMM inputs rounded to TF32 (tf32_gemm_inputs)
     bool reverse = false;   // dot products in reverse index order (a correct variant)
     LoopMutation m = LoopMutation::none;
-    std::vector<float> x, routing, w0, w1, w2, b0, b1;  // b0/b1 empty when absent or dropped
+    DType dequant = DType::f32;  // the type compressed weights are dequantised to
+    std::vector<float> x, routing, b0, b1;  // b0/b1 empty when absent or dropped
 
     bool mutated(LoopMutation which) const { return m == which; }
 };
@@ -128,11 +132,48 @@ DequantBug dequant_bug(LoopMutation m) {
     }
 }
 
-// A weight as floats: widened, or (compressed) dequantised and rounded once to `dequant`.
-std::vector<float> weight_values(const Problem& p, const char* name, DType dequant, LoopMutation m) {
+// Expert e of a weight as floats: widened (f64 rounded to f32, the narrower types exactly, as
+// widen() does), or (compressed) dequantised and rounded once to `dequant`.
+std::vector<float> expert_weight(const Problem& p, const char* name, std::size_t e, DType dequant, LoopMutation m) {
     const Tensor& w = p.input(name);
-    if (is_floating(w.dtype())) return widen(w);
-    return loop_dequantize(p, name, dequant, dequant_bug(m));
+    const std::size_t n = w.shape()[1] * w.shape()[2], base = e * n;
+    std::vector<float> out(n);
+    if (!is_floating(w.dtype())) {
+        loop_dequantize_expert(p, name, e, dequant, dequant_bug(m), out.data());
+    } else if (w.dtype() == DType::f32) {
+        std::memcpy(out.data(), w.data() + base * sizeof(float), n * sizeof(float));  // f32 to f32: a copy
+    } else {
+        // Through f64 in cache-sized pieces, not a whole f64 copy of the expert.
+        double chunk[4096];
+        for (std::size_t i = 0; i < n; i += 4096) {
+            const std::size_t count = std::min<std::size_t>(4096, n - i);
+            w.to_f64(base + i, count, chunk);
+            for (std::size_t j = 0; j < count; ++j) out[i + j] = static_cast<float>(chunk[j]);
+        }
+    }
+    return out;
+}
+
+// The GEMM weights of one expert, as this backend (mutation included) reads them.
+struct ExpertWeights {
+    std::vector<float> w0, w1, w2;  // w2 empty for GEMM2
+};
+
+ExpertWeights load_expert(const Problem& p, const Setup& s, std::size_t e) {
+    ExpertWeights w;
+    w.w0 = expert_weight(p, kWeight0, e, s.dequant, s.m);
+    w.w1 = expert_weight(p, kWeight1, e, s.dequant, s.m);
+    if (!s.gemm2) w.w2 = expert_weight(p, kWeight2, e, s.dequant, s.m);
+    // The GEMM3 mutant takes gate_idx 1 to mean that weight_1 is the gate projection.
+    if (s.mutated(LoopMutation::gemm3_gate_idx_swapped) && !s.gemm2 && p.attributes.gate_idx.value_or(0) == 1)
+        std::swap(w.w0, w.w1);
+    if (s.mutated(LoopMutation::subnormal_gemm_weights_flushed)) {
+        const DType data = p.input(kHiddenStates).dtype();
+        for (auto* v : {&w.w0, &w.w1, &w.w2})
+            for (float& x : *v)
+                if (lowp::is_subnormal_in(data, x)) x = 0.0f;
+    }
+    return w;
 }
 
 // One addition of a running sum; the f16_accumulation mutant rounds every partial sum to f16.
@@ -147,13 +188,12 @@ float store(const Setup& s, float v) {
     return static_cast<float>(s.truncate ? lowp::truncate_to(s.storage, v) : round_to(s.storage, v));
 }
 
-// y = W[e] x (+ b[e]) for one expert, W[e] of `rows` outputs by `cols` inputs laid out NK
+// y = W[e] x (+ b[e]) for one expert, W[e] (`we`) of `rows` outputs by `cols` inputs laid out NK
 // ([rows, cols]) or KN ([cols, rows]). Each dot product runs in float in index order over the
 // first `used` inputs (hidden_off_by_one shortens it); the bias is added after the sum; each
 // result is then stored in the storage type.
-std::vector<float> gemv(const Setup& s, const std::vector<float>& w, const std::vector<float>& bias, std::size_t e,
+std::vector<float> gemv(const Setup& s, const float* we, const std::vector<float>& bias, std::size_t e,
                         std::size_t rows, std::size_t cols, const float* in, std::size_t used) {
-    const float* we = w.data() + e * rows * cols;
     const bool f16 = s.mutated(LoopMutation::f16_accumulation);
     std::vector<float> y(rows);
     for (std::size_t n = 0; n < rows; ++n) {
@@ -207,23 +247,24 @@ std::vector<float> gemm3_act(const Setup& s, const std::vector<float>& gate, con
 // The intermediates of one (token, slot) pair, in pipeline order, named as in the golden files.
 using PairStages = std::vector<std::pair<const char*, std::vector<float>>>;
 
-// One expert on one token. The last entry is "down" (bias_1 included, routing weight not).
-PairStages run_expert(const Setup& s, std::size_t e, const float* x) {
+// One expert (e, its weights w) on one token. The last entry is "down" (bias_1 included, routing
+// weight not).
+PairStages run_expert(const Setup& s, std::size_t e, const ExpertWeights& w, const float* x) {
     const Dims& d = s.d;
     const std::size_t used = s.mutated(LoopMutation::hidden_off_by_one) ? d.H - 1 : d.H;
     if (s.gemm2) {
-        auto gate_up = gemv(s, s.w0, s.b0, e, 2 * d.I, d.H, x, used);
+        auto gate_up = gemv(s, w.w0.data(), s.b0, e, 2 * d.I, d.H, x, used);
         auto act = gemm2_act(s, gate_up);
         // bias1_after_routing adds bias_1 after the routing sum instead (add_bias_after_routing).
-        auto down = gemv(s, s.w1, s.mutated(LoopMutation::bias1_after_routing) ? std::vector<float>{} : s.b1, e, d.H,
-                         d.I, act.data(), d.I);
+        auto down = gemv(s, w.w1.data(), s.mutated(LoopMutation::bias1_after_routing) ? std::vector<float>{} : s.b1, e,
+                         d.H, d.I, act.data(), d.I);
         return {{"gate_up", std::move(gate_up)}, {"act", std::move(act)}, {"down", std::move(down)}};
     }
     const std::vector<float> none;
-    auto gate = gemv(s, s.w0, none, e, d.I, d.H, x, used);
-    auto up = gemv(s, s.w1, none, e, d.I, d.H, x, d.H);
+    auto gate = gemv(s, w.w0.data(), none, e, d.I, d.H, x, used);
+    auto up = gemv(s, w.w1.data(), none, e, d.I, d.H, x, d.H);
     auto act = gemm3_act(s, gate, up);
-    auto down = gemv(s, s.w2, none, e, d.H, d.I, act.data(), d.I);
+    auto down = gemv(s, w.w2.data(), none, e, d.H, d.I, act.data(), d.I);
     return {{"gate", std::move(gate)}, {"up", std::move(up)}, {"act", std::move(act)}, {"down", std::move(down)}};
 }
 
@@ -304,17 +345,7 @@ Output LoopBackend::run(const Problem& p, bool want_stages) {
         for (float& v : s.x)
             if (lowp::is_subnormal_in(hidden.dtype(), v)) v = 0.0f;
     s.routing = widen(p.input(kRoutingWeights));
-    const DType dequant = precision(hidden.dtype()).dequant_type();
-    s.w0 = weight_values(p, kWeight0, dequant, m);
-    s.w1 = weight_values(p, kWeight1, dequant, m);
-    if (!s.gemm2) s.w2 = weight_values(p, kWeight2, dequant, m);
-    // The GEMM3 mutant takes gate_idx 1 to mean that weight_1 is the gate projection.
-    if (m == LoopMutation::gemm3_gate_idx_swapped && !s.gemm2 && p.attributes.gate_idx.value_or(0) == 1)
-        std::swap(s.w0, s.w1);
-    if (m == LoopMutation::subnormal_gemm_weights_flushed)
-        for (auto* w : {&s.w0, &s.w1, &s.w2})
-            for (float& v : *w)
-                if (lowp::is_subnormal_in(hidden.dtype(), v)) v = 0.0f;
+    s.dequant = precision(hidden.dtype()).dequant_type();
     s.b0 = widen_optional(p, kBias0, m == LoopMutation::bias0_dropped);
     s.b1 = widen_optional(p, kBias1, m == LoopMutation::bias1_dropped);
     const Tensor& idx = p.input(kTopkIndices);
@@ -325,24 +356,37 @@ Output LoopBackend::run(const Problem& p, bool want_stages) {
         if (m == LoopMutation::small_weight_routes_skipped) return std::fabs(w) < 1e-4f;
         return options_.skip_weight_at_most >= 0.0 && std::fabs(w) <= options_.skip_weight_at_most;
     };
-    std::vector<float> out(d.T * d.H, 0.0f);
+    // Every (token, slot) pair's expert output, computed expert by expert so that one expert's
+    // weights are held at a time; the pairs are independent, so the order changes no value.
+    std::vector<std::vector<std::size_t>> pairs_of(d.E);  // expert -> its pairs t * K + k
+    for (std::size_t i = 0; i < d.T * d.K; ++i) pairs_of[static_cast<std::size_t>(idx.get_index(i))].push_back(i);
+    std::vector<float> pair_down(d.T * d.K * d.H);  // "down" of pair i at i * H
     std::map<std::string, std::vector<float>> stages;  // name -> [T, K, width]
+    for (std::size_t e = 0; e < d.E; ++e) {
+        if (pairs_of[e].empty()) continue;
+        const ExpertWeights w = load_expert(p, s, e);
+        for (const std::size_t i : pairs_of[e]) {
+            const PairStages pair = run_expert(s, e, w, s.x.data() + i / d.K * d.H);
+            if (want_stages) {
+                for (const auto& [name, v] : pair) {
+                    auto& buf = stages[name];
+                    buf.resize(d.T * d.K * v.size());
+                    std::copy(v.begin(), v.end(), buf.begin() + static_cast<std::ptrdiff_t>(i * v.size()));
+                }
+            }
+            const std::vector<float>& down = pair.back().second;
+            std::copy(down.begin(), down.end(), pair_down.begin() + static_cast<std::ptrdiff_t>(i * d.H));
+        }
+    }
+
+    std::vector<float> out(d.T * d.H, 0.0f);
     for (std::size_t t = 0; t < d.T; ++t) {
-        const float* x = s.x.data() + t * d.H;
         float* row = out.data() + t * d.H;
         std::vector<float> used_w;  // bias1_after_routing: the weights and experts of the token
         std::vector<std::size_t> used_e;
         for (std::size_t slot = 0; slot < d.K; ++slot) {
             const std::size_t k = s.reverse ? d.K - 1 - slot : slot;
             const auto e = static_cast<std::size_t>(idx.get_index(t * d.K + k));
-            const PairStages pair = run_expert(s, e, x);
-            if (want_stages) {
-                for (const auto& [name, v] : pair) {
-                    auto& buf = stages[name];
-                    buf.resize(d.T * d.K * v.size());
-                    std::copy(v.begin(), v.end(), buf.begin() + static_cast<std::ptrdiff_t>((t * d.K + k) * v.size()));
-                }
-            }
             if (m == LoopMutation::last_expert_ignored && e == d.E - 1) continue;
             if (m == LoopMutation::topk_capped_at_4 && k >= 4) continue;
             if (m == LoopMutation::experts_from_32_ignored && e >= 32) continue;
@@ -354,7 +398,7 @@ Output LoopBackend::run(const Problem& p, bool want_stages) {
             if (skip_route(w)) continue;
             used_w.push_back(w);
             used_e.push_back(e);
-            const std::vector<float>& down = pair.back().second;
+            const float* down = pair_down.data() + (t * d.K + k) * d.H;
             for (std::size_t h = 0; h < d.H; ++h) row[h] = add(row[h], w * down[h], f16);
         }
         if (m == LoopMutation::bias1_after_routing) add_bias_after_routing(s, used_w, used_e, row);

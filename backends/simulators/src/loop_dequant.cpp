@@ -65,31 +65,29 @@ double param_value(const Tensor& t, std::size_t flat, DequantBug bug) {
 
 }  // namespace
 
-std::vector<float> loop_dequantize(const Problem& p, const std::string& weight, DType dequant, DequantBug bug) {
+void loop_dequantize_expert(const Problem& p, const std::string& weight, std::size_t e, DType dequant, DequantBug bug,
+                            float* out) {
     const Tensor& w = p.input(weight);
     const Tensor& s = p.input(weight + "_scale");
     const std::string zp_name = weight + "_zero_point";
     const Tensor* z = p.has(zp_name) ? &p.input(zp_name) : nullptr;
-    const std::size_t E = w.shape()[0], N = w.shape()[1], K = w.shape()[2];
+    const std::size_t N = w.shape()[1], K = w.shape()[2];
     const std::size_t rows = s.shape()[1], G = s.shape()[2], gs = K / G;
-    std::vector<float> out(E * N * K);
-    for (std::size_t e = 0; e < E; ++e)
-        for (std::size_t n = 0; n < N; ++n)
-            for (std::size_t k = 0; k < K; ++k) {
-                std::size_t g = k / gs;
-                if (bug == DequantBug::next_group_scale) g = (g + 1) % G;
-                if (bug == DequantBug::first_group_scale) g = 0;
-                const std::size_t param = (e * rows + (rows == 1 ? 0 : n)) * G + g;
-                const std::size_t flat = (e * N + n) * K + k;
-                const double q = code_value(w.dtype(), raw_code(w, flat, bug == DequantBug::nibble_order), bug);
-                const double zero = z ? param_value(*z, param, bug) : 0.0;
-                // Exact in f64 (spec/compressed.md, section 1), then one rounding to `dequant`.
-                const bool unscaled = bug == DequantBug::odd_last_scale && G > 1 && G % 2 == 1 && g == G - 1;
-                const double scale = unscaled ? 1.0 : param_value(s, param, bug);
-                const double wf = (bug == DequantBug::zero_point_sign ? q + zero : q - zero) * scale;
-                out[flat] = static_cast<float>(round_to(dequant, wf));
-            }
-    return out;
+    for (std::size_t n = 0; n < N; ++n)
+        for (std::size_t k = 0; k < K; ++k) {
+            std::size_t g = k / gs;
+            if (bug == DequantBug::next_group_scale) g = (g + 1) % G;
+            if (bug == DequantBug::first_group_scale) g = 0;
+            const std::size_t param = (e * rows + (rows == 1 ? 0 : n)) * G + g;
+            const std::size_t flat = (e * N + n) * K + k;
+            const double q = code_value(w.dtype(), raw_code(w, flat, bug == DequantBug::nibble_order), bug);
+            const double zero = z ? param_value(*z, param, bug) : 0.0;
+            // Exact in f64 (spec/compressed.md, section 1), then one rounding to `dequant`.
+            const bool unscaled = bug == DequantBug::odd_last_scale && G > 1 && G % 2 == 1 && g == G - 1;
+            const double scale = unscaled ? 1.0 : param_value(s, param, bug);
+            const double wf = (bug == DequantBug::zero_point_sign ? q + zero : q - zero) * scale;
+            out[n * K + k] = static_cast<float>(round_to(dequant, wf));
+        }
 }
 
 }  // namespace moe::backends

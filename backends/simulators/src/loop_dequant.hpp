@@ -2,8 +2,8 @@
 // The loop backends' own reading of compressed weights (spec/compressed.md), written from the
 // spec's text and value tables independently of spec/src/compression.cpp and minifloat.cpp, so
 // that the two check each other; and the dequantisation bugs of the loop mutants.
+#include <cstddef>
 #include <string>
-#include <vector>
 
 #include "moe/spec/problem.hpp"
 
@@ -21,8 +21,10 @@ enum class DequantBug {
     odd_last_scale,    // G odd and > 1: the last group's scale read as 1 (scales read in pairs)
 };
 
-// The compressed weight `weight` ([E, N, K]) as floats, each W_f = (W - Z) * S computed exactly and
-// rounded once to `dequant` (f32, f16 or bf16).
-std::vector<float> loop_dequantize(const Problem& p, const std::string& weight, DType dequant, DequantBug bug);
+// Expert `e` of the compressed weight `weight` ([E, N, K]) as N x K floats into `out`, each
+// W_f = (W - Z) * S computed exactly and rounded once to `dequant` (f32, f16 or bf16). One expert
+// at a time: a run dequantises only the experts its routing uses (a model-sized case has 128).
+void loop_dequantize_expert(const Problem& p, const std::string& weight, std::size_t e, DType dequant, DequantBug bug,
+                            float* out);
 
 }  // namespace moe::backends

@@ -16,6 +16,10 @@ struct Comparison {
     std::string reason;
     Metrics metrics;
     bool exact = false;
+    // A failing comparison's stage error terms (reference::error_terms(p, true, ...).stages),
+    // computed by its range check (beyond_declared_range), for first_divergent_stage to reuse;
+    // empty for any other status.
+    std::map<std::string, Tensor> stage_terms;
 };
 
 // The magnitudes of the error terms at the output: the file's /outputs/bound_<term>, or, for a
@@ -38,9 +42,11 @@ std::optional<std::string> vacuous_case(const golden::GoldenCase& c);
 std::optional<std::string> vacuous_output(const Tensor& got);
 
 // The first stage, in pipeline order, whose values leave their bounds (stage bounds from the
-// reference's error analysis, spec/tolerance.md).
+// reference's error analysis, spec/tolerance.md). `stage_terms`: that analysis's stage terms
+// where the caller has them (a failing Comparison's), else computed here.
 std::optional<StageDivergence> first_divergent_stage(const golden::GoldenCase& c,
                                                      const std::map<std::string, Tensor>& got_stages,
-                                                     const Precision& precision, int threads);
+                                                     const Precision& precision, int threads,
+                                                     const std::map<std::string, Tensor>* stage_terms = nullptr);
 
 }  // namespace moe::conformance

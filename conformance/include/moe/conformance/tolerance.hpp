@@ -51,7 +51,11 @@ std::vector<double> underflow_floor(const Problem& p, const Precision& prec, con
 // weight, a partial sum of a GEMM or of the routing sum, or a stage value past the largest finite
 // value of the type it is computed or stored in (spec/tolerance.md). Runs the error analysis: for
 // the rare comparison that found non-finite outputs where the reference is finite.
-std::optional<std::string> beyond_declared_range(const Problem& p, const Precision& prec, int threads);
+// `stage_terms`, when given, receives the analysis's stage terms (reference::error_terms(p, true,
+// ...).stages) if the check got as far as computing them, for a caller that needs them next
+// (first_divergent_stage), so that a failing comparison runs the error analysis once.
+std::optional<std::string> beyond_declared_range(const Problem& p, const Precision& prec, int threads,
+                                                 std::map<std::string, Tensor>* stage_terms = nullptr);
 
 // The coefficients for a backend that computes a case of `data` type with precision `p`.
 ToleranceModel tolerance_model(const Precision& p, DType data, const Dims& d, const CompressedGemms& compressed = {});

@@ -14,6 +14,8 @@ PaddedMatrix hidden_rows(const Problem& p, const Dims& d);
 // Expert e of weight input `name` as N rows of K (the layout [E, N, K] read directly, [E, K, N]
 // transposed); a compressed weight dequantised exactly, (W - Z) * S (spec/compressed.md).
 PaddedMatrix weight_rows(const Problem& p, const char* name, std::size_t e, WeightLayout layout);
+// The same into `m`, whose storage is reused: a loop over experts keeps one matrix per weight.
+void weight_rows_into(const Problem& p, const char* name, std::size_t e, WeightLayout layout, PaddedMatrix& m);
 
 // Expert e of an optional bias ([E, 1, N] or [E, N]) as N values; zeros when the input is absent.
 std::vector<double> bias_row(const Problem& p, const char* name, std::size_t e, std::size_t n);
