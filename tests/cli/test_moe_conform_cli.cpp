@@ -11,10 +11,12 @@
 #include <utility>
 #include <unistd.h>
 
+#include "cli_expect.hpp"
 #include "run_command.hpp"
 #include "temp_dir.hpp"
 
 using moe::test::moe_conform;
+using moe::test::expect_refused_before_running;
 using moe::test::run_command;
 using moe::test::run_python;
 namespace fs = std::filesystem;
@@ -31,16 +33,6 @@ std::string last_line(const std::string& s) {
     auto end = s.find_last_not_of('\n');
     auto start = s.rfind('\n', end);
     return s.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
-}
-
-// Exit 2 with `message`, and no count line: refused before the run, not after it.
-void expect_refused_before_running(const std::string& command, const std::string& message) {
-    const auto r = run_command(command);
-    CAPTURE(command);
-    CAPTURE(r.output);
-    CHECK(r.exit_code == 2);
-    CHECK(has(r.output, message));
-    CHECK_FALSE(has(r.output, "passed"));
 }
 
 std::string file_bytes(const std::string& path) {

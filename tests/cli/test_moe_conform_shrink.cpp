@@ -29,6 +29,30 @@ std::string line_after(const std::string& s, const std::string& prefix) {
     return s.substr(start, s.find('\n', start) - start);
 }
 
+// The unfinished shrunk case a stopped shrink left in `out` (gemm2_medium's), which `plugin` still fails.
+void check_unfinished_and_still_failing(const std::string& out, const std::string& plugin) {
+    REQUIRE(fs::exists(out));
+    const auto c = moe::golden::read_golden(out);
+    CHECK(c.problem.name == "gemm2_medium_shrunk");
+    CHECK(has(c.description, "the search had not finished"));
+    const auto again = run_command(moe_conform() + " run --quiet --backend-lib " + plugin + " --case " + out);
+    CAPTURE(again.output);
+    CHECK(again.exit_code == 1);
+    CHECK(has(again.output, "0 passed, 1 failed"));
+}
+
+// A shrink `command` (its -o added) that stops (exit `code`) on the case as given, a one-token one:
+// nothing smaller was found, nothing written.
+void check_stopped_on_case_as_given(const std::string& command, int code, const TempDir& dir) {
+    const std::string none = (dir / "none.h5").string();
+    const auto first = run_command(command + " --case " + kSuite + "/gemm3_single_token.h5 -o " + none);
+    CAPTURE(first.output);
+    CHECK(first.exit_code == code);
+    CHECK(has(first.output, "a backend run on the case as given (T 1,"));
+    CHECK(has(first.output, "no smaller failing case was found before it: nothing was written"));
+    CHECK_FALSE(fs::exists(none));
+}
+
 }  // namespace
 
 TEST_CASE("shrink writes a much smaller case that still fails, and prints a repro line that reruns it") {
@@ -161,23 +185,9 @@ TEST_CASE("shrink: a plugin that crashes on a smaller candidate ends the shrink 
                         "(exit 6)\n"));
     CHECK(has(r.output, "the smallest failing case found before it is in " + out + "\n"));
     CHECK(has(r.output, "repro: moe-conform run --backend-lib " + plugin + " --backend bad_plugin --case " + out));
-    REQUIRE(fs::exists(out));
-    const auto c = moe::golden::read_golden(out);
-    CHECK(c.problem.name == "gemm2_medium_shrunk");
-    CHECK(has(c.description, "the search had not finished"));
-    const auto again = run_command(moe_conform() + " run --quiet --backend-lib " + plugin + " --case " + out);
-    CAPTURE(again.output);
-    CHECK(again.exit_code == 1);
-    CHECK(has(again.output, "0 passed, 1 failed"));
-    // A crash on the case as given (one token already): nothing smaller was found, nothing written.
-    const std::string none = (dir / "none.h5").string();
-    const auto first = run_command(moe_conform() + " shrink --quiet --backend-lib " + plugin + " --case " + kSuite +
-                                   "/gemm3_single_token.h5 -o " + none);
-    CAPTURE(first.output);
-    CHECK(first.exit_code == 6);
-    CHECK(has(first.output, "a backend run on the case as given (T 1,"));
-    CHECK(has(first.output, "no smaller failing case was found before it: nothing was written"));
-    CHECK_FALSE(fs::exists(none));
+    check_unfinished_and_still_failing(out, plugin);
+    // A crash on the case as given (one token already).
+    check_stopped_on_case_as_given(moe_conform() + " shrink --quiet --backend-lib " + plugin, 6, dir);
 }
 
 TEST_CASE("shrink: a plugin that hangs on a smaller candidate ends the shrink (exit 5), naming the run, the file kept") {
@@ -193,23 +203,10 @@ TEST_CASE("shrink: a plugin that hangs on a smaller candidate ends the shrink (e
     CHECK(has(r.output, "has not returned after 1 s (--candidate-seconds)"));
     CHECK(has(r.output, "the smallest failing case found before it is in " + out));
     CHECK(has(r.output, "repro: moe-conform run --backend-lib " + plugin + " --backend bad_plugin --case " + out));
-    REQUIRE(fs::exists(out));
-    const auto c = moe::golden::read_golden(out);
-    CHECK(c.problem.name == "gemm2_medium_shrunk");
-    CHECK(has(c.description, "the search had not finished"));
-    const auto again = run_command(moe_conform() + " run --quiet --backend-lib " + plugin + " --case " + out);
-    CAPTURE(again.output);
-    CHECK(again.exit_code == 1);
-    CHECK(has(again.output, "0 passed, 1 failed"));
-    // A hang on the case as given (one token already): nothing smaller was found, nothing written.
-    const std::string none = (dir / "none.h5").string();
-    const auto first = run_command("timeout 60 " + moe_conform() + " shrink --quiet --candidate-seconds 1 --backend-lib " +
-                                   plugin + " --case " + kSuite + "/gemm3_single_token.h5 -o " + none);
-    CAPTURE(first.output);
-    CHECK(first.exit_code == 5);
-    CHECK(has(first.output, "a backend run on the case as given (T 1,"));
-    CHECK(has(first.output, "no smaller failing case was found before it: nothing was written"));
-    CHECK_FALSE(fs::exists(none));
+    check_unfinished_and_still_failing(out, plugin);
+    // A hang on the case as given (one token already).
+    check_stopped_on_case_as_given(
+        "timeout 60 " + moe_conform() + " shrink --quiet --candidate-seconds 1 --backend-lib " + plugin, 5, dir);
 }
 
 TEST_CASE("shrink: a backend that does not fail the shrunk case the same way every time exits 4, the file kept") {

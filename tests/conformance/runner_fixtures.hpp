@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "moe/generator/golden_builder.hpp"
+#include "moe/conformance/runner.hpp"
 #include "moe/golden/golden_file.hpp"
 #include "moe/reference/interpreter.hpp"
 #include "moe/spec/backend.hpp"
@@ -92,6 +93,14 @@ inline std::vector<std::string> write_suite(const TempDir& dir, const std::vecto
         files.push_back(file.string());
     }
     return files;
+}
+
+// Options for a quiet run of `files` (no progress lines).
+inline conformance::RunOptions quiet_options(const std::vector<std::string>& files) {
+    conformance::RunOptions o;
+    o.files = files;
+    o.progress = false;
+    return o;
 }
 
 }  // namespace moe::test

@@ -28,12 +28,6 @@ using test::ScriptedBackend;
 
 namespace {
 
-RunOptions options(const std::vector<std::string>& files) {
-    RunOptions o;
-    o.files = files;
-    o.progress = false;
-    return o;
-}
 
 std::vector<std::string> case_names(const RunOutcome& r) {
     std::vector<std::string> names;
@@ -49,7 +43,7 @@ TEST_CASE("a correct backend passes every case; each result names its file, back
     test::TempDir dir;
     const auto files = test::write_suite(dir);
     ScriptedBackend b("scripted", Behaviour::correct);
-    const RunOutcome r = run_suite(options(files), {&b});
+    const RunOutcome r = run_suite(test::quiet_options(files), {&b});
     CHECK(r.input_errors.empty());
     REQUIRE(r.results.size() == 3);
     CHECK(b.runs == 3);
@@ -78,7 +72,7 @@ TEST_CASE("a wrong backend FAILs; when it provides stages the first divergent st
     test::TempDir dir;
     const auto files = test::write_suite(dir);
     ScriptedBackend wrong("wrong", Behaviour::wrong_output), act("act", Behaviour::wrong_act);
-    const RunOutcome r = run_suite(options({files[0]}), {&wrong, &act});
+    const RunOutcome r = run_suite(test::quiet_options({files[0]}), {&wrong, &act});
     REQUIRE(r.results.size() == 2);
     CHECK(r.results[0].status == Status::fail);
     CHECK(has(r.results[0].reason, "elements outside their bound"));
@@ -94,7 +88,7 @@ TEST_CASE("a backend that throws is ERROR with its message") {
     test::TempDir dir;
     const auto files = test::write_suite(dir);
     ScriptedBackend b("thrower", Behaviour::throws);
-    const RunOutcome r = run_suite(options(files), {&b});
+    const RunOutcome r = run_suite(test::quiet_options(files), {&b});
     REQUIRE(r.results.size() == 3);
     for (const auto& x : r.results) {
         CHECK(x.status == Status::error);
@@ -107,7 +101,7 @@ TEST_CASE("a case's seconds are run()'s: prepare(), the per-weights work done on
     test::TempDir dir;
     const auto files = test::write_suite(dir);
     ScriptedBackend b("slow_prepare", Behaviour::slow_prepare);
-    const RunOutcome r = run_suite(options(files), {&b});
+    const RunOutcome r = run_suite(test::quiet_options(files), {&b});
     REQUIRE(r.results.size() == 3);
     for (const auto& x : r.results) {
         CHECK(x.status == Status::pass);
@@ -173,7 +167,7 @@ TEST_CASE("an unsupported problem is SKIP with the backend's reason; the other c
     test::TempDir dir;
     const auto files = test::write_suite(dir);
     ScriptedBackend b("no_f16", Behaviour::no_f16);
-    const RunOutcome r = run_suite(options(files), {&b});
+    const RunOutcome r = run_suite(test::quiet_options(files), {&b});
     REQUIRE(r.results.size() == 3);
     CHECK(r.results[0].status == Status::pass);
     CHECK(r.results[1].status == Status::skip);
@@ -186,7 +180,7 @@ TEST_CASE("an unavailable backend is SKIP on every case, with the reason, and ne
     test::TempDir dir;
     const auto files = test::write_suite(dir);
     ScriptedBackend b("absent", Behaviour::unavailable);
-    const RunOutcome r = run_suite(options(files), {&b});
+    const RunOutcome r = run_suite(test::quiet_options(files), {&b});
     REQUIRE(r.results.size() == 3);
     for (const auto& x : r.results) {
         CHECK(x.status == Status::skip);
@@ -201,7 +195,7 @@ TEST_CASE("filters and tiers select the cases") {
     const auto files = test::write_suite(dir);
     ScriptedBackend b("scripted", Behaviour::correct);
     auto run = [&](std::vector<std::string> filters, std::string tier) {
-        RunOptions o = options(files);
+        RunOptions o = test::quiet_options(files);
         o.filters = std::move(filters);
         o.tier = std::move(tier);
         return case_names(run_suite(o, {&b}));
@@ -266,7 +260,7 @@ TEST_CASE("expectations: FAIL becomes XFAIL, PASS becomes XPASS, SKIP entries ar
     test::TempDir dir;
     const auto files = test::write_suite(dir);
     ScriptedBackend wrong("wrong", Behaviour::wrong_output), good("good", Behaviour::correct);
-    RunOptions o = options(files);
+    RunOptions o = test::quiet_options(files);
     o.expectations = {{"wrong", "alpha", Status::fail, "known rounding bug", "T-1"},
                       {"g*", "alpha", Status::fail, "thought broken", "T-2"},
                       {"*", "beta", Status::skip, "too slow here", ""}};
@@ -308,7 +302,7 @@ TEST_CASE("a bad golden file is an input error, never a result; the other files 
     files.insert(files.begin() + 1, junk);
     files.push_back(rejected);
     ScriptedBackend b("scripted", Behaviour::correct);
-    const RunOutcome r = run_suite(options(files), {&b});
+    const RunOutcome r = run_suite(test::quiet_options(files), {&b});
     REQUIRE(r.input_errors.size() == 2);
     CHECK(has(r.input_errors[0], "junk.h5"));
     CHECK(has(r.input_errors[1], "rejected.h5"));
@@ -326,7 +320,7 @@ TEST_CASE("the repro line reruns exactly this case on this backend, quoted for t
     const std::string spaced = (dir / "my suite" / "alpha.h5").string();
     std::filesystem::copy_file(files[0], spaced);
     ScriptedBackend b("scripted", Behaviour::correct), odd("odd name", Behaviour::correct);
-    RunOptions o = options({files[0], spaced});
+    RunOptions o = test::quiet_options({files[0], spaced});
     const RunOutcome r = run_suite(o, {&b, &odd});
     REQUIRE(r.results.size() == 4);
     CHECK(r.results[0].repro == "moe-conform run --backend scripted --case " + files[0]);
@@ -344,7 +338,7 @@ TEST_CASE("a rejected problem in a file whose name holds control characters: the
     const std::string evil = (dir / "evil\x1b[31mRED\nFAKE\xc2\x9b.h5").string();
     golden::write_golden(evil, bad);
     ScriptedBackend b("scripted", Behaviour::correct);
-    const RunOutcome r = run_suite(options({evil}), {&b});
+    const RunOutcome r = run_suite(test::quiet_options({evil}), {&b});
     REQUIRE(r.input_errors.size() == 1);
     const std::string& e = r.input_errors[0];
     CAPTURE(e);
@@ -365,7 +359,7 @@ TEST_CASE("names that printed alike before a backslash was escaped are two cases
     const std::string typed = (dir / "typed.h5").string();
     golden::write_golden(typed, c);
     ScriptedBackend b("scripted", Behaviour::correct);
-    RunOptions o = options({newline, typed});
+    RunOptions o = test::quiet_options({newline, typed});
     // The typed name as printed: this entry is the typed name's alone (the newline name prints x\x0ay).
     o.expectations = {{"*", "x\\\\x0ay", Status::skip, "the typed one", ""}};
     const RunOutcome r = run_suite(o, {&b});

@@ -19,12 +19,6 @@ using test::ScriptedBackend;
 
 namespace {
 
-RunOptions options(const std::vector<std::string>& files) {
-    RunOptions o;
-    o.files = files;
-    o.progress = false;
-    return o;
-}
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -46,7 +40,7 @@ TEST_CASE("an XFAIL entry whose case now passes as MISTRUSTED is XPASS: the entr
     test::TempDir dir;
     const std::string file = write_zero_output_case(dir, "zeros");
     ScriptedBackend good("good", Behaviour::correct);
-    RunOptions o = options({file});
+    RunOptions o = test::quiet_options({file});
     RunOutcome r = run_suite(o, {&good});
     REQUIRE(r.input_errors.empty());
     REQUIRE(r.results.size() == 1);
@@ -93,12 +87,12 @@ TEST_CASE("expectation entries match case names as --filter does: as stored in t
                                             "tab\\x09name", "tab?name",     "*\\x*",     "*\\\\*", "x*"};
     for (const auto& glob : globs) {
         CAPTURE(glob);
-        RunOptions selected = options(all);
+        RunOptions selected = test::quiet_options(all);
         selected.filters = {glob};
         std::set<std::string> by_filter;
         for (const auto& r : run_suite(selected, {&b}).results) by_filter.insert(r.case_name);
 
-        RunOptions listed = options(all);
+        RunOptions listed = test::quiet_options(all);
         listed.expectations = {{"*", glob, Status::skip, "listed", ""}};
         const RunOutcome out = run_suite(listed, {&b});
         REQUIRE(out.results.size() == 3);
@@ -110,7 +104,7 @@ TEST_CASE("expectation entries match case names as --filter does: as stored in t
         CHECK(unused_expectations(listed.expectations, out.results).empty() == !by_entry.empty());
     }
     // The globs that tell the names apart still do.
-    RunOptions o = options(all);
+    RunOptions o = test::quiet_options(all);
     o.expectations = {{"*", "x\ny", Status::skip, "the newline one", ""}};
     const RunOutcome out = run_suite(o, {&b});
     REQUIRE(out.results.size() == 3);

@@ -25,12 +25,6 @@ Mutant mutant(const std::string& name, Behaviour b) {
     return {name, "scripted", "plants " + name, [name, b] { return std::make_unique<ScriptedBackend>("mutant:" + name, b); }};
 }
 
-RunOptions options(const std::vector<std::string>& files) {
-    RunOptions o;
-    o.files = files;
-    o.progress = false;
-    return o;
-}
 
 }  // namespace
 
@@ -40,7 +34,7 @@ TEST_CASE("caught, missed and unavailable mutants") {
     ScriptedBackend good("good", Behaviour::correct);
     const std::vector<Mutant> mutants = {mutant("wrong", Behaviour::wrong_output), mutant("harmless", Behaviour::correct),
                                          mutant("offline", Behaviour::unavailable), mutant("crash", Behaviour::throws)};
-    const SelftestReport r = run_selftest(options(files), {&good}, mutants);
+    const SelftestReport r = run_selftest(test::quiet_options(files), {&good}, mutants);
     CHECK(r.input_errors.empty());
     REQUIRE(r.correct.size() == 1);
     CHECK(r.correct[0].name == "good");
@@ -86,7 +80,7 @@ TEST_CASE("passed(): every runnable mutant caught, every available correct backe
         crashing("crashing", Behaviour::throws);
     const std::vector<Mutant> caught = {mutant("wrong", Behaviour::wrong_output), mutant("offline", Behaviour::unavailable)};
 
-    SelftestReport r = run_selftest(options(files), {&good, &absent, &partial}, caught);
+    SelftestReport r = run_selftest(test::quiet_options(files), {&good, &absent, &partial}, caught);
     CHECK(r.runnable_mutants() == 1);
     CHECK(r.caught_mutants() == 1);
     // An unavailable correct backend is reported with its reason and does not fail the run; a
@@ -100,7 +94,7 @@ TEST_CASE("passed(): every runnable mutant caught, every available correct backe
     CHECK(r.passed());
 
     // A correct backend that fails a case: listed with the case, and the selftest fails.
-    r = run_selftest(options(files), {&good, &broken}, caught);
+    r = run_selftest(test::quiet_options(files), {&good, &broken}, caught);
     REQUIRE(r.correct.size() == 2);
     CHECK_FALSE(r.correct[1].clean());
     CHECK(r.correct[1].problems.size() == 3);
@@ -108,7 +102,7 @@ TEST_CASE("passed(): every runnable mutant caught, every available correct backe
     CHECK(r.caught_mutants() == r.runnable_mutants());
     CHECK_FALSE(r.passed());
     // ERROR is a problem too.
-    r = run_selftest(options(files), {&crashing}, caught);
+    r = run_selftest(test::quiet_options(files), {&crashing}, caught);
     REQUIRE(r.correct.size() == 1);
     REQUIRE(r.correct[0].problems.size() == 3);
     CHECK(r.correct[0].problems[0].status == Status::error);
@@ -116,7 +110,7 @@ TEST_CASE("passed(): every runnable mutant caught, every available correct backe
     CHECK_FALSE(r.passed());
 
     // Only unavailable mutants: nothing to catch, nothing missed.
-    r = run_selftest(options(files), {&good}, {mutant("offline", Behaviour::unavailable)});
+    r = run_selftest(test::quiet_options(files), {&good}, {mutant("offline", Behaviour::unavailable)});
     CHECK(r.runnable_mutants() == 0);
     CHECK(r.passed());
 }
@@ -128,7 +122,7 @@ TEST_CASE("a bad golden file stops the selftest as an input error") {
     std::ofstream(junk) << "not an HDF5 file";
     files.push_back(junk);
     ScriptedBackend good("good", Behaviour::correct);
-    const SelftestReport r = run_selftest(options(files), {&good}, {mutant("wrong", Behaviour::wrong_output)});
+    const SelftestReport r = run_selftest(test::quiet_options(files), {&good}, {mutant("wrong", Behaviour::wrong_output)});
     REQUIRE(r.input_errors.size() == 1);
     CHECK(r.input_errors[0].find("junk.h5") != std::string::npos);
     CHECK(r.mutants.empty());  // stopped before the mutants
@@ -141,7 +135,7 @@ TEST_CASE("the catch matrix: one cell per case and row, the score, and its JSON 
     ScriptedBackend good("good", Behaviour::correct), partial("partial", Behaviour::no_f16);
     const std::vector<Mutant> mutants = {mutant("wrong", Behaviour::wrong_output), mutant("harmless", Behaviour::correct),
                                          mutant("offline", Behaviour::unavailable)};
-    const SelftestReport r = run_selftest(options(files), {&good, &partial}, mutants);
+    const SelftestReport r = run_selftest(test::quiet_options(files), {&good, &partial}, mutants);
     CHECK(r.cases == std::vector<std::string>{"alpha", "beta", "gamma"});
     REQUIRE(r.mutants.size() == 3);
     REQUIRE(r.mutants[0].cells.size() == 3);
