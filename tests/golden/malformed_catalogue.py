@@ -260,7 +260,7 @@ def define(cat):
     cat.add("empty_file", special("empty"), bad, bad, "not an HDF5 file", complete=True)
     cat.add("text_file", special("text"), bad, bad, "not an HDF5 file", complete=True)
     cat.add("truncated_file", special("truncated"), bad, bad, "golden file", complete=True)
-    cat.add("missing_file", special("missing"), bad, bad, "does not exist", complete=True)
+    cat.add("missing_file", special("missing"), bad, bad, ("no such file", "does not exist"), complete=True)
     # --- Memory: shapes the stored bytes cannot hold, budgets ---
     cat.add("huge_chunked_never_written", edit(replace("inputs", "weight_0", chunked_unwritten((6, 1 << 16, 1 << 12)))),
             bad, bad, "chunks are stored", complete=True)
