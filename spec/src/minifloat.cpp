@@ -71,13 +71,14 @@ double f8e8m0_to_f64(std::uint8_t code) {
     return std::ldexp(1.0, static_cast<int>(code) - 127);
 }
 
+// A NaN keeps its sign: both S.1111.111 codes are NaN (E4M3), and S.11111.1x (E5M2).
 std::uint8_t f64_to_f8e4m3(double v) {
-    if (std::isnan(v)) return 0x7f;
+    if (std::isnan(v)) return std::signbit(v) ? 0xff : 0x7f;
     return static_cast<std::uint8_t>(sign_bit(kE4M3, v) | encode_magnitude(kE4M3, std::fabs(v)));
 }
 
 std::uint8_t f64_to_f8e5m2(double v) {
-    if (std::isnan(v)) return 0x7e;
+    if (std::isnan(v)) return std::signbit(v) ? 0xfe : 0x7e;
     if (std::isinf(v)) return v > 0 ? 0x7c : 0xfc;
     return static_cast<std::uint8_t>(sign_bit(kE5M2, v) | encode_magnitude(kE5M2, std::fabs(v)));
 }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "conformance_check.hpp"
@@ -149,7 +150,23 @@ TEST_CASE("FP8 subnormal codes flushed, the E4M3 NaN code read as a number: caug
     CHECK(matching(f, "compressed_f8e5m2*").size() > 0);
     for (const auto& c : matching(f, "compressed_f8e5m2*")) CHECK_MESSAGE(!f.failed.count(c), c);
     auto nan = mutant(LoopMutation::e4m3_nan_as_number);
-    CHECK(run_bundled(nan, {"compressed_*"}).failed == std::set<std::string>{"compressed_f8e4m3_nan_code"});
+    CHECK(run_bundled(nan, {"compressed_*"}).failed ==
+          std::set<std::string>{"compressed_f8e4m3_nan_code", "compressed_f8e4m3_negative_nan_code"});
+}
+
+TEST_CASE("E5M2 infinity saturated, E5M2 NaN read as infinity, the E8M0 code 0 flushed, E4M3 0xFF read as a number: each caught by its edge case alone") {
+    // The four escapes of the compressed-weight mutation hunt; only the case written for each
+    // catches it (an E5M2 infinity and NaN code in one weight; E8M0 block scales of 2^-127; the
+    // negative E4M3 NaN code).
+    for (const auto& [m, only] : std::vector<std::pair<LoopMutation, std::string>>{
+             {LoopMutation::e5m2_inf_saturated, "compressed_f8e5m2_inf_nan_codes"},
+             {LoopMutation::e5m2_nan_as_inf, "compressed_f8e5m2_inf_nan_codes"},
+             {LoopMutation::e8m0_zero_code_flushed, "compressed_mxfp4_e8m0_min_scale"},
+             {LoopMutation::e4m3_negative_nan_as_number, "compressed_f8e4m3_negative_nan_code"}}) {
+        auto b = mutant(m);
+        CAPTURE(b.name());
+        CHECK(run_bundled(b, {"compressed_*"}).failed == std::set<std::string>{only});
+    }
 }
 
 TEST_CASE("skipping routes below any threshold is caught, down to the subnormals; exact zeros may be skipped where outputs are finite") {

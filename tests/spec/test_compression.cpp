@@ -71,6 +71,7 @@ TEST_CASE("E4M3: bias 7, max 448, NaN = S.1111.111, no infinity; every code roun
     CHECK(f64_to_f8e4m3(1e6) == 0x7e);  // saturation
     CHECK(f64_to_f8e4m3(-std::numeric_limits<double>::infinity()) == 0xfe);
     CHECK(f64_to_f8e4m3(std::nan("")) == 0x7f);
+    CHECK(f64_to_f8e4m3(-std::nan("")) == 0xff);  // a NaN keeps its sign: "-nan" in a catalogue
     CHECK(f64_to_f8e4m3(1.0 + 1.0 / 16) == 0x38);  // halfway between 1 and 1.125: to even
 }
 
@@ -89,6 +90,8 @@ TEST_CASE("E5M2: bias 15, max 57344, IEEE infinities and NaNs; every code round-
         CHECK(f16_bits_to_f64(static_cast<std::uint16_t>(c << 8)) == v);
     }
     CHECK(f64_to_f8e5m2(1e9) == 0x7b);  // a finite value saturates
+    CHECK(f64_to_f8e5m2(std::nan("")) == 0x7e);
+    CHECK(f64_to_f8e5m2(-std::nan("")) == 0xfe);
 }
 
 TEST_CASE("E8M0: 2^(code - 127), 0xFF NaN, powers of two only") {

@@ -81,6 +81,14 @@ constexpr MutationEntry<LoopMutation> kLoopMutations[] = {
      "compressed weights: the E4M3 NaN code S.1111.111 read as +-480, as if the type had no NaN"},
     {LoopMutation::odd_group_scale_dropped, "odd_group_scale_dropped",
      "compressed weights: with an odd number of groups, the last group's scale read as 1, as a kernel that loads group scales in pairs"},
+    {LoopMutation::e5m2_inf_saturated, "e5m2_inf_saturated",
+     "compressed weights: the E5M2 infinity codes read as +-57344, as a decoder that saturates to the largest finite value"},
+    {LoopMutation::e5m2_nan_as_inf, "e5m2_nan_as_inf",
+     "compressed weights: the E5M2 NaN codes read as +-infinity, as a decoder that tests only the exponent field"},
+    {LoopMutation::e8m0_zero_code_flushed, "e8m0_zero_code_flushed",
+     "compressed weights: the E8M0 scale code 0 (2^-127) read as 0, as a decoder that builds the f32 bits code << 23"},
+    {LoopMutation::e4m3_negative_nan_as_number, "e4m3_negative_nan_as_number",
+     "compressed weights: only the E4M3 code 0x7F taken for NaN, 0xFF read as -480, as a decoder that compares the whole byte"},
 };
 
 // Everything one run needs: sizes, the arithmetic parameters as this backend (mutation included)
@@ -128,6 +136,10 @@ DequantBug dequant_bug(LoopMutation m) {
         case LoopMutation::fp8_subnormals_flushed: return DequantBug::fp8_subnormals;
         case LoopMutation::e4m3_nan_as_number: return DequantBug::e4m3_nan;
         case LoopMutation::odd_group_scale_dropped: return DequantBug::odd_last_scale;
+        case LoopMutation::e5m2_inf_saturated: return DequantBug::e5m2_inf;
+        case LoopMutation::e5m2_nan_as_inf: return DequantBug::e5m2_nan;
+        case LoopMutation::e8m0_zero_code_flushed: return DequantBug::e8m0_zero;
+        case LoopMutation::e4m3_negative_nan_as_number: return DequantBug::e4m3_negative_nan;
         default: return DequantBug::none;
     }
 }

@@ -25,7 +25,8 @@ double e2m1(unsigned c) {
 
 double e4m3(unsigned c, DequantBug bug) {
     const unsigned e = (c >> 3) & 15u, m = c & 7u;
-    if (e == 15 && m == 7 && bug != DequantBug::e4m3_nan) return kNaN;
+    if (e == 15 && m == 7 && bug != DequantBug::e4m3_nan && !(bug == DequantBug::e4m3_negative_nan && (c & 0x80u)))
+        return kNaN;
     if (e == 0 && bug == DequantBug::fp8_subnormals) return 0.0;
     const double v = e == 0 ? std::ldexp(m / 8.0, -6) : std::ldexp(1.0 + m / 8.0, static_cast<int>(e) - 7);
     return (c & 0x80u) ? -v : v;
@@ -35,7 +36,9 @@ double e5m2(unsigned c, DequantBug bug) {
     const unsigned e = (c >> 2) & 31u, m = c & 3u;
     if (e == 0 && bug == DequantBug::fp8_subnormals) return 0.0;
     double v;
-    if (e == 31) v = m ? kNaN : std::numeric_limits<double>::infinity();
+    if (e == 31 && bug == DequantBug::e5m2_inf && m == 0) v = 57344.0;
+    else if (e == 31 && bug == DequantBug::e5m2_nan) v = std::numeric_limits<double>::infinity();
+    else if (e == 31) v = m ? kNaN : std::numeric_limits<double>::infinity();
     else v = e == 0 ? std::ldexp(m / 4.0, -14) : std::ldexp(1.0 + m / 4.0, static_cast<int>(e) - 15);
     return (c & 0x80u) ? -v : v;
 }
@@ -57,6 +60,7 @@ double code_value(DType t, unsigned c, DequantBug bug) {
 double param_value(const Tensor& t, std::size_t flat, DequantBug bug) {
     if (t.dtype() == DType::f8e8m0) {
         const unsigned c = t.data()[flat];
+        if (c == 0 && bug == DequantBug::e8m0_zero) return 0.0;
         return c == 0xffu ? kNaN : std::ldexp(1.0, static_cast<int>(c) - (bug == DequantBug::e8m0_bias ? 126 : 127));
     }
     if (t.dtype() == DType::f32 || t.dtype() == DType::f16 || t.dtype() == DType::bf16) return t.get(flat);

@@ -19,6 +19,10 @@ enum class DequantBug {
     fp8_subnormals,    // FP8 codes with a zero exponent field read as zero
     e4m3_nan,          // the E4M3 NaN codes (S.1111.111) read as +-480, the pattern's next value
     odd_last_scale,    // G odd and > 1: the last group's scale read as 1 (scales read in pairs)
+    e5m2_inf,          // the E5M2 infinity codes read as +-57344
+    e5m2_nan,          // the E5M2 NaN codes read as +-infinity
+    e8m0_zero,         // the E8M0 scale code 0 read as 0, not 2^-127
+    e4m3_negative_nan, // E4M3: 0xFF read as -480, only 0x7F taken for NaN
 };
 
 // Expert `e` of the compressed weight `weight` ([E, N, K]) as N x K floats into `out`, each

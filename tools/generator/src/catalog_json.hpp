@@ -115,17 +115,20 @@ T get(const Json& j, const std::string& key, const Where& w) {
     }
 }
 
-// A number, or one of the strings "nan", "inf", "-inf" (JSON has no non-finite numbers). Where
-// the key allows only some non-finite values, the caller refuses the others by name.
+// A number, or one of the strings "nan", "-nan", "inf", "-inf" (JSON has no non-finite numbers).
+// "-nan" has its sign bit set: the FP8 types store it as their negative NaN code (E4M3 0xFF, E5M2
+// 0xFE), which a decoder that knows only 0x7F (or 0x7E) reads as a number. Where the key allows
+// only some non-finite values, the caller refuses the others by name.
 inline double number_or_special(const Json& v, const Where& w, const std::string& key) {
     if (v.is_number()) return v.get<double>();
     if (v.is_string()) {
         const auto s = v.get<std::string>();
         if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+        if (s == "-nan") return -std::numeric_limits<double>::quiet_NaN();
         if (s == "inf") return std::numeric_limits<double>::infinity();
         if (s == "-inf") return -std::numeric_limits<double>::infinity();
     }
-    w.fail(key, shown(v) + " is not a number or \"nan\", \"inf\", \"-inf\"");
+    w.fail(key, shown(v) + " is not a number or \"nan\", \"-nan\", \"inf\", \"-inf\"");
 }
 
 // The op attributes as given. What each means is resolve()'s to say (the convention decides which

@@ -50,6 +50,10 @@ enum class LoopMutation {
     fp8_subnormals_flushed,    // FP8 subnormal codes read as zero
     e4m3_nan_as_number,        // the E4M3 NaN code read as +-480
     odd_group_scale_dropped,   // an odd number of groups: the last group's scale read as 1
+    e5m2_inf_saturated,        // the E5M2 infinity codes read as +-57344, the type's largest finite
+    e5m2_nan_as_inf,           // the E5M2 NaN codes read as +-infinity (the mantissa not looked at)
+    e8m0_zero_code_flushed,    // the E8M0 scale code 0 (2^-127, an f32 subnormal) read as 0
+    e4m3_negative_nan_as_number,  // E4M3: only 0x7F taken for NaN, 0xFF read as -480
 };
 
 // The loop mutants, in declaration order (every LoopMutation but none).
