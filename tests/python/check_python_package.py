@@ -9,6 +9,7 @@ the inputs', MANIFEST.sha256 differing) is refused; repro lines rerun what was j
 
 usage: check_python_package.py MOE_CONFORM SUITE WORK_DIR   (PYTHONPATH: build/python)
 """
+import collections.abc
 import contextlib
 import hashlib
 import io
@@ -338,6 +339,73 @@ def check_shrink(moe, suite, work, expect):
             pass
 
 
+def check_model_scale_door(suite, work, expect):
+    """What a model-sized case needs of the door (tracemalloc counts numpy's arrays): case.inputs
+    converts an input when it is read, not every weight at the first access (Qwen3-30B-A3B's bf16
+    weights are 2.5 GB as float32); case.dequantized() hands over its float64 array without a
+    second copy; a case fn keeps (or its inputs, or one held by a raised exception's traceback)
+    stays readable after the run, though fn was handed the runner's own problem; and run_suite
+    prints moe-conform run's progress line per case on stderr (its "still running" notices every
+    30 s come with it), none when quiet."""
+    import tracemalloc
+    name = "gemm2_gptoss_spec_bf16"
+    path = os.path.join(suite, name + ".h5")
+    loaded = moe_conform.load_case(path)
+    seen = {}
+
+    def reads_hidden_states(c):
+        tracemalloc.start()
+        try:
+            x = c.inputs["hidden_states"]
+            seen["traced"] = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        seen["weights"] = sum(c.inputs[n].nbytes for n in c.inputs if n.startswith("weight_"))
+        return np.zeros(x.shape, np.float32)
+
+    moe_conform.run_suite(reads_hidden_states, path, quiet=True)
+    expect(seen.get("weights", 0) > 0 and seen["traced"] < seen["weights"] / 2,
+           f"reading hidden_states converted {seen.get('traced')} bytes (the weights are {seen.get('weights')})")
+    expect(isinstance(loaded.inputs, collections.abc.Mapping) and "weight_0" in loaded.inputs
+           and "nothing" not in loaded.inputs and len(loaded.inputs) == len(loaded.input_types)
+           and sorted(dict(loaded.inputs)) == sorted(loaded.input_types), "case.inputs is a mapping of every input")
+
+    compressed = moe_conform.load_case(os.path.join(suite, "compressed_mxfp4_gemm2_f32.h5"))
+    tracemalloc.start()
+    try:
+        w = compressed.dequantized("weight_0")
+        traced = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    expect(w.dtype == np.float64 and traced < w.nbytes / 2, f"dequantized: {traced} bytes traced for {w.nbytes}")
+
+    kept, kept_inputs = [], []
+
+    def keeps(c):
+        kept.append(c)
+        kept_inputs.append(c.inputs)
+        if len(kept) == 2:
+            raise RuntimeError("kernel failed")  # the traceback holds the case too
+        return np.zeros(c.inputs["hidden_states"].shape, np.float32)
+
+    moe_conform.run_suite(keeps, suite, filter=[name, "gemm3_qwen_spec_bf16"], quiet=True)
+    for c, inputs in zip(kept, kept_inputs):
+        want = moe_conform.load_case(os.path.join(suite, c.name + ".h5"))
+        same = all(np.array_equal(inputs[n], want.inputs[n]) and np.array_equal(c.inputs[n], want.inputs[n])
+                   for n in want.input_types)
+        expect(len(kept) == 2 and same and c.attrs["T"] == want.attrs["T"] and c.name == want.name,
+               f"case {c.name} kept by fn is readable after the run")
+
+    script = ("import sys, numpy as np, moe_conform\n"
+              "zeros = lambda c: np.zeros(c.inputs['hidden_states'].shape, np.float32)\n"
+              "moe_conform.run_suite(zeros, sys.argv[1], quiet=sys.argv[2] == 'quiet', name='zeros')\n")
+    for mode in ("loud", "quiet"):
+        r = subprocess.run([sys.executable, "-c", script, path, mode], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+        line = f"[1/1] FAIL       zeros            {name}"
+        expect((line in r.stderr) == (mode == "loud"), f"run_suite ({mode}) progress on stderr: {r.stderr!r}")
+
+
 def main():
     moe, suite, work = sys.argv[1:4]
     shutil.rmtree(work, ignore_errors=True)
@@ -412,6 +480,7 @@ def main():
     check_repro_lines(suite, expect)
     check_undecodable_names(suite, work, expect)
     check_shrink(moe, suite, work, expect)
+    check_model_scale_door(suite, work, expect)
 
     # case.inputs is built once per case (not copied again on each access).
     expect(case.inputs is case.inputs and case.inputs["weight_0"] is case.inputs["weight_0"], "case.inputs cached")

@@ -10,6 +10,7 @@
 Every verdict comes from the same comparison engine, tolerance model and reports as the
 `moe-conform` command (spec/tolerance.md, spec/report-format.md).
 """
+import collections.abc as _abc
 import os as _os
 
 from ._moe_conform import Case, Result, Summary, ShrinkResult, InputError, GoldenFileError, load_case, check
@@ -41,7 +42,9 @@ def run_suite(fn, suite_dir, compute="f32", storage=None, filter=None, json=None
     files, as `moe-conform run --shard` (a share holding none of the cases: exit_code 77, its
     report files written with no result; one case name in two files: exit_code 2). json, junit: report files to write (their folders
     are checked before any case runs). Prints the same table as `moe-conform run` (unless quiet)
-    and returns a Summary.
+    and returns a Summary; while it runs, moe-conform run's lines on stderr: one per case
+    ("[3/12] PASS  my_fn  case") and, while one step (reading and checking a file, or fn on it)
+    goes on, "[3/12] still running my_fn on FILE (30 s)" every 30 s (none when quiet).
 
     As `moe-conform run --suite`, where suite_dir has a MANIFEST.sha256 every golden file must
     match it, else nothing runs: exit_code 2, the files named in input_errors (manifest=False
@@ -55,6 +58,41 @@ def run_suite(fn, suite_dir, compute="f32", storage=None, filter=None, json=None
             _check_report_path(flag, str(path))
     return _impl._run_suite(fn, str(suite_dir), compute, storage, dequant, filters, json, junit, label, quiet,
                             None if expect is None else str(expect), shard, bool(manifest))
+
+
+class _Inputs(_abc.Mapping):
+    """case.inputs: a read-only mapping of input name -> numpy array, each array made on its first
+    access and the same object after that. A model-sized case's weights are converted only when
+    asked for: a function that reads a compressed weight through case.dequantized(), or the hidden
+    states alone, never pays for the rest (bf16 weights widen to float32, twice their size)."""
+
+    __slots__ = ("_source", "_arrays", "_names")
+
+    def __init__(self, source):
+        self._source = source
+        self._arrays = {}
+        self._names = tuple(source.names())
+
+    def __getitem__(self, name):
+        try:
+            return self._arrays[name]
+        except KeyError:
+            if name not in self._names:
+                raise KeyError(name) from None
+        array = self._arrays[name] = self._source.convert(name)
+        return array
+
+    def __contains__(self, name):
+        return name in self._names
+
+    def __iter__(self):
+        return iter(self._names)
+
+    def __len__(self):
+        return len(self._names)
+
+    def __repr__(self):
+        return f"<moe_conform case inputs {list(self._names)}>"
 
 
 def _check_report_path(flag, path):

@@ -87,12 +87,12 @@ struct Summary {
 python::PythonCase load_case(const std::string& path) {
     python::PythonCase c;
     c.file = path;
-    c.golden = golden::read_golden(path);
-    validate(c.golden.problem);
+    c.data->golden = golden::read_golden(path);
+    validate(c.problem());
     // As moe-conform run does before any case: a stored output or bound that the reference
     // recomputed from the inputs contradicts is refused (GoldenFileError), never judged against:
     // a doubled stored output would pass a doubled kernel and fail a correct one.
-    golden::check_stored_results(path, c.golden);
+    golden::check_stored_results(path, c.data->golden);
     return c;
 }
 
@@ -102,18 +102,18 @@ using python::precision_args;
 CaseResult check(const python::PythonCase& c, const py::object& output, const std::string& compute,
                  const std::optional<std::string>& storage, const py::object& stages, const std::string& name,
                  const std::optional<std::string>& dequant) {
-    if (!c.golden.outputs.count("output"))
-        throw InputError("case " + printable(c.golden.problem.name) + " has no reference output (load it with load_case)");
+    if (!c.golden().outputs.count("output"))
+        throw InputError("case " + printable(c.problem().name) + " has no reference output (load it with load_case)");
     Output out = python::output_from_python(stages.is_none() ? output : py::make_tuple(output, stages),
-                                            c.golden.problem.attributes.expert_type);
+                                            c.problem().attributes.expert_type);
     const python::PrecisionSpec spec{compute, storage.value_or(""), dequant.value_or("")};
     conformance::JudgeInput in;
     in.file = c.file;
     in.backend = name;
-    in.precision = spec.for_data(c.golden.problem.input(kHiddenStates).dtype());
+    in.precision = spec.for_data(c.problem().input(kHiddenStates).dtype());
     in.repro = "moe_conform.check(moe_conform.load_case(" + literal(c.file) + "), output" +
                precision_args(compute, storage, dequant) + ")";
-    return conformance::judge_output(c.golden, out, in);
+    return conformance::judge_output(c.golden(), out, in);
 }
 
 // The run, or the KeyboardInterrupt / SystemExit that stopped it, raised as Python raises it:
@@ -190,7 +190,9 @@ Summary run_suite(const py::function& fn, const std::string& suite_dir, const st
     }
     if (expect) o.expectations = conformance::load_expectations(*expect);
     o.filters = filters;
-    o.progress = false;
+    // As moe-conform run: a line per case on stderr, and a "still running" notice every 30 s while
+    // one step (reading and checking a file, fn on it) goes on: a model-sized case takes minutes.
+    o.progress = !quiet;
     const auto start = std::chrono::steady_clock::now();
     conformance::RunOutcome outcome = run_until_stopped(o, backend);
     for (auto& r : outcome.results)

@@ -1,6 +1,7 @@
 #include "python_backend.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 
 #include "moe/reference/interpreter.hpp"
@@ -72,27 +73,46 @@ Output PythonBackend::run(const Problem& p, bool want_stages) {
 }
 
 py::object PythonBackend::call(const Problem& p) {
+    // The runner's problem, borrowed for the call: no copy of the weights (the function under test
+    // does not see the reference answer either: the case has no outputs).
     PythonCase c;
-    c.golden.problem = p;  // no reference: the function under test does not see the answer
+    c.data->borrowed = &p;
+    const std::shared_ptr<CaseData> data = c.data;
+    py::object case_object = py::cast(std::move(c));
+    std::exception_ptr stop;
+    std::string error;
+    bool raised = false;
+    py::object result;
     try {
-        return fn_(py::cast(std::move(c)));
+        result = fn_(case_object);
     } catch (const py::error_already_set& e) {
         // Python's own rule (`except Exception`): an Exception is this case's ERROR, and so is
         // SystemExit: sys.exit(0) inside the kernel would otherwise end a CI job with status 0
         // after failures (a plugin's exit() is an ERROR too). KeyboardInterrupt (Ctrl-C) ends
-        // the run.
-        if (e.matches(PyExc_Exception)) throw;
-        if (e.matches(PyExc_SystemExit)) {
+        // the run. Only the message is kept: the exception's traceback holds fn's frame, and so
+        // the case, which must let go of the runner's problem (below).
+        raised = true;
+        if (e.matches(PyExc_Exception)) {
+            error = e.what();
+        } else if (e.matches(PyExc_SystemExit)) {
             std::string code = "None";
             try {
                 code = py::str(e.value().attr("code")).cast<std::string>();
             } catch (const std::exception&) {
             }
-            throw std::runtime_error("the function raised SystemExit (sys.exit(" + code +
-                                     ")) while running this case; the run goes on");
+            error = "the function raised SystemExit (sys.exit(" + code + ")) while running this case; the run goes on";
+        } else {
+            stop = std::current_exception();
         }
-        throw Stop{std::current_exception()};
     }
+    // fn is done with the case: one that Python still holds (fn stored it, or the traceback of a
+    // KeyboardInterrupt does, for pdb.pm()) reads a copy of its own from now on, as the runner's
+    // problem ends with this case.
+    case_object = py::object();
+    if (data.use_count() > 1) data->keep();
+    if (stop) throw Stop{stop};
+    if (raised) throw std::runtime_error(error);
+    return result;
 }
 
 }  // namespace moe::python
