@@ -96,34 +96,6 @@ std::optional<std::size_t> covering_entry(const std::vector<Expectation>& out, c
 
 bool blank(const std::string& s) { return s.find_first_not_of(" \t\r\n") == std::string::npos; }
 
-int hex_digit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-}
-
-// The name printable() printed as `printed` (results carry case names printed; --filter and the
-// entries match the name as stored too). printable() is one-to-one, so this undoes it: "\\" is a
-// backslash, "\xNN" a byte. Text printable() cannot have written (a backslash before anything
-// else) is kept as it is.
-std::string stored_name(const std::string& printed) {
-    std::string out;
-    out.reserve(printed.size());
-    for (std::size_t i = 0; i < printed.size(); ++i) {
-        if (printed[i] == '\\' && i + 1 < printed.size() && printed[i + 1] == '\\') {
-            out += '\\';
-            ++i;
-        } else if (printed[i] == '\\' && i + 3 < printed.size() && printed[i + 1] == 'x' &&
-                   hex_digit(printed[i + 2]) >= 0 && hex_digit(printed[i + 3]) >= 0) {
-            out += static_cast<char>(hex_digit(printed[i + 2]) * 16 + hex_digit(printed[i + 3]));
-            i += 3;
-        } else {
-            out += printed[i];
-        }
-    }
-    return out;
-}
-
 }  // namespace
 
 // Every key is checked, and any other refused: a misspelt "reason" or "tikcet" would otherwise
@@ -201,7 +173,7 @@ const Expectation* find_expectation(const std::vector<Expectation>& list, const 
     // As --filter matches: the name as stored or as printed (golden::case_glob_match). Matching
     // the printed name alone, an entry that gave a name as stored in its file (a JSON "\t" for a
     // tab) applied to nothing, where the same glob as --filter selected the case.
-    const std::string stored = stored_name(case_name);
+    const std::string stored = from_printable(case_name);
     for (const auto& e : list)
         if (golden::glob_match(e.backend, backend) && golden::case_glob_match(e.case_glob, stored)) return &e;
     return nullptr;

@@ -40,6 +40,12 @@ bool acts_on_display(std::uint32_t cp) {
            (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
 void escape_byte(unsigned char ch, std::string& out) {
     static const char* hex = "0123456789abcdef";
     out += "\\x";
@@ -67,6 +73,24 @@ std::string printable(std::string_view text) {
             out.append(text.substr(i, n));
         }
         i += n;
+    }
+    return out;
+}
+
+std::string from_printable(std::string_view printed) {
+    std::string out;
+    out.reserve(printed.size());
+    for (std::size_t i = 0; i < printed.size(); ++i) {
+        if (printed[i] == '\\' && i + 1 < printed.size() && printed[i + 1] == '\\') {
+            out += '\\';
+            ++i;
+        } else if (printed[i] == '\\' && i + 3 < printed.size() && printed[i + 1] == 'x' &&
+                   hex_digit(printed[i + 2]) >= 0 && hex_digit(printed[i + 3]) >= 0) {
+            out += static_cast<char>(hex_digit(printed[i + 2]) * 16 + hex_digit(printed[i + 3]));
+            i += 3;
+        } else {
+            out += printed[i];
+        }
     }
     return out;
 }

@@ -13,4 +13,10 @@ namespace moe {
 // two different texts never print the same.
 std::string printable(std::string_view text);
 
+// The text printable() printed as `printed` (reports carry case names printed; a glob may name a
+// case as stored in its file): "\\" is a backslash, "\xNN" a byte. printable() is one-to-one, so
+// from_printable(printable(t)) == t; text it cannot have written (a backslash before anything
+// else) is kept as it is.
+std::string from_printable(std::string_view printed);
+
 }  // namespace moe
