@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "golden_test_support.hpp"
+#include "moe/golden/isolated_read.hpp"
 #include "moe/golden/manifest.hpp"
 #include "moe/golden/stored_results.hpp"
 #include "moe/spec/error.hpp"
@@ -138,6 +139,37 @@ TEST_CASE("memory: a dataset whose shape its stored bytes cannot hold, or over t
     CHECK(has(msg, "memory budget"));
     o.max_memory = 1 << 20;
     CHECK_NOTHROW(read_golden(dir / "c.h5", o));
+}
+
+TEST_CASE("datasets whose fill time is 'never' read as written") {
+    // The reader reads into memory it has not zero-filled; where HDF5 would leave elements as
+    // they were (fill time never: a missing chunk is skipped) it zero-fills first. Every input
+    // rewritten that way, chunked with its checksum, reads back bit for bit, in process and
+    // through the isolated reader (which fills its memory from a pipe).
+    TempDir dir;
+    const GoldenCase c = small_case();
+    const fs::path p = dir / "fill_never.h5";
+    write_golden(p, c);
+    REQUIRE(python(dir, "f = h5py.File(" + py_str(p) + ", 'r+')\n"
+                        "g = f['inputs']\n"
+                        "for name in list(g):\n"
+                        "    old = g[name]\n"
+                        "    a, attrs, tid, chunks = old[...], dict(old.attrs), old.id.get_type(), old.chunks\n"
+                        "    del g[name]\n"
+                        "    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)\n"
+                        "    if chunks:\n"
+                        "        dcpl.set_chunk(chunks)\n"
+                        "        dcpl.set_fletcher32()\n"
+                        "    dcpl.set_fill_time(h5py.h5d.FILL_TIME_NEVER)\n"
+                        "    d = h5py.h5d.create(g.id, name.encode(), tid, h5py.h5s.create_simple(a.shape), dcpl=dcpl)\n"
+                        "    if a.size:\n"
+                        "        d.write(h5py.h5s.ALL, h5py.h5s.ALL, a)\n"
+                        "    for k, v in attrs.items():\n"
+                        "        g[name].attrs[k] = v\n"
+                        "    assert g[name].id.get_create_plist().get_fill_time() == h5py.h5d.FILL_TIME_NEVER\n"
+                        "f.close()\n") == 0);
+    check_same(c, read_golden(p));
+    check_same(c, read_golden_isolated(p, ReadOptions{}));
 }
 
 TEST_CASE("stored error bounds and output must belong to the inputs") {

@@ -9,21 +9,23 @@
 
 namespace moe::golden {
 
+std::string read_case_name(const std::string& file) {
+    const h5::QuietHdf5 quiet;
+    const h5::FileContext ctx{file};
+    h5::OpenedFile f = h5::open_file_for_reading(ctx);
+    h5::H5Id root = h5::open_root(f.file, ctx);
+    const auto format = h5::read_string_attr(root.get(), "format", ctx, where_root_attr("format"));
+    if (!format || *format != kFormatName) ctx.malformed(where_root_attr("format"), "not a golden file");
+    const auto name = h5::read_string_attr(root.get(), "case", ctx, where_root_attr("case"));
+    if (!name) ctx.malformed(where_root_attr("case"), "missing (required)");
+    if (name->empty()) ctx.malformed(where_root_attr("case"), "empty (required: the case's name)");  // as read_golden
+    return *name;
+}
+
 CaseIdentity identify_case(const std::string& file) {
     CaseIdentity id;
     id.file = file;
-    {
-        const h5::QuietHdf5 quiet;
-        const h5::FileContext ctx{file};
-        h5::OpenedFile f = h5::open_file_for_reading(ctx);
-        h5::H5Id root = h5::open_root(f.file, ctx);
-        const auto format = h5::read_string_attr(root.get(), "format", ctx, where_root_attr("format"));
-        if (!format || *format != kFormatName) ctx.malformed(where_root_attr("format"), "not a golden file");
-        const auto name = h5::read_string_attr(root.get(), "case", ctx, where_root_attr("case"));
-        if (!name) ctx.malformed(where_root_attr("case"), "missing (required)");
-        if (name->empty()) ctx.malformed(where_root_attr("case"), "empty (required: the case's name)");  // as read_golden
-        id.case_name = *name;
-    }
+    id.case_name = read_case_name(file);  // the file closed before it is hashed
     id.sha256 = sha256_file(file);
     return id;
 }

@@ -107,7 +107,10 @@ Tensor read_planned(PlannedDataset& p, const FileContext& ctx) {
     const std::string where = "dataset " + p.path;
     Tensor t;
     try {
-        t = Tensor(p.dtype, p.shape);
+        // Not zero-filled: zeroing GBs of model-sized weights cost a pass over memory per read,
+        // and read_dataset_data writes every byte (zeroing first where HDF5 might not) or throws,
+        // taking `t` with it.
+        t = Tensor::uninitialised(p.dtype, p.shape);
     } catch (const InputError& e) {
         ctx.malformed(where, e.what());
     } catch (const std::bad_alloc&) {

@@ -82,7 +82,9 @@ struct Reader {
             const auto dt = static_cast<DType>(u64());
             Shape shape(u64());
             for (auto& d : shape) d = u64();
-            m.emplace(std::move(name), Tensor(dt, shape));  // filled from the stream afterwards
+            // Not zero-filled: filled from the stream afterwards, and a case whose bytes do not
+            // all arrive is never returned.
+            m.emplace(std::move(name), Tensor::uninitialised(dt, shape));
         }
         return m;
     }

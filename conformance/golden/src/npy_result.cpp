@@ -103,7 +103,7 @@ ResultFile read_npy_result(const std::filesystem::path& file, std::uint64_t max_
              "its data needs " + readable_bytes(static_cast<double>(bytes)) + " once read, more than the memory budget of " +
                  readable_bytes(static_cast<double>(max_memory ? max_memory : default_max_memory())) + " (--max-memory)");
     ResultFile r;
-    r.output = Tensor(dt, shape);
+    r.output = Tensor::uninitialised(dt, shape);  // every byte read below, or refused
     in.read(reinterpret_cast<char*>(r.output.data()), static_cast<std::streamsize>(bytes));
     if (!in) fail(FileError::Kind::unreadable, file, "cannot read its data");
     return r;

@@ -1,6 +1,8 @@
 #include "hdf5/h5_datasets.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <memory>
 
 #include "hdf5/h5_links.hpp"
 #include "hdf5/h5_types.hpp"
@@ -142,6 +144,18 @@ Shape dataset_shape(hid_t dset, const FileContext& ctx, const std::string& where
     return Shape(dims.begin(), dims.end());
 }
 
+bool read_writes_every_element(hid_t dset, const FileContext& ctx, const std::string& where) {
+    H5Id dcpl = own(H5Dget_create_plist(dset), H5Pclose, ctx, Kind::malformed, where, "cannot read its properties");
+    H5D_fill_time_t time = H5D_FILL_TIME_ERROR;
+    H5D_fill_value_t value = H5D_FILL_VALUE_ERROR;
+    if (H5Pget_fill_time(dcpl.get(), &time) < 0 || H5Pfill_value_defined(dcpl.get(), &value) < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return false;  // unknown: the caller zero-fills
+    }
+    return (time == H5D_FILL_TIME_IFSET || time == H5D_FILL_TIME_ALLOC) &&
+           (value == H5D_FILL_VALUE_DEFAULT || value == H5D_FILL_VALUE_USER_DEFINED);
+}
+
 void read_dataset_data(hid_t dset, hid_t stored_type, Tensor& t, const FileContext& ctx, const std::string& where) {
     if (t.size() == 0) return;
     // bf16 and the float codes may be stored signed by a foreign writer; read with the same sign
@@ -152,16 +166,21 @@ void read_dataset_data(hid_t dset, hid_t stored_type, Tensor& t, const FileConte
     H5Id mem = signed_bits ? H5Id(H5Tcopy(t.dtype() == DType::bf16 ? H5T_NATIVE_INT16 : H5T_NATIVE_INT8), H5Tclose)
                            : element_h5_type(t.dtype(), false);
     if (!mem.valid()) ctx.fail(Kind::unreadable, where, "cannot build the element type" + hdf5_detail());
+    // Where HDF5 might leave bytes as they were, they are zeros, as before buffers were read into
+    // unfilled.
+    const bool zero_first = !read_writes_every_element(dset, ctx, where);
     if (dtype_bits(t.dtype()) != 4) {
+        if (zero_first) std::memset(t.data(), 0, t.nbytes());
         if (H5Dread(dset, mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, t.data()) < 0) fail_data_read(where, ctx);
         return;
     }
     // 4-bit types: one byte per element in the file, packed two per byte once read; a stored value
-    // outside the type's range (a u4 of 16) is malformed.
-    std::vector<std::uint8_t> unpacked(t.size());
-    if (H5Dread(dset, mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, unpacked.data()) < 0) fail_data_read(where, ctx);
+    // outside the type's range (a u4 of 16) is malformed. new T[n] leaves the bytes as they are.
+    const std::unique_ptr<std::uint8_t[]> unpacked(new std::uint8_t[t.size()]);
+    if (zero_first) std::memset(unpacked.get(), 0, t.size());
+    if (H5Dread(dset, mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, unpacked.get()) < 0) fail_data_read(where, ctx);
     try {
-        t.set_element_bytes(unpacked.data());
+        t.set_element_bytes(unpacked.get());
     } catch (const InputError& e) {
         ctx.malformed(where, std::string(e.what()) + " (4-bit values are stored one per byte)");
     }

@@ -53,8 +53,16 @@ std::vector<std::string> member_names(hid_t group, const FileContext& ctx, const
 // A dataset's shape: a simple dataspace of rank >= 1, else malformed.
 Shape dataset_shape(hid_t dset, const FileContext& ctx, const std::string& where);
 
+// Whether H5Dread writes every element of `dset` whatever its storage holds: HDF5 writes the fill
+// value where a chunk is missing unless the fill time is NEVER (or no fill value is defined), and
+// then leaves those bytes as they were. plan_group refuses missing chunks; this is for a chunk
+// index that lies about them (golden files are untrusted), so that a buffer read into without
+// zero-filling it first never shows memory the file did not fill.
+bool read_writes_every_element(hid_t dset, const FileContext& ctx, const std::string& where);
+
 // Reads all of the dataset's data into `t` (already of the dataset's shape and element type
-// `dt`), bit for bit. A failed read is corrupt (checksum, decompression) or unreadable (a
+// `dt`, its bytes not necessarily written: they are zeroed first where read_writes_every_element
+// is false), bit for bit. A failed read is corrupt (checksum, decompression) or unreadable (a
 // filter not available).
 void read_dataset_data(hid_t dset, hid_t stored_type, Tensor& t, const FileContext& ctx, const std::string& where);
 

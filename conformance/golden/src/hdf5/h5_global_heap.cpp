@@ -89,7 +89,9 @@ unsigned length_size(const H5Id& file, const FileContext& ctx) {
 void check_global_heaps(const FileContext& ctx, std::uint64_t file_bytes, unsigned len_size) {
     Fd fd(::open(ctx.file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     if (fd.get() < 0) ctx.fail(Kind::unreadable, "file", std::string("cannot be opened: ") + std::strerror(errno));
-    constexpr std::size_t kBlock = std::size_t{4} << 20;
+    // Blocks that stay in the core's cache between the copy out of the page cache and the search
+    // (4 MiB ones did not: the scan of a 1.3 GB file took a quarter longer).
+    constexpr std::size_t kBlock = std::size_t{256} << 10;
     constexpr std::size_t kOverlap = sizeof kSignature - 1;
     std::vector<unsigned char> buf(kBlock + kOverlap);
     std::size_t carried = 0;  // bytes at the front of buf from the previous block

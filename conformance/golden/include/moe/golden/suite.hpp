@@ -46,6 +46,10 @@ struct CaseIdentity {
 };
 // Throws FileError for a file that is not a golden file.
 CaseIdentity identify_case(const std::string& file);
+// identify_case's case name alone: all of it that HDF5 reads, so what a tool reads in a child
+// first (child_process.hpp) when the file may crash the library; the hash reads plain bytes,
+// and hashing a model-sized file there too had cost a second pass over its GBs.
+std::string read_case_name(const std::string& file);
 
 // The files of `files` whose case the `filters` (globs on the case name; none: every case) and
 // the run tier `tier` ("" or a tier, as tier_includes) select, judged from the root attributes
