@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "moe/conformance/judge.hpp"
+#include "moe/conformance/runner.hpp"
 #include "moe/golden/golden_file.hpp"
 #include "moe/golden/result_file.hpp"
 #include "moe/golden/suite.hpp"
@@ -39,7 +40,12 @@ public:
     bool provides_stages() const override { return true; }
     Output run(const Problem& p, bool want_stages) override {
         const auto it = by_case_->find(p.name);
-        if (it == by_case_->end()) throw std::runtime_error("no result file answers this case (missing result)");
+        // The user's to fix, not a fault of the results: say how (a suite's other cases are left
+        // out with --filter or --expert-type, or the cases answered named with --case).
+        if (it == by_case_->end())
+            throw CaseUnanswered(
+                "no result file answers this case (missing result): give --case FILE... or --filter/--expert-type "
+                "to judge only the cases you answer");
         Output out = it->second.output;
         if (!want_stages) out.stages.clear();
         return out;

@@ -26,6 +26,15 @@ namespace moe::conformance {
 
 namespace fs = std::filesystem;
 
+ExpertType expert_type_option(const std::string& text, const std::string& option) {
+    std::string lower;
+    for (const char ch : text) lower += static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
+    if (lower == "gemm2" || lower == "gemm2_bias_swiglu_clamp") return ExpertType::gemm2_bias_swiglu_clamp;
+    if (lower == "gemm3" || lower == "gemm3_swiglu") return ExpertType::gemm3_swiglu;
+    throw InputError(option + " '" + golden::printable(text) +
+                     "': expected gemm2 (GEMM2_BIAS_SWIGLU_CLAMP) or gemm3 (GEMM3_SWIGLU)");
+}
+
 std::string repro_prefix(const RunOptions& o, const std::string& backend) {
     const auto it = o.repro_flags.find(backend);
     return o.repro_command + (it == o.repro_flags.end() ? "" : it->second);
@@ -81,10 +90,19 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend
     // does once (packing, dequantising), as the plugin ABI documents.
     auto start = std::chrono::steady_clock::now();
     std::string threw;
+    // CaseSkipped and CaseUnanswered (runner.hpp) are not the backend's faults: their message is
+    // the reason as it is, with no "backend threw:" ahead of it.
+    std::optional<Status> told;
     try {
         b.prepare(c.problem);
         start = std::chrono::steady_clock::now();
         out = b.run(c.problem, b.provides_stages());
+    } catch (const CaseSkipped& e) {
+        told = Status::skip;
+        threw = e.what();
+    } catch (const CaseUnanswered& e) {
+        told = Status::error;
+        threw = e.what();
     } catch (const std::exception& e) {
         threw = e.what();
     }
@@ -98,9 +116,15 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend
                    (threw.empty() ? std::string() : " (it also threw: " + threw + ")");
         return r;
     }
-    if (!threw.empty()) {
+    if (told == Status::skip) {
+        r.status = Status::skip;
+        r.reason = "not supported: " + (threw.empty() ? std::string("the implementation skipped this case") : threw);
+        r.seconds = 0;
+        return r;
+    }
+    if (told || !threw.empty()) {
         r.status = Status::error;
-        r.reason = "backend threw: " + threw;
+        r.reason = told ? threw : "backend threw: " + threw;
         r.seconds = 0;
         return r;
     }
@@ -140,7 +164,7 @@ std::optional<golden::GoldenCase> load_case(const std::string& file, const RunOp
         bool keep = o.filters.empty();
         // The name as stored or as printed, as select_files and expectation entries match.
         for (const auto& f : o.filters) keep = keep || golden::case_glob_match(f, c.problem.name);
-        if (!keep) return std::nullopt;
+        if (!keep || (o.expert_type && c.problem.attributes.expert_type != *o.expert_type)) return std::nullopt;
         // Only for the cases that run: recomputing the stored results is the expensive part.
         if (o.check_stored_results)
             golden::check_stored_results(file, c, {golden::StoredResultsOptions{}.max_tokens, o.threads});

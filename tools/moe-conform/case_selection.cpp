@@ -20,13 +20,14 @@ namespace {
 // A child that fails or overruns selects every file: the workers' reads then report the bad one.
 // With `names` (for a shard) the child also returns each kept file's case name, "" if unread.
 std::vector<std::string> select_in_child(const std::vector<std::string>& files, const std::vector<std::string>& filters,
-                                         const std::string& tier, std::vector<std::string>* names) {
+                                         const std::string& tier, const std::string& expert_type,
+                                         std::vector<std::string>* names) {
     // Reading two attributes takes milliseconds a file: the limit only ends a hang.
     const auto text = in_child_process(
         [&] {
             std::ostringstream out;  // the index of each kept file and its printable name, a line each
             std::vector<std::string> kept_names;
-            const auto kept = golden::select_files(files, filters, tier, &kept_names);
+            const auto kept = golden::select_files(files, filters, tier, &kept_names, expert_type);
             std::size_t at = 0;
             for (std::size_t i = 0; i < files.size() && at < kept.size(); ++i)
                 if (files[i] == kept[at]) {
@@ -61,9 +62,9 @@ Selection selected_files(const std::vector<std::string>& files, const SuiteRunFl
     // shard needs the names of the whole selection too.
     const std::string tier = flags.tier == "full" ? std::string() : flags.tier;
     std::vector<std::string> names;
-    s.files = flags.filters.empty() && tier.empty() && shard.empty()
+    s.files = flags.filters.empty() && flags.expert_type.empty() && tier.empty() && shard.empty()
                   ? files
-                  : select_in_child(files, flags.filters, tier, shard.empty() ? nullptr : &names);
+                  : select_in_child(files, flags.filters, tier, flags.expert_type, shard.empty() ? nullptr : &names);
     s.selected = s.files.size();
     if (shard.empty()) return s;
     if (const auto twice = golden::repeated_case_name(s.files, names)) throw InputError(*twice);

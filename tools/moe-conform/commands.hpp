@@ -14,6 +14,7 @@ namespace moe::conform_cli {
 // What run and check share: which cases, how they run, what is printed.
 struct SuiteRunFlags {
     std::vector<std::string> filters;
+    std::string expert_type;            // --expert-type, as the spec names it (GEMM3_SWIGLU); "" = every type
     std::string tier = "full";
     int threads = 1;
     bool quiet = false;
@@ -106,7 +107,7 @@ struct ShrinkCommand {
 // shrink's own codes (moe/shrink/shrink_file.hpp): 4 not deterministic, 5 a run overran.
 int shrink(const ShrinkCommand& c);
 
-// The golden files among `files` that --filter and --tier select (from their root attributes
+// The golden files among `files` that --filter, --expert-type and --tier select (from their root attributes
 // alone), then --shard I/N of those: the shares divide the cases the run selects, so each holds
 // some while N does not exceed their number. `selected`: how many the filters and tier kept.
 struct Selection {

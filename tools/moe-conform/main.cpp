@@ -45,6 +45,19 @@ const CLI::Validator kShard(
     },
     "I/N");
 
+// --expert-type: gemm2, gemm3 or the spec's names, any case; held as the spec's name, which the
+// golden files' root attribute and the repro line use. CLI11 puts "--expert-type: " before the message.
+const CLI::Validator kExpertType(
+    [](std::string& text) -> std::string {
+        try {
+            text = std::string(moe::expert_type_name(moe::conformance::expert_type_option(text, "value")));
+            return {};
+        } catch (const std::exception& e) {
+            return e.what();
+        }
+    },
+    "gemm2|gemm3");
+
 // --threads: a decimal count up to moe::cli::max_threads() (CLI11 alone read "010" as octal 8).
 std::string threads_help() {
     return "Threads for the reference computations (default: this machine's hardware threads; at most " +
@@ -122,6 +135,10 @@ int main(int argc, char** argv) {
     r->add_option("--filter", rc.filters,
                   "Only cases whose name matches this glob (* and ?; a comma is part of the glob); repeatable")
         ->check(moe::cli::kNonEmpty);
+    r->add_option("--expert-type", rc.expert_type,
+                  "Only cases of this expert type: gemm2 (GEMM2_BIAS_SWIGLU_CLAMP) or gemm3 (GEMM3_SWIGLU), any case; "
+                  "case names do not say it. With --filter, a case must match both")
+        ->transform(kExpertType);
     r->add_option("--tier", rc.tier, "Largest tier to run: quick < ci < full (default full: every file given)")
         ->check(CLI::IsMember({"quick", "ci", "full"}));
     r->add_option("--json", rc.json, "Also write the JSON report here (schema: spec/report.schema.json)")
@@ -205,6 +222,8 @@ int main(int argc, char** argv) {
     k->add_option("--filter", cc.filters,
                   "Only cases whose name matches this glob (* and ?; a comma is part of the glob); repeatable")
         ->check(moe::cli::kNonEmpty);
+    k->add_option("--expert-type", cc.expert_type, "Only cases of this expert type: gemm2 or gemm3 (see run)")
+        ->transform(kExpertType);
     k->add_option("--tier", cc.tier, "Largest tier to run: quick < ci < full")->check(CLI::IsMember({"quick", "ci", "full"}));
     k->add_option("--json", cc.json, "Also write the JSON report here")
         ->check(moe::cli::kOutputFile);

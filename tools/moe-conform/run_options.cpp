@@ -10,6 +10,11 @@ conformance::RunOptions run_options(const SuiteRunFlags& f, std::vector<std::str
     conformance::RunOptions o;
     o.files = std::move(files);
     o.filters = f.filters;
+    if (!f.expert_type.empty()) {
+        o.expert_type = parse_expert_type(f.expert_type);
+        // The selection is part of what was run: a repro line reruns it.
+        o.repro_command += " --expert-type " + f.expert_type;
+    }
     o.tier = f.tier;
     o.threads = f.threads;
     o.progress = !f.quiet;

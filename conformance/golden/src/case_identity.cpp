@@ -31,8 +31,9 @@ CaseIdentity identify_case(const std::string& file) {
 }
 
 std::vector<std::string> select_files(const std::vector<std::string>& files, const std::vector<std::string>& filters,
-                                      const std::string& tier, std::vector<std::string>* names) {
-    if (filters.empty() && tier.empty() && !names) return files;
+                                      const std::string& tier, std::vector<std::string>* names,
+                                      const std::string& expert_type) {
+    if (filters.empty() && tier.empty() && expert_type.empty() && !names) return files;
     std::vector<std::string> kept;
     if (names) names->clear();
     const auto keep_file = [&](const std::string& file, const std::string& name) {
@@ -40,7 +41,7 @@ std::vector<std::string> select_files(const std::vector<std::string>& files, con
         if (names) names->push_back(name);
     };
     for (const auto& file : files) {
-        std::optional<std::string> name, case_tier;
+        std::optional<std::string> name, case_tier, case_type;
         try {
             const h5::QuietHdf5 quiet;
             const h5::FileContext ctx{file};
@@ -48,6 +49,8 @@ std::vector<std::string> select_files(const std::vector<std::string>& files, con
             h5::H5Id root = h5::open_root(f.file, ctx);
             name = h5::read_string_attr(root.get(), "case", ctx, where_root_attr("case"));
             case_tier = h5::read_string_attr(root.get(), "tier", ctx, where_root_attr("tier"));
+            if (!expert_type.empty())
+                case_type = h5::read_string_attr(root.get(), "expert_type", ctx, where_root_attr("expert_type"));
         } catch (const std::exception&) {
             keep_file(file, "");  // unreadable: the full read names what is wrong
             continue;
@@ -57,6 +60,9 @@ std::vector<std::string> select_files(const std::vector<std::string>& files, con
             continue;
         }
         if (!tier.empty() && case_tier && !case_tier->empty() && !tier_includes(tier, *case_tier)) continue;
+        // Another known type only: an unknown one stays in, for the full read to report.
+        const bool known_type = case_type && (*case_type == "GEMM2_BIAS_SWIGLU_CLAMP" || *case_type == "GEMM3_SWIGLU");
+        if (known_type && *case_type != expert_type) continue;
         bool keep = filters.empty();
         // The name as stored, or as reports print it (printable): a name copied out of a report
         // or a repro line selects its case too.

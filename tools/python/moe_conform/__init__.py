@@ -13,15 +13,16 @@ Every verdict comes from the same comparison engine, tolerance model and reports
 import collections.abc as _abc
 import os as _os
 
-from ._moe_conform import Case, Result, Summary, ShrinkResult, InputError, GoldenFileError, load_case, check
+from ._moe_conform import (Case, Result, Summary, ShrinkResult, InputError, GoldenFileError, Skip, load_case,
+                           check)
 from . import _moe_conform as _impl
 
-__all__ = ["Case", "Result", "Summary", "ShrinkResult", "InputError", "GoldenFileError", "load_case", "check",
+__all__ = ["Case", "Result", "Summary", "ShrinkResult", "InputError", "GoldenFileError", "Skip", "load_case", "check",
            "run_suite", "shrink"]
 
 
 def run_suite(fn, suite_dir, compute="f32", storage=None, filter=None, json=None, junit=None, name=None,
-              quiet=False, dequant=None, expect=None, shard=None, manifest=True):
+              quiet=False, dequant=None, expect=None, shard=None, manifest=True, expert_type=None):
     """Calls fn(case) for every case of suite_dir (a folder of golden files, or one golden file)
     and judges what it returns.
 
@@ -29,15 +30,19 @@ def run_suite(fn, suite_dir, compute="f32", storage=None, filter=None, json=None
     (output, {stage name: array}) to have the first diverging stage named on a failure (the
     stages of case.expert_type: gate_up, act, down for GEMM2_BIAS_SWIGLU_CLAMP; gate, up, act,
     down for GEMM3_SWIGLU; another name is that case's ERROR). An exception raised by fn is that
-    case's ERROR; the run goes on. So is SystemExit (sys.exit inside fn must not end a CI job with
-    status 0). KeyboardInterrupt (Ctrl-C) is not a case error: it stops the run and propagates,
+    case's ERROR; the run goes on, but for moe_conform.Skip("reason"): fn does not handle this case
+    (another expert type, a shape it has no kernel for), which is SKIP with that reason, counted in
+    skipped (a run where every case is SKIP has exit_code 77, never 0). SystemExit is an ERROR too
+    (sys.exit inside fn must not end a CI job with status 0). KeyboardInterrupt (Ctrl-C) is not a case error: it stops the run and propagates,
     with no summary and no reports written.
 
     compute, storage, dequant: the precision the implementation declares (spec/tolerance.md):
     "f64", "f32", "f16", "bf16", or "data" for the case's own data type; storage None = compute.
     dequant: the type compressed weights are dequantised to before the GEMMs use them
     (spec/compressed.md; None = compute), e.g. "data" for a kernel that forms W_f in bf16.
-    filter: a case-name glob or a list of them. expect: an expectation file (known failures,
+    filter: a case-name glob or a list of them. expert_type: "gemm2" or "gemm3" (or the spec's
+    GEMM2_BIAS_SWIGLU_CLAMP, GEMM3_SWIGLU; any case): only the cases of that expert type, which
+    their names do not say (with filter, a case must match both). expect: an expectation file (known failures,
     XFAIL; cases not to run, SKIP; docs/moe-conform.md). shard: "I/N", this share of the suite's
     files, as `moe-conform run --shard` (a share holding none of the cases: exit_code 77, its
     report files written with no result; one case name in two files: exit_code 2). json, junit: report files to write (their folders
@@ -57,7 +62,7 @@ def run_suite(fn, suite_dir, compute="f32", storage=None, filter=None, json=None
         if path is not None:
             _check_report_path(flag, str(path))
     return _impl._run_suite(fn, str(suite_dir), compute, storage, dequant, filters, json, junit, label, quiet,
-                            None if expect is None else str(expect), shard, bool(manifest))
+                            None if expect is None else str(expect), shard, bool(manifest), expert_type)
 
 
 class _Inputs(_abc.Mapping):

@@ -131,7 +131,13 @@ Summary run_suite(const py::function& fn, const std::string& suite_dir, const st
                   const std::vector<std::string>& filters,
                   const std::optional<std::string>& json, const std::optional<std::string>& junit,
                   const std::string& name, bool quiet, const std::optional<std::string>& expect,
-                  const std::optional<std::string>& shard, bool manifest) {
+                  const std::optional<std::string>& shard, bool manifest,
+                  const std::optional<std::string>& expert_type) {
+    // A bad value is refused before anything runs (InputError, a ValueError).
+    const std::optional<ExpertType> type =
+        expert_type ? std::optional<ExpertType>(conformance::expert_type_option(*expert_type, "expert_type"))
+                    : std::nullopt;
+    const std::string type_name = type ? std::string(expert_type_name(*type)) : std::string();
     python::PythonBackend backend(fn, name, {compute, storage.value_or(""), dequant.value_or("")});
     const auto print_errors = [quiet](const std::vector<std::string>& errors) {
         if (quiet) return;
@@ -157,14 +163,18 @@ Summary run_suite(const py::function& fn, const std::string& suite_dir, const st
     }
     // Every argument that changes a verdict, so that the printed lines rerun what was judged
     // (shard, expect and the report files are left out, as moe-conform's repro lines leave them).
-    const std::string args = precision_args(compute, storage, dequant) + (manifest ? "" : ", manifest=False");
+    const std::string args = precision_args(compute, storage, dequant) + (manifest ? "" : ", manifest=False") +
+                             (type ? ", expert_type=" + literal(type_name) : "");
     auto info = run_info(name, suite_dir, "moe_conform.run_suite(" + name + ", " + literal(suite_dir) + args + ")");
     conformance::RunOptions o;
     o.files = one_file ? std::vector<std::string>{suite_dir} : golden::suite_files(suite_dir);
+    // As moe-conform run: the cases filter and expert_type leave out are passed over before the
+    // run, so that its "[3/12]" lines count the selected cases alone (not "[162/170]" of 88).
+    if (!shard && (!filters.empty() || type)) o.files = golden::select_files(o.files, filters, "", nullptr, type_name);
     if (shard) {  // as moe-conform run --shard I/N: every N-th selected case from the I-th
         const auto [index, count] = golden::parse_shard(*shard);
         std::vector<std::string> names;  // each selected file's case name, for the check below
-        const auto selected = golden::select_files(o.files, filters, "", &names);
+        const auto selected = golden::select_files(o.files, filters, "", &names, type_name);
         // As moe-conform: one case name in two files is refused in every shard (each shard would
         // meet one copy and pass), and a shard with none of the selected cases is exit_code 77.
         if (const auto twice = golden::repeated_case_name(selected, names)) {
@@ -190,6 +200,7 @@ Summary run_suite(const py::function& fn, const std::string& suite_dir, const st
     }
     if (expect) o.expectations = conformance::load_expectations(*expect);
     o.filters = filters;
+    o.expert_type = type;
     // As moe-conform run: a line per case on stderr, and a "still running" notice every 30 s while
     // one step (reading and checking a file, fn on it) goes on: a model-sized case takes minutes.
     o.progress = !quiet;
@@ -223,6 +234,7 @@ PYBIND11_MODULE(_moe_conform, m) {
     py::register_exception<InputError>(m, "InputError", PyExc_ValueError);
     py::register_exception<golden::FileError>(m, "GoldenFileError", PyExc_ValueError);
     python::bind_case(m);
+    python::bind_skip(m);
 
     py::class_<CaseResult>(m, "Result", "The verdict on one output, as moe-conform reports it.")
         .def_property_readonly("case", [](const CaseResult& r) { return r.case_name; })
@@ -272,6 +284,6 @@ PYBIND11_MODULE(_moe_conform, m) {
           "storage, dequant: the declared precision (spec/tolerance.md); storage and dequant None = compute.");
     m.def("_run_suite", &run_suite, py::arg("fn"), py::arg("suite_dir"), py::arg("compute"), py::arg("storage"),
           py::arg("dequant"), py::arg("filters"), py::arg("json"), py::arg("junit"), py::arg("name"), py::arg("quiet"),
-          py::arg("expect"), py::arg("shard"), py::arg("manifest"));
+          py::arg("expect"), py::arg("shard"), py::arg("manifest"), py::arg("expert_type"));
     python::bind_shrink(m);
 }

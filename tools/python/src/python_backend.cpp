@@ -4,6 +4,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "moe/conformance/runner.hpp"
 #include "moe/reference/interpreter.hpp"
 #include "moe/spec/error.hpp"
 #include "numpy_tensor.hpp"
@@ -14,6 +15,9 @@ namespace py = pybind11;
 namespace moe::python {
 
 namespace {
+
+// moe_conform.Skip (bind_skip): kept for the life of the process, as the module that made it is.
+PyObject* skip_type = nullptr;
 
 DType type_named(const std::string& name, DType data, const char* what) {
     if (name == "data") return data;
@@ -34,6 +38,16 @@ void check_stage_name(const std::string& stage, ExpertType type) {
 }
 
 }  // namespace
+
+void bind_skip(py::module_& m) {
+    skip_type = PyErr_NewExceptionWithDoc(
+        "moe_conform.Skip",
+        "Raised by the function run_suite calls, for a case it does not handle: that case is SKIP with the "
+        "exception's message as its reason (not an ERROR), as a backend's unsupported case is.",
+        PyExc_Exception, nullptr);
+    if (!skip_type) throw py::error_already_set();
+    m.attr("Skip") = py::handle(skip_type);  // a new reference of its own; skip_type's is never released
+}
 
 Precision PrecisionSpec::for_data(DType data) const {
     Precision p;
@@ -81,7 +95,7 @@ py::object PythonBackend::call(const Problem& p) {
     py::object case_object = py::cast(std::move(c));
     std::exception_ptr stop;
     std::string error;
-    bool raised = false;
+    bool raised = false, skipped = false;
     py::object result;
     try {
         result = fn_(case_object);
@@ -92,7 +106,11 @@ py::object PythonBackend::call(const Problem& p) {
         // the run. Only the message is kept: the exception's traceback holds fn's frame, and so
         // the case, which must let go of the runner's problem (below).
         raised = true;
-        if (e.matches(PyExc_Exception)) {
+        if (skip_type && e.matches(skip_type)) {
+            // The reason the function gave: its message, as str(exc) says it.
+            skipped = true;
+            error = py::str(e.value()).cast<std::string>();
+        } else if (e.matches(PyExc_Exception)) {
             error = e.what();
         } else if (e.matches(PyExc_SystemExit)) {
             std::string code = "None";
@@ -111,6 +129,7 @@ py::object PythonBackend::call(const Problem& p) {
     case_object = py::object();
     if (data.use_count() > 1) data->keep();
     if (stop) throw Stop{stop};
+    if (skipped) throw conformance::CaseSkipped(error.empty() ? "the function raised moe_conform.Skip" : error);
     if (raised) throw std::runtime_error(error);
     return result;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // A Python function as a backend: run_suite hands every case to fn(case) and judges what comes
-// back with the one comparison engine. An Exception raised by fn is that case's ERROR; a
-// KeyboardInterrupt or SystemExit ends the run (Stop).
+// back with the one comparison engine. An Exception raised by fn is that case's ERROR (but
+// moe_conform.Skip: SKIP); a KeyboardInterrupt ends the run (Stop).
 #include <pybind11/pybind11.h>
 
 #include <exception>
@@ -44,6 +44,10 @@ private:
     std::string name_;
     PrecisionSpec precision_;
 };
+
+// moe_conform.Skip, made in `m`: fn raises Skip("reason") for a case it does not handle (another
+// expert type, a shape it has no kernel for): that case is SKIP with the reason, not an ERROR.
+void bind_skip(pybind11::module_& m);
 
 // What fn returned: an output array, or (output, {stage name: array}). A stage name that `type`
 // does not have is an InputError naming the ones it has.

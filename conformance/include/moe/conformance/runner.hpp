@@ -15,6 +15,8 @@
 #include <functional>
 #include <memory>
 #include <map>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,8 @@ namespace moe::conformance {
 struct RunOptions {
     std::vector<std::string> files;    // golden files, in run order
     std::vector<std::string> filters;  // case-name globs; empty = all
+    // Only the cases of this expert type (--expert-type); none = all. Case names do not say it.
+    std::optional<ExpertType> expert_type;
     std::string tier = "full";         // largest tier to run (a file's `tier` attribute)
     std::vector<Expectation> expectations;
     int threads = 1;
@@ -48,6 +52,23 @@ struct RunOptions {
     // (none where this is 0 or less).
     double notice_seconds = 30;
 };
+
+// What a backend's run() may throw instead of an output, other than a fault of its own (which is
+// any other exception: ERROR "backend threw: ..."). The message is the whole reason.
+// A case the implementation does not handle, found out only while running it (the Python door's
+// moe_conform.Skip raised by the function): SKIP, counted and reported as a supports() refusal.
+struct CaseSkipped : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+// No answer to judge, for a reason that is the user's to fix, not the backend's (check's replay:
+// no result file answers the case): ERROR with this message alone, no "backend threw:".
+struct CaseUnanswered : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// --expert-type's (and the Python door's expert_type=) value: gemm2 or gemm3, or the spec's names
+// GEMM2_BIAS_SWIGLU_CLAMP and GEMM3_SWIGLU, in any case. Throws InputError naming `option`.
+ExpertType expert_type_option(const std::string& text, const std::string& option);
 
 // The repro line of `backend`'s results up to its --backend: the command, then the flags that
 // backend needs (o.repro_flags).

@@ -57,9 +57,12 @@ std::string read_case_name(const std::string& file);
 // datasets cannot fail a run that does not run it. A file whose attributes cannot be read stays
 // in, for the full read to report. Order kept. With `names`, every file's attributes are read
 // (filters and tier or not) and names[i] is kept[i]'s case name as reports print it (printable),
-// empty where it could not be read.
+// empty where it could not be read. `expert_type` (a spec name, "GEMM3_SWIGLU"; "" = any) keeps
+// only the files whose root attribute `expert_type` is that one (one without it, or with an
+// unknown type, stays in: the full read reports it).
 std::vector<std::string> select_files(const std::vector<std::string>& files, const std::vector<std::string>& filters,
-                                      const std::string& tier, std::vector<std::string>* names = nullptr);
+                                      const std::string& tier, std::vector<std::string>* names = nullptr,
+                                      const std::string& expert_type = "");
 
 // The first case name held by two of `files` (names[i]: files[i]'s, as select_files gives them;
 // "" unread, skipped), as a message naming both files; nullopt when none. A run meeting both

@@ -1,0 +1,145 @@
+// The runner's doors for a user's own kernel: selecting cases by expert type (which case names do
+// not say), a backend that says "not applicable" while running (SKIP, not ERROR), and check's
+// message for a case no result file answers (the user's to fix, not "backend threw").
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "moe/conformance/result_check.hpp"
+#include "moe/conformance/runner.hpp"
+#include "moe/golden/result_file.hpp"
+#include "moe/golden/suite.hpp"
+#include "moe/spec/error.hpp"
+#include "runner_fixtures.hpp"
+
+using namespace moe;
+using namespace moe::conformance;
+using test::Behaviour;
+using test::ScriptedBackend;
+
+namespace {
+
+std::vector<std::string> case_names(const RunOutcome& r) {
+    std::vector<std::string> names;
+    for (const auto& x : r.results) names.push_back(x.case_name);
+    return names;
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Throws CaseSkipped on GEMM2 cases (a kernel of GEMM3 alone), else runs as `correct`.
+class Gemm3Only : public ScriptedBackend {
+public:
+    Gemm3Only() : ScriptedBackend("gemm3_only", Behaviour::correct) {}
+    Output run(const Problem& p, bool want_stages) override {
+        if (p.attributes.expert_type != ExpertType::gemm3_swiglu) throw CaseSkipped("GEMM3_SWIGLU only");
+        return ScriptedBackend::run(p, want_stages);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("--expert-type's values: gemm2, gemm3 or the spec's names, in any case; anything else names the option") {
+    CHECK(expert_type_option("gemm2", "--expert-type") == ExpertType::gemm2_bias_swiglu_clamp);
+    CHECK(expert_type_option("GEMM3", "--expert-type") == ExpertType::gemm3_swiglu);
+    CHECK(expert_type_option("GEMM2_BIAS_SWIGLU_CLAMP", "--expert-type") == ExpertType::gemm2_bias_swiglu_clamp);
+    CHECK(expert_type_option("gemm3_SwiGLU", "--expert-type") == ExpertType::gemm3_swiglu);
+    for (const char* bad : {"", "gemm", "gemm4", "GEMM3_SWIGLU ", "swiglu"}) {
+        CAPTURE(bad);
+        try {
+            expert_type_option(bad, "expert_type");
+            FAIL("accepted");
+        } catch (const InputError& e) {
+            CHECK(has(e.what(), "expert_type '" + std::string(bad) + "': expected gemm2 (GEMM2_BIAS_SWIGLU_CLAMP) or gemm3"));
+        }
+    }
+}
+
+TEST_CASE("expert_type selects the cases of one expert type, with filters and tiers as well") {
+    test::TempDir dir;
+    const auto files = test::write_suite(dir);  // alpha GEMM2 (quick), beta GEMM3 (ci), gamma GEMM3 (full)
+    ScriptedBackend b("scripted", Behaviour::correct);
+    auto run = [&](std::optional<ExpertType> type, std::vector<std::string> filters = {}, std::string tier = "full") {
+        RunOptions o = test::quiet_options(files);
+        o.expert_type = type;
+        o.filters = std::move(filters);
+        o.tier = std::move(tier);
+        return case_names(run_suite(o, {&b}));
+    };
+    using Names = std::vector<std::string>;
+    CHECK(run(std::nullopt) == Names{"alpha", "beta", "gamma"});
+    CHECK(run(ExpertType::gemm3_swiglu) == Names{"beta", "gamma"});
+    CHECK(run(ExpertType::gemm2_bias_swiglu_clamp) == Names{"alpha"});
+    CHECK(run(ExpertType::gemm3_swiglu, {"?amma", "alpha"}) == Names{"gamma"});
+    CHECK(run(ExpertType::gemm3_swiglu, {}, "ci") == Names{"beta"});
+    CHECK(run(ExpertType::gemm2_bias_swiglu_clamp, {"beta"}).empty());
+}
+
+TEST_CASE("select_files keeps the files of one expert type from the root attributes, so counters count them alone") {
+    test::TempDir dir;
+    const auto files = test::write_suite(dir);
+    using Files = std::vector<std::string>;
+    CHECK(golden::select_files(files, {}, "", nullptr, "GEMM3_SWIGLU") == Files{files[1], files[2]});
+    CHECK(golden::select_files(files, {}, "", nullptr, "GEMM2_BIAS_SWIGLU_CLAMP") == Files{files[0]});
+    CHECK(golden::select_files(files, {"g*"}, "", nullptr, "GEMM3_SWIGLU") == Files{files[2]});
+    std::vector<std::string> names;
+    CHECK(golden::select_files(files, {}, "ci", &names, "GEMM3_SWIGLU") == Files{files[1]});
+    CHECK(names == Files{"beta"});
+    CHECK(golden::select_files(files, {}, "", nullptr, "") == files);
+}
+
+TEST_CASE("a backend that throws CaseSkipped while running is SKIP with its reason, not ERROR; all SKIP is exit 77") {
+    test::TempDir dir;
+    const auto files = test::write_suite(dir);
+    Gemm3Only b;
+    const RunOutcome r = run_suite(test::quiet_options(files), {&b});
+    REQUIRE(r.results.size() == 3);
+    CHECK(r.results[0].status == Status::skip);
+    CHECK(r.results[0].reason == "not supported: GEMM3_SWIGLU only");
+    CHECK(r.results[0].seconds == 0);
+    CHECK(r.results[1].status == Status::pass);
+    CHECK(r.results[2].status == Status::pass);
+    const RunSummary s = summarize(r.results);
+    CHECK(s.skipped == 1);
+    CHECK(s.errors == 0);
+    CHECK(run_exit_code(r) == 0);
+    // Every case skipped: nothing was compared, which is no success (77).
+    const RunOutcome only_gemm2 = run_suite(test::quiet_options({files[0]}), {&b});
+    REQUIRE(only_gemm2.results.size() == 1);
+    CHECK(only_gemm2.results[0].status == Status::skip);
+    CHECK(run_exit_code(only_gemm2) == 77);
+}
+
+TEST_CASE("check: a case no result file answers is ERROR saying how to leave it out, not 'backend threw'") {
+    test::TempDir dir;
+    const auto files = test::write_suite(dir);
+    // A result for alpha alone.
+    golden::GoldenCase alpha = golden::read_golden(files[0]);
+    golden::ResultFile result;
+    result.case_name = "alpha";
+    result.golden_sha256 = golden::identify_case(files[0]).sha256;
+    result.precision = Precision{DType::f32, DType::f32};
+    result.output = alpha.outputs.at("output");
+    const std::string result_file = (dir / "alpha_result.h5").string();
+    golden::write_result(result_file, result);
+    CheckInputs in;
+    in.golden_files = files;
+    in.result_files = {result_file};
+    const PreparedCheck prepared = prepare_check(in);
+    REQUIRE(prepared.problems.empty());
+    RunOptions o = test::quiet_options(files);
+    o.isolate = false;
+    const RunOutcome r = run_suite_from_makers(o, {prepared.replay});
+    REQUIRE(r.results.size() == 3);
+    CHECK(r.results[0].status == Status::pass);
+    for (std::size_t i : {1, 2}) {
+        const CaseResult& x = r.results[i];
+        CAPTURE(x.case_name);
+        CHECK(x.status == Status::error);
+        CHECK_FALSE(has(x.reason, "backend threw"));
+        CHECK(x.reason == "no result file answers this case (missing result): give --case FILE... or "
+                          "--filter/--expert-type to judge only the cases you answer");
+    }
+    CHECK(run_exit_code(r) == 1);  // still an ERROR: a missing result never passes
+}
