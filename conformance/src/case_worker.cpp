@@ -36,6 +36,25 @@ ElementReport element_from(const json& j) {
             j.at(4).get<double>()};
 }
 
+// By name, as the reports write them: read back with the spec's parsers.
+json params_json(const CaseParams& p) {
+    const ResolvedParams& r = p.resolved;
+    return {std::string(expert_type_name(p.expert_type)), std::string(convention_name(p.convention)), r.swish_beta,
+            r.clamp_limit, r.gate_lane, std::string(weight_layout_name(r.weight_layout)),
+            std::string(routing_layout_name(r.routing_layout))};
+}
+CaseParams params_from(const json& j) {
+    CaseParams p;
+    p.expert_type = parse_expert_type(j.at(0).get<std::string>());
+    p.convention = parse_convention(j.at(1).get<std::string>());
+    p.resolved.swish_beta = j.at(2).get<double>();
+    p.resolved.clamp_limit = j.at(3).get<double>();
+    p.resolved.gate_lane = j.at(4).get<int>();
+    p.resolved.weight_layout = parse_weight_layout(j.at(5).get<std::string>());
+    p.resolved.routing_layout = parse_routing_layout(j.at(6).get<std::string>());
+    return p;
+}
+
 json result_json(const CaseResult& r) {
     json m = {{"elements", r.metrics.elements},         {"over_bound", r.metrics.over_bound},
               {"max_abs_error", r.metrics.max_abs_error}, {"max_rel_error", r.metrics.max_rel_error},
@@ -51,6 +70,7 @@ json result_json(const CaseResult& r) {
     if (const auto& s = r.first_divergent_stage)
         j["stage"] = {s->stage, s->worst_ratio, s->token, s->slot, s->feature, s->reference, s->got, s->bound,
                       s->per_stage};
+    if (r.params) j["params"] = params_json(*r.params);
     return j;
 }
 
@@ -101,6 +121,7 @@ CaseResult result_from(const json& j) {
         d.per_stage = s.at(8).get<std::vector<std::pair<std::string, double>>>();
         r.first_divergent_stage = d;
     }
+    if (j.contains("params")) r.params = params_from(j.at("params"));
     return r;
 }
 
@@ -168,7 +189,10 @@ std::vector<json> take_frames(std::vector<std::uint8_t>& buffer) {
             send(fd, {{"file", i}, {"input_error", error}});
             continue;
         }
-        send(fd, {{"file", i}, {"case_name", golden::printable(c->problem.name)}});
+        // The parameters too: a backend that crashes on the case gets an ERROR that says them.
+        send(fd, {{"file", i},
+                  {"case_name", golden::printable(c->problem.name)},
+                  {"params", params_json(case_params(c->problem.attributes))}});
         for (std::size_t j = i == file0 ? backend0 : 0; j < backends.size(); ++j) {
             send(fd, {{"begin", i}, {"backend", j}});
             const CaseResult r = steps.run(*c, o.files[i], *backends[j]);
@@ -216,8 +240,8 @@ std::string seconds_text(double seconds) {
 // backends on this one), and a thread or process it left running can be what crashed: the reason
 // says so rather than blaming the file or this backend alone; the repro line runs the step alone.
 void record_loss(const RunOptions& o, const std::vector<BackendMaker>& makers, const CaseSteps& steps,
-                 const Position& at, const std::string& case_name, const std::string& why, bool timed_out,
-                 bool after_backends, RunOutcome& outcome) {
+                 const Position& at, const std::string& case_name, const std::optional<CaseParams>& params,
+                 const std::string& why, bool timed_out, bool after_backends, RunOutcome& outcome) {
     const std::string& file = o.files[at.file];
     const std::size_t first = at.backend < 0 ? 0 : static_cast<std::size_t>(at.backend);
     const std::size_t last = at.backend < 0 ? makers.size() : first + 1;
@@ -226,6 +250,7 @@ void record_loss(const RunOptions& o, const std::vector<BackendMaker>& makers, c
         r.case_name = case_name.empty() ? std::filesystem::path(golden::printable(file)).stem().string() : case_name;
         r.file = golden::printable(file);
         r.backend = makers[j].name;
+        r.params = params;  // known once the worker read the file
         r.status = Status::error;
         const std::string leftover = "a thread or process that a backend started earlier in the same worker process "
                                      "and left running; the repro line runs this step alone";
@@ -261,6 +286,7 @@ RunOutcome run_in_workers(const RunOptions& o, const std::vector<BackendMaker>& 
     RunOutcome outcome;
     Position next;  // where the next worker starts
     std::vector<std::string> case_names(o.files.size());
+    std::vector<std::optional<CaseParams>> case_params_of(o.files.size());
     while (next.file < o.files.size()) {
         int fds[2];
         if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
@@ -326,6 +352,7 @@ RunOutcome run_in_workers(const RunOptions& o, const std::vector<BackendMaker>& 
                     if (!m.at("input_error").get<std::string>().empty()) outcome.input_errors.push_back(m.at("input_error"));
                 } else if (m.contains("case_name")) {
                     case_names[m.at("file").get<std::size_t>()] = m.at("case_name");
+                    case_params_of[m.at("file").get<std::size_t>()] = params_from(m.at("params"));
                 } else if (m.contains("result")) {
                     outcome.results.push_back(result_from(m.at("result")));
                 } else if (m.contains("fatal")) {
@@ -355,7 +382,8 @@ RunOutcome run_in_workers(const RunOptions& o, const std::vector<BackendMaker>& 
         // Backend code ran in this worker before the step it was lost in: on an earlier file, or
         // an earlier backend on this one.
         const bool after_backends = !makers.empty() && (at.file > begun.file || at.backend > std::max(begun.backend, 0L));
-        record_loss(o, makers, steps, at, case_names[at.file], why, timed_out, after_backends, outcome);
+        record_loss(o, makers, steps, at, case_names[at.file], case_params_of[at.file], why, timed_out, after_backends,
+                    outcome);
         next = at.backend < 0 || static_cast<std::size_t>(at.backend) + 1 >= makers.size()
                    ? Position{at.file + 1, -1}
                    : Position{at.file, at.backend + 1};

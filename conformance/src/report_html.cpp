@@ -96,6 +96,7 @@ void failure(std::ostringstream& o, const CaseResult& r, std::size_t index, bool
       << escape(r.data_type) << " data, compute "
       << escape(r.compute_type) << ", storage " << escape(r.storage_type)
       << (r.exact ? "; exact case: zero tolerance" : "") << "</p>\n";
+    if (r.params) o << "<p class=\"meta\">params: " << escape(params_text(*r.params)) << "</p>\n";
     if (r.metrics.ratio_grid && with_heatmap) heatmap(o, *r.metrics.ratio_grid);
     else if (r.metrics.ratio_grid) o << "<p class=\"meta\">(heatmap omitted: the first " << kMaxHeatmaps << " failures have one)</p>\n";
     if (r.first_divergent_stage) stages(o, *r.first_divergent_stage);

@@ -45,6 +45,20 @@ json stage(const std::optional<StageDivergence>& d) {
                 {"got", json_real(d->got)}, {"bound", json_real(d->bound)}};
 }
 
+// clamp_limit for GEMM2 alone: GEMM3 has none (resolve() leaves it 0).
+json params(const std::optional<CaseParams>& p) {
+    if (!p) return nullptr;
+    const ResolvedParams& r = p->resolved;
+    json j{{"expert_type", std::string(expert_type_name(p->expert_type))},
+           {"convention", std::string(convention_name(p->convention))},
+           {"swish_beta", json_real(r.swish_beta)}};
+    if (p->expert_type == ExpertType::gemm2_bias_swiglu_clamp) j["clamp_limit"] = json_real(r.clamp_limit);
+    j["gate_lane"] = r.gate_lane;
+    j["weight_layout"] = std::string(weight_layout_name(r.weight_layout));
+    j["routing_layout"] = std::string(routing_layout_name(r.routing_layout));
+    return j;
+}
+
 json result(const CaseResult& r) {
     return json{{"case", r.case_name},
                 {"file", r.file},
@@ -53,6 +67,7 @@ json result(const CaseResult& r) {
                 {"compute_type", r.compute_type},
                 {"storage_type", r.storage_type},
                 {"exact", r.exact},
+                {"params", params(r.params)},
                 {"status", std::string(status_name(r.status))},
                 {"reason", r.reason},
                 {"ticket", r.ticket},

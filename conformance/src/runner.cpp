@@ -57,6 +57,9 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend
     r.case_name = golden::printable(c.problem.name);
     r.file = golden::printable(file);
     r.backend = b.name();
+    // Every result of a read case carries them, a SKIP or ERROR included (load_case validated
+    // the attributes, so resolve() does not throw here).
+    r.params = case_params(c.problem.attributes);
     const DType data = c.problem.input(kHiddenStates).dtype();
     r.data_type = std::string(dtype_name(data));
     r.repro = repro_prefix(o, b.name()) + " --backend " + shell_word(b.name()) + " --case " + shell_word(file);  // the real path
@@ -131,9 +134,11 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend
 
     const double seconds = r.seconds;
     const std::string ticket = r.ticket;
+    const std::optional<CaseParams> params = r.params;
     r = judge_output(c, out, JudgeInput{r.file, r.backend, precision, r.repro, o.threads});
     r.seconds = seconds;
     r.ticket = ticket;
+    r.params = params;
     if (expected && expected->status == Status::fail) {
         if (r.status == Status::fail) {
             r.status = Status::xfail;

@@ -77,6 +77,8 @@ std::vector<CaseResult> sample_results() {
     pass.metrics.max_ulps = 2;
     pass.metrics.worst_ratio = 0.031;
     pass.metrics.worst = ElementReport{3, 17, 0.5, 0.50000015, 4.8e-6};
+    // GPT-OSS's constants in the spec convention: gate lane 1, KN weights, dense routing.
+    pass.params = case_params(moe::attributes_for(moe::ExpertType::gemm2_bias_swiglu_clamp, moe::Convention::spec, 1.702, 7.0));
     v.push_back(pass);
 
     CaseResult fail = base("gemm3_bf16", "fakegpu", Status::fail);
@@ -93,6 +95,7 @@ std::vector<CaseResult> sample_results() {
     for (std::size_t i = 0; i < 10; ++i)
         fail.metrics.violations.push_back(ElementReport{i, 33, 1.0, 1.0 + 0.1 * static_cast<double>(i + 1), 0.05});
     fail.first_divergent_stage = StageDivergence{"gate_up", 3.5, 7, 1, 65, -0.75, -0.5, 0.0714};
+    fail.params = case_params(moe::attributes_for(moe::ExpertType::gemm3_swiglu, moe::Convention::openvino, 1.625, 0.0));
     v.push_back(fail);
 
     CaseResult skip = base("gemm2_f16", "fakegpu", Status::skip);
@@ -142,6 +145,7 @@ std::vector<CaseResult> sample_results() {
     exact.metrics.worst_ratio = kInf;
     exact.metrics.worst = ElementReport{0, 5, 1.0, 1.0 + 1.0 / 1024, 0.0};
     exact.metrics.violations.push_back(*exact.metrics.worst);
+    exact.params = case_params(moe::attributes_for(moe::ExpertType::gemm2_bias_swiglu_clamp, moe::Convention::openvino, 0.1, 7.0));
     v.push_back(exact);
 
     return v;
@@ -257,6 +261,20 @@ TEST_CASE("text report: header, table, details, repro lines, count line last") {
     CHECK(text.find("repro: moe-conform run --backend reference suite/ci/gemm2_small.h5") == std::string::npos);
     CHECK(text.find("repro: moe-conform run --backend fakegpu suite/ci/gemm2_f16.h5") == std::string::npos);
     CHECK(text.find("1 of 16 elements outside their bound (6.25%)") != std::string::npos);
+    // The op's parameters, right after the types line, in spec/README's names: a kernel with a
+    // constant compiled in (swish beta 1) fails these cases, and the details now say their values.
+    // GEMM3 has no clamp_limit; numbers in the fewest digits that read back (0.1, not
+    // 0.10000000000000001); a result whose file was not read (the ERROR here) has no such line.
+    CHECK(text.find("  types: data bf16, compute f32, storage bf16\n"
+                    "  params: GEMM3_SWIGLU, openvino convention, swish_beta 1.625, gate_lane 0, weight_layout NK, "
+                    "routing_layout compact\n") != std::string::npos);
+    CHECK(text.find("  types: data f32, compute f32, storage f32, exact comparison\n"
+                    "  params: GEMM2_BIAS_SWIGLU_CLAMP, openvino convention, swish_beta 0.1, clamp_limit 7, gate_lane 0, "
+                    "weight_layout NK, routing_layout compact\n") != std::string::npos);
+    CHECK(text.find("params: GEMM2_BIAS_SWIGLU_CLAMP, spec") == std::string::npos);  // the PASS: no details
+    const std::size_t error_block = text.find("ERROR fakegpu gemm3_exact");
+    REQUIRE(error_block != std::string::npos);
+    CHECK(text.substr(error_block, text.find("repro:", error_block) - error_block).find("params:") == std::string::npos);
 
     // Summary: failure repro lines, then the count line last.
     const std::size_t summary = text.find("\nSummary\n");
@@ -375,6 +393,10 @@ TEST_CASE("JSON and JUnit reports: contents, schema, and agreement") {
         CHECK(pass["metrics"]["worst"]["got"].get<double>() == 0.50000015);
         CHECK(pass["metrics"]["violations"].empty());
         CHECK(pass["first_divergent_stage"].is_null());
+        // Every result whose case was read carries its parameters, a PASS too.
+        CHECK(pass["params"] == json{{"expert_type", "GEMM2_BIAS_SWIGLU_CLAMP"}, {"convention", "spec"},
+                                     {"swish_beta", 1.702}, {"clamp_limit", 7.0}, {"gate_lane", 1},
+                                     {"weight_layout", "KN"}, {"routing_layout", "dense"}});
 
         const json& fail = rs[1];
         CHECK(fail["data_type"] == "bf16");
@@ -389,12 +411,17 @@ TEST_CASE("JSON and JUnit reports: contents, schema, and agreement") {
         CHECK(stage["slot"] == 1);
         CHECK(stage["feature"] == 65);
         CHECK(stage["reference"].get<double>() == -0.75);
+        // GEMM3: no clamp_limit.
+        CHECK(fail["params"] == json{{"expert_type", "GEMM3_SWIGLU"}, {"convention", "openvino"}, {"swish_beta", 1.625},
+                                     {"gate_lane", 0}, {"weight_layout", "NK"}, {"routing_layout", "compact"}});
 
         CHECK(rs[2]["reason"] == "backend does not support f16");
         CHECK(rs[2]["metrics"]["worst"].is_null());
         CHECK(rs[3]["ticket"] == "MOE-42");
         CHECK(rs[3]["metrics"]["max_rel_error"] == "nan");
         CHECK(rs[6]["reason"] == kErrorMessage);  // special characters survive the round trip
+        CHECK(rs[6]["params"].is_null());  // not known: null, not left out
+        CHECK(rs[7]["params"]["swish_beta"].get<double>() == 0.1);
         CHECK(rs[7]["exact"] == true);
         CHECK(rs[7]["metrics"]["worst_ratio"] == "inf");
         CHECK(rs[7]["metrics"]["worst"]["bound"].get<double>() == 0.0);
@@ -428,6 +455,19 @@ TEST_CASE("JSON and JUnit reports: contents, schema, and agreement") {
         r = moe::test::run_command(checker_command(bad_summary, xml_file));
         INFO(r.output);
         CHECK(r.exit_code != 0);
+
+        // The schema's params: clamp_limit is GEMM2's alone, and it holds no other key.
+        for (const char* key : {"clamp_limit", "beta"}) {
+            CAPTURE(key);
+            doc = json::parse(read_text(json_file));
+            doc["results"][1]["params"][key] = 1.0;  // the GEMM3 FAIL
+            const std::string bad_params = dir / "bad_params.json";
+            write_text(bad_params, doc.dump(2));
+            r = moe::test::run_command(checker_command(bad_params, xml_file));
+            INFO(r.output);
+            CHECK(r.exit_code != 0);
+            CHECK(r.output.find("FAIL: JSON report validates against the schema") != std::string::npos);
+        }
 
         doc = json::parse(read_text(json_file));
         doc["results"][0]["extra_field"] = 1;

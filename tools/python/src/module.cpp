@@ -76,6 +76,20 @@ py::object stage(const std::optional<conformance::StageDivergence>& s) {
     return std::move(d);
 }
 
+// As the JSON report writes them (spec/report-format.md, 4.4): clamp_limit for GEMM2 alone.
+py::object params(const std::optional<conformance::CaseParams>& p) {
+    if (!p) return py::none();
+    py::dict d;
+    d["expert_type"] = std::string(expert_type_name(p->expert_type));
+    d["convention"] = std::string(convention_name(p->convention));
+    d["swish_beta"] = p->resolved.swish_beta;
+    if (p->expert_type == ExpertType::gemm2_bias_swiglu_clamp) d["clamp_limit"] = p->resolved.clamp_limit;
+    d["gate_lane"] = p->resolved.gate_lane;
+    d["weight_layout"] = std::string(weight_layout_name(p->resolved.weight_layout));
+    d["routing_layout"] = std::string(routing_layout_name(p->resolved.routing_layout));
+    return std::move(d);
+}
+
 struct Summary {
     conformance::RunSummary counts;
     std::vector<CaseResult> results;
@@ -113,7 +127,9 @@ CaseResult check(const python::PythonCase& c, const py::object& output, const st
     in.precision = spec.for_data(c.problem().input(kHiddenStates).dtype());
     in.repro = "moe_conform.check(moe_conform.load_case(" + literal(c.file) + "), output" +
                precision_args(compute, storage, dequant) + ")";
-    return conformance::judge_output(c.golden(), out, in);
+    CaseResult r = conformance::judge_output(c.golden(), out, in);
+    r.params = conformance::case_params(c.problem().attributes);  // as run_suite's results carry them
+    return r;
 }
 
 // The run, or the KeyboardInterrupt / SystemExit that stopped it, raised as Python raises it:
@@ -255,6 +271,9 @@ PYBIND11_MODULE(_moe_conform, m) {
         .def_property_readonly("elements", [](const CaseResult& r) { return r.metrics.elements; })
         .def_property_readonly("worst_element", [](const CaseResult& r) { return element(r.metrics.worst); })
         .def_property_readonly("first_divergent_stage", [](const CaseResult& r) { return stage(r.first_divergent_stage); })
+        .def_property_readonly("params", [](const CaseResult& r) { return params(r.params); },
+                               "The op's parameters (expert_type, convention, swish_beta, clamp_limit for GEMM2, "
+                               "gate_lane, weight_layout, routing_layout) as a dict; None when the file was not read.")
         .def_property_readonly("report_text", [](const CaseResult& r) {
             return text_report(run_info(r.backend, r.file, "moe_conform.check"), {r});
         })

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "moe/spec/problem.hpp"
+
 namespace moe::conformance {
 
 enum class Status {
@@ -59,6 +61,21 @@ struct StageDivergence {
     std::vector<std::pair<std::string, double>> per_stage{};
 };
 
+// The op's parameters for a case: its expert type and convention, and the parameters resolve()
+// makes of its attributes (spec/README.md, section 4). A FAIL's types and element tables do not
+// say why; these often do (a kernel with SiLU or GPT-OSS's 1.702/7.0 compiled in fails exactly
+// the cases whose swish_beta or clamp_limit differ).
+struct CaseParams {
+    ExpertType expert_type = ExpertType::gemm2_bias_swiglu_clamp;
+    Convention convention = Convention::openvino;
+    ResolvedParams resolved;
+};
+CaseParams case_params(const OpAttributes& a);  // resolve(a), with a's type and convention
+// One line in spec/README's names: "GEMM2_BIAS_SWIGLU_CLAMP, openvino convention, swish_beta
+// 1.702, clamp_limit 7, gate_lane 0, weight_layout NK, routing_layout compact" (clamp_limit for
+// GEMM2 alone; numbers in the fewest digits that read back as the same double).
+std::string params_text(const CaseParams& p);
+
 struct CaseResult {
     std::string case_name;
     std::string file;
@@ -74,6 +91,7 @@ struct CaseResult {
     Metrics metrics;
     std::optional<StageDivergence> first_divergent_stage;
     std::string repro;          // command line that reruns exactly this case on this backend
+    std::optional<CaseParams> params;  // absent when the case's file was not read
 };
 
 struct RunSummary {
