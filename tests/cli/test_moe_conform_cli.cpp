@@ -211,7 +211,7 @@ TEST_CASE("--shard divides the cases --filter and --tier select; a shard left wi
         CHECK(r.exit_code == 0);
         const auto line = last_line(r.output);
         const std::size_t n = std::stoul(line.substr(0, line.find(' ')));
-        CHECK(n > 0);  // cut before the filter, shares of the 167 files held 0 to 3 gemm2 cases
+        CHECK(n > 0);  // cut before the filter, shares of the 170 files held 0 to 3 gemm2 cases
         total += n;
     }
     const auto all = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite + " --filter 'gemm2_*'");
