@@ -95,6 +95,13 @@ inline std::vector<std::string> write_suite(const TempDir& dir, const std::vecto
     return files;
 }
 
+// The case names of a run's results, in order.
+inline std::vector<std::string> case_names(const conformance::RunOutcome& r) {
+    std::vector<std::string> names;
+    for (const auto& x : r.results) names.push_back(x.case_name);
+    return names;
+}
+
 // Options for a quiet run of `files` (no progress lines).
 inline conformance::RunOptions quiet_options(const std::vector<std::string>& files) {
     conformance::RunOptions o;

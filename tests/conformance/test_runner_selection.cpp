@@ -17,14 +17,9 @@ using namespace moe;
 using namespace moe::conformance;
 using test::Behaviour;
 using test::ScriptedBackend;
+using test::case_names;
 
 namespace {
-
-std::vector<std::string> case_names(const RunOutcome& r) {
-    std::vector<std::string> names;
-    for (const auto& x : r.results) names.push_back(x.case_name);
-    return names;
-}
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
