@@ -27,12 +27,16 @@ namespace moe::conformance {
 namespace fs = std::filesystem;
 
 ExpertType expert_type_option(const std::string& text, const std::string& option) {
-    std::string lower;
-    for (const char ch : text) lower += static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
-    if (lower == "gemm2" || lower == "gemm2_bias_swiglu_clamp") return ExpertType::gemm2_bias_swiglu_clamp;
-    if (lower == "gemm3" || lower == "gemm3_swiglu") return ExpertType::gemm3_swiglu;
-    throw InputError(option + " '" + golden::printable(text) +
-                     "': expected gemm2 (GEMM2_BIAS_SWIGLU_CLAMP) or gemm3 (GEMM3_SWIGLU)");
+    std::string upper;  // the spec's names, any case, or their short forms gemm2 and gemm3
+    for (const char ch : text) upper += static_cast<char>(ch >= 'a' && ch <= 'z' ? ch - 'a' + 'A' : ch);
+    if (upper == "GEMM2") return ExpertType::gemm2_bias_swiglu_clamp;
+    if (upper == "GEMM3") return ExpertType::gemm3_swiglu;
+    try {
+        return parse_expert_type(upper);
+    } catch (const InputError&) {
+        throw InputError(option + " '" + golden::printable(text) +
+                         "': expected gemm2 (GEMM2_BIAS_SWIGLU_CLAMP) or gemm3 (GEMM3_SWIGLU)");
+    }
 }
 
 std::string repro_prefix(const RunOptions& o, const std::string& backend) {
