@@ -200,7 +200,7 @@ TEST_CASE("loop_lowp keeps its stages in the data type and passes the comparison
             }
 }
 
-TEST_CASE("the loop mutants: 36 mutations, unique names, mutant:<name>") {
+TEST_CASE("the loop mutants: 40 mutations, unique names, mutant:<name>") {
     const auto mutants = backends::loop_mutants();
     const std::vector<std::string> expected = {
         "lanes_swapped", "alpha_beta_swapped", "plus_one_dropped", "clamp_lower_dropped", "zero_limit_unclamped",
@@ -210,7 +210,8 @@ TEST_CASE("the loop mutants: 36 mutations, unique names, mutant:<name>") {
         "subnormal_weights_flushed", "subnormal_gemm_weights_flushed", "tf32_gemm_inputs", "bias1_after_routing",
         "topk_capped_at_4", "experts_from_32_ignored", "gemm3_gate_idx_swapped", "hidden_subnormals_flushed",
         "negative_weight_routes_skipped", "zero_point_sign_flipped", "nibble_order_swapped", "next_group_scale", "channel_scale_for_groups",
-        "e8m0_bias_off_by_one", "fp8_subnormals_flushed", "e4m3_nan_as_number", "odd_group_scale_dropped"};
+        "e8m0_bias_off_by_one", "fp8_subnormals_flushed", "e4m3_nan_as_number", "odd_group_scale_dropped",
+        "e5m2_inf_saturated", "e5m2_nan_as_inf", "e8m0_zero_code_flushed", "e4m3_negative_nan_as_number"};
     REQUIRE(mutants.size() == expected.size());
     std::set<std::string> names;
     for (std::size_t i = 0; i < mutants.size(); ++i) {
@@ -240,7 +241,9 @@ TEST_CASE("every mutant changes the output of a problem where its mistake matter
         const std::set<std::string> power = {"lowp_output_truncated", "small_weight_routes_skipped",
                                              "subnormal_weights_flushed", "subnormal_gemm_weights_flushed",
                                              "tf32_gemm_inputs", "bias1_after_routing", "zero_limit_unclamped", "clamp_nan_dropped",
-                                             "gate_nan_capped", "fp8_subnormals_flushed", "e4m3_nan_as_number"};
+                                             "gate_nan_capped", "fp8_subnormals_flushed", "e4m3_nan_as_number",
+                                             "e5m2_inf_saturated", "e5m2_nan_as_inf", "e8m0_zero_code_flushed",
+                                             "e4m3_negative_nan_as_number"};
         if (power.count(m.name)) continue;
         // Theirs need K > 4, E > 32, GEMM3 with gate_idx 1 or an odd group count (the next test case),
         // f16/bf16 subnormal hidden states or a negative routing weight (the one after).
