@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "moe/backends/registry.hpp"
 #include "cli_checks.hpp"
+#include "installed_path.hpp"
 #include "cli_errors.hpp"
 #include "moe/conformance/shell_word.hpp"
 #include "moe/golden/suite.hpp"
@@ -16,17 +17,10 @@ using namespace moe::conform_cli;
 
 namespace {
 
-// The bundled suite, selftest's default: where an installed moe-conform has it beside itself
-// (<prefix>/share/moe_conform/golden, from /proc/self/exe, so that a moved or copied prefix still
-// finds its own), else the source tree's data/golden (the build tree's binary).
+// The bundled suite, selftest's default: <prefix>/share/moe_conform/golden beside an installed
+// moe-conform, else the source tree's data/golden.
 std::string default_suite() {
-    std::error_code ec;
-    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        const auto installed = (exe.parent_path() / MOE_INSTALLED_SUITE_FROM_BIN).lexically_normal();
-        if (std::filesystem::is_directory(installed, ec)) return installed.string();
-    }
-    return MOE_DEFAULT_SUITE;
+    return moe::cli::installed_or(MOE_INSTALLED_SUITE_FROM_BIN, moe::cli::InstalledKind::folder, MOE_DEFAULT_SUITE);
 }
 
 // I/N, checked when the flag is read: an empty value would otherwise mean "no shard" and run

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "cli_checks.hpp"
+#include "installed_path.hpp"
 #include "cli_errors.hpp"
 #include "commands.hpp"
 
@@ -15,18 +16,11 @@ constexpr const char* kMaxMemoryHelp =
     "Largest memory the file may need once read (e.g. 512M, 8G; default: the smaller of 8 GiB and 3/4 of "
     "physical memory); checked before anything is read";
 
-// The bundled catalogue, verify's default: where an installed moe-golden has it beside itself
-// (<prefix>/share/moe_conform/catalog/bundled.json, from /proc/self/exe, so that a moved or
-// copied prefix still finds its own), else the source tree's (the build tree's binary). Looked up
-// only when verify runs without --catalog, as moe-conform's selftest looks up its suite.
+// The bundled catalogue, verify's default: <prefix>/share/moe_conform/catalog/bundled.json
+// beside an installed moe-golden, else the source tree's. Looked up only when verify runs
+// without --catalog.
 std::string default_catalog() {
-    std::error_code ec;
-    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        const auto installed = (exe.parent_path() / MOE_INSTALLED_CATALOG_FROM_BIN).lexically_normal();
-        if (std::filesystem::is_regular_file(installed, ec)) return installed.string();
-    }
-    return MOE_DEFAULT_CATALOG;
+    return moe::cli::installed_or(MOE_INSTALLED_CATALOG_FROM_BIN, moe::cli::InstalledKind::file, MOE_DEFAULT_CATALOG);
 }
 
 // --threads: a decimal count up to moe::cli::max_threads() (CLI11 alone read "010" as octal 8 and
