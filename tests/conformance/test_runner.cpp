@@ -29,8 +29,18 @@ using test::case_names;
 
 namespace {
 
-
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// What a run of a backend whose prepare() takes 400 ms printed on stderr (its one result checked).
+std::string stderr_of_slow_run(const RunOptions& o) {
+    std::ostringstream err;
+    auto* old = std::cerr.rdbuf(err.rdbuf());
+    const RunOutcome out = run_suite_from_makers(
+        o, {{"slow", [] { return std::make_unique<ScriptedBackend>("slow", Behaviour::slow_prepare); }, ""}});
+    std::cerr.rdbuf(old);
+    CHECK(out.results.size() == 1);
+    return err.str();
+}
 
 }  // namespace
 
@@ -110,20 +120,9 @@ TEST_CASE("isolated runs say which step is still going when one takes long (mode
     RunOptions o;
     o.files = test::write_suite(dir, {test::default_suite()[0]});
     o.notice_seconds = 0.1;
-    std::ostringstream err;
-    auto* old = std::cerr.rdbuf(err.rdbuf());
-    const RunOutcome out = run_suite_from_makers(
-        o, {{"slow", [] { return std::make_unique<test::ScriptedBackend>("slow", test::Behaviour::slow_prepare); }, ""}});
-    std::cerr.rdbuf(old);
-    CHECK(out.results.size() == 1);
-    CHECK(err.str().find("[1/1] still running slow on " + o.files[0] + " (0 s)\n") != std::string::npos);
+    CHECK(stderr_of_slow_run(o).find("[1/1] still running slow on " + o.files[0] + " (0 s)\n") != std::string::npos);
     o.notice_seconds = 30;  // the default: nothing said for a short step
-    err.str("");
-    old = std::cerr.rdbuf(err.rdbuf());
-    run_suite_from_makers(
-        o, {{"slow", [] { return std::make_unique<test::ScriptedBackend>("slow", test::Behaviour::slow_prepare); }, ""}});
-    std::cerr.rdbuf(old);
-    CHECK(err.str().find("still") == std::string::npos);
+    CHECK(stderr_of_slow_run(o).find("still") == std::string::npos);
 }
 
 TEST_CASE("runs in one process (--no-isolation) say which step is still going too, before its progress line") {
@@ -134,15 +133,7 @@ TEST_CASE("runs in one process (--no-isolation) say which step is still going to
     o.files = test::write_suite(dir, {test::default_suite()[0]});
     o.isolate = false;
     o.notice_seconds = 0.1;
-    const auto run = [&o] {
-        std::ostringstream err;
-        auto* old = std::cerr.rdbuf(err.rdbuf());
-        const RunOutcome out = run_suite_from_makers(
-            o, {{"slow", [] { return std::make_unique<test::ScriptedBackend>("slow", test::Behaviour::slow_prepare); }, ""}});
-        std::cerr.rdbuf(old);
-        CHECK(out.results.size() == 1);
-        return err.str();
-    };
+    const auto run = [&o] { return stderr_of_slow_run(o); };
     std::string err = run();
     CAPTURE(err);
     const auto notice = err.find("[1/1] still running slow on " + o.files[0] + " (0 s)\n");
