@@ -1,31 +1,17 @@
 #include "moe/conformance/results.hpp"
 
-#include <cstdio>
-#include <cstdlib>
+#include "moe/golden/golden_file.hpp"
 
 namespace moe::conformance {
-
-namespace {
-
-// The fewest significant digits that read back as v: 1.702, not 1.70199999999999996.
-std::string shortest(double v) {
-    char buf[40];
-    for (int digits = 1; digits <= 17; ++digits) {
-        std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-        if (std::strtod(buf, nullptr) == v) break;
-    }
-    return buf;
-}
-
-}  // namespace
 
 CaseParams case_params(const OpAttributes& a) { return {a.expert_type, a.convention, resolve(a)}; }
 
 std::string params_text(const CaseParams& p) {
     const ResolvedParams& r = p.resolved;
     std::string s = std::string(expert_type_name(p.expert_type)) + ", " + std::string(convention_name(p.convention)) +
-                    " convention, swish_beta " + shortest(r.swish_beta);
-    if (p.expert_type == ExpertType::gemm2_bias_swiglu_clamp) s += ", clamp_limit " + shortest(r.clamp_limit);
+                    " convention, swish_beta " + golden::shortest_decimal(r.swish_beta);
+    if (p.expert_type == ExpertType::gemm2_bias_swiglu_clamp)
+        s += ", clamp_limit " + golden::shortest_decimal(r.clamp_limit);
     return s + ", gate_lane " + std::to_string(r.gate_lane) + ", weight_layout " +
            std::string(weight_layout_name(r.weight_layout)) + ", routing_layout " +
            std::string(routing_layout_name(r.routing_layout));

@@ -21,14 +21,7 @@
 
 namespace moe::golden {
 
-namespace {
-
-using h5::FileContext;
-using h5::H5Id;
-using h5::Kind;
-
-// Shortest decimal that reads back as exactly v ("1.702", not "1.7019999999999999").
-std::string fmt_double(double v) {
+std::string shortest_decimal(double v) {
     char buf[40];
     for (int precision = 15; precision <= 17; ++precision) {
         std::snprintf(buf, sizeof buf, "%.*g", precision, v);
@@ -36,6 +29,12 @@ std::string fmt_double(double v) {
     }
     return buf;
 }
+
+namespace {
+
+using h5::FileContext;
+using h5::H5Id;
+using h5::Kind;
 
 // ----------------------------------------------------------------------------------------------
 // Root attributes
@@ -112,9 +111,9 @@ void check_resolved(hid_t root, const OpAttributes& a, const FileContext& ctx) {
     if (!swish && !clamp && !lane && !wl && !rl) return;
     const ResolvedParams r = resolve_or_fail(a, ctx);
     if (swish && !(*swish == r.swish_beta))
-        fail_resolved("swish_beta", fmt_double(*swish), fmt_double(r.swish_beta), ctx);
+        fail_resolved("swish_beta", shortest_decimal(*swish), shortest_decimal(r.swish_beta), ctx);
     if (clamp && !(*clamp == r.clamp_limit))
-        fail_resolved("clamp_limit", fmt_double(*clamp), fmt_double(r.clamp_limit), ctx);
+        fail_resolved("clamp_limit", shortest_decimal(*clamp), shortest_decimal(r.clamp_limit), ctx);
     if (lane && *lane != r.gate_lane)
         fail_resolved("gate_lane", std::to_string(*lane), std::to_string(r.gate_lane), ctx);
     if (wl && *wl != weight_layout_name(r.weight_layout))

@@ -37,6 +37,10 @@ struct GoldenCase {
 // moe::printable (moe/spec/printable.hpp). FileError messages are made of it.
 std::string printable(std::string_view text);
 
+// The shortest of v's 15- to 17-digit decimals that reads back as exactly v ("1.702", not
+// "1.7019999999999999"): how an attribute's value is shown (messages, reports).
+std::string shortest_decimal(double v);
+
 // Why a file could not be used. The message names the file and the dataset or attribute.
 class FileError : public std::runtime_error {
 public:
