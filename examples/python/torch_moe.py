@@ -8,9 +8,10 @@ Qwen3's GEMM3_SWIGLU), both conventions, every data type of the bundled suite.
 It reads the resolved attributes (case.attrs: swish_beta, clamp_limit, gate_lane, weight_layout,
 routing_layout), so the two conventions need no code of their own. Compressed weights (u4, u8,
 MXFP4, FP8: spec/compressed.md) come as their stored codes with scale and zero-point arrays;
-case.dequantized(name) gives their values, which this example multiplies in float32. Matmuls run in float32 (float64
-for f64 cases); intermediates are rounded to the case's data type between stages, as a kernel
-that keeps them in bf16/f16 does, and that is what it declares: compute f32, storage "data".
+case.dequantized(name) gives their values (experts=[...]: those experts alone, e.g. the routed ones),
+which this example multiplies in float32. Matmuls run in float32 (float64 for f64 cases); intermediates
+are rounded to the case's data type between stages, as a kernel that keeps them in bf16/f16 does,
+and that is what it declares: compute f32, storage "data".
 
 On a GPU, the same wrapper calls your CUDA or Triton kernel instead of moe_layer():
     def fn(case):

@@ -2,7 +2,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -80,17 +79,6 @@ py::array to_numpy(const Tensor& t) {
         }
     }
     throw std::logic_error("to_numpy: a tensor of an unknown element type");  // every DType is a case above
-}
-
-py::array to_numpy(Tensor&& t) {
-    if (t.dtype() != DType::f64 && t.dtype() != DType::f32) return to_numpy(static_cast<const Tensor&>(t));
-    // The array takes the tensor's storage (a capsule owns it): no second copy of a result that
-    // nobody else holds.
-    auto held = std::make_unique<Tensor>(std::move(t));
-    py::capsule owner(held.get(), [](void* p) { delete static_cast<Tensor*>(p); });
-    const Tensor* owned = held.release();
-    const py::dtype type = owned->dtype() == DType::f64 ? py::dtype::of<double>() : py::dtype::of<float>();
-    return py::array(type, dims(owned->shape()), {}, owned->data(), owner);
 }
 
 Tensor from_numpy(const py::handle& value, const std::string& what) {

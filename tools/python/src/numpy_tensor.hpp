@@ -11,8 +11,6 @@
 namespace moe::python {
 
 pybind11::array to_numpy(const Tensor& t);
-// A tensor nobody else holds (a dequantized weight): its f64 or f32 storage becomes the array's.
-pybind11::array to_numpy(Tensor&& t);
 
 // `what` names the value in messages ("output", "stage 'act'").
 Tensor from_numpy(const pybind11::handle& value, const std::string& what);
