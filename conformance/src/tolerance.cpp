@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "dequant_exactness.hpp"
 #include "moe/spec/compression.hpp"
 #include "type_limits.hpp"
 
@@ -24,8 +25,10 @@ int significand_bits(DType t) { return static_cast<int>(std::lround(-std::log2(u
 
 }  // namespace
 
-CompressedGemms compressed_gemms(const Problem& p) {
-    auto compressed = [&](const char* w) { return p.has(w) && is_compressed_weight(p.input(w).dtype()); };
+CompressedGemms compressed_gemms(const Problem& p, DType dequant) {
+    auto compressed = [&](const char* w) {
+        return p.has(w) && is_compressed_weight(p.input(w).dtype()) && !dequant_type_holds_weight(p, w, dequant);
+    };
     const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
     CompressedGemms c;
     c.first = compressed(kWeight0) || (!gemm2 && compressed(kWeight1));
@@ -34,7 +37,7 @@ CompressedGemms compressed_gemms(const Problem& p) {
 }
 
 ToleranceModel tolerance_model(const Precision& p, const Problem& problem, const Dims& d) {
-    return tolerance_model(p, problem.input(kHiddenStates).dtype(), d, compressed_gemms(problem));
+    return tolerance_model(p, problem.input(kHiddenStates).dtype(), d, compressed_gemms(problem, p.dequant_type()));
 }
 
 ToleranceModel tolerance_model(const Precision& p, DType data, const Dims& d, const CompressedGemms& compressed) {

@@ -67,7 +67,7 @@ std::vector<double> underflow_floor(const Problem& p, const Precision& prec, con
     const bool inputs_rounded = unit_roundoff(prec.compute) > unit_roundoff(data) ||
                                 smallest_subnormal(prec.compute) > smallest_subnormal(data);
     const double h_in = inputs_rounded ? hc : 0.0;
-    const CompressedGemms compressed = compressed_gemms(p);
+    const CompressedGemms compressed = compressed_gemms(p, prec.dequant_type());
     const double h_first = compressed.first ? half_subnormal(prec.dequant_type()) : 0.0;
     const double h_down = compressed.down ? half_subnormal(prec.dequant_type()) : 0.0;
 

@@ -32,13 +32,14 @@ struct ToleranceModel {
     double routing_floor = 0;
 };
 
-// Which GEMMs read compressed weights (spec/compressed.md): their weights are rounded once to the
-// backend's dequantisation type, which adds u_D to that GEMM's accumulation term.
+// Which GEMMs round compressed weights (spec/compressed.md) to the backend's dequantisation type
+// D, which adds u_D to that GEMM's accumulation term: those whose weights hold a value D does not
+// (MXFP4 in bf16 or f16 rounds nothing: E2M1 values times powers of two).
 struct CompressedGemms {
     bool first = false;  // weight_0 (GEMM3: weight_0 or weight_1)
     bool down = false;   // GEMM2: weight_1; GEMM3: weight_2
 };
-CompressedGemms compressed_gemms(const Problem& p);
+CompressedGemms compressed_gemms(const Problem& p, DType dequant);
 
 // Per token, the absolute error that rounding in the subnormal ranges of the compute, storage and
 // dequantisation types can add to every output element of the token: products and stored values
