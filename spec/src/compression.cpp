@@ -52,9 +52,6 @@ bool has_compressed_weights(const Problem& p) {
     return false;
 }
 
-namespace {
-
-// The value of every code of a type of at most 8 bits: one table lookup per weight element.
 std::array<double, 256> code_values(DType t) {
     Tensor one(t, {1});
     std::array<double, 256> table{};
@@ -70,6 +67,8 @@ std::array<double, 256> code_values(DType t) {
     }
     return table;
 }
+
+namespace {
 
 // The stored code of element `flat` of a tensor of at most 8 bits, as the table's index.
 inline unsigned code_at(const Tensor& t, std::size_t flat, bool nibbles) {

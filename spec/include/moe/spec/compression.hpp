@@ -3,6 +3,7 @@
 // f4e2m1, f8e4m3 or f8e5m2, with a scale S and, for the integer types, an optional zero point Z,
 // each [E, N, G] (or [E, N, G, 1]; [E, 1, G] shares one scale over the rows) with G = K / GS
 // groups of GS consecutive inputs. The weight's value is W_f = (W - Z) * S, exact in f64.
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -34,6 +35,10 @@ inline constexpr std::size_t kMxBlock = 32;
 // when it is stored in the data type.
 std::optional<WeightCompression> weight_compression(const Problem& p, const std::string& weight);
 bool has_compressed_weights(const Problem& p);
+
+// The value of every code of a stored weight type of at most 8 bits, indexed by the code (a
+// 4-bit type's 16 nibbles; its entries past 15 repeat them): one table lookup per weight element.
+std::array<double, 256> code_values(DType t);
 
 // Rows [n0, n0 + rows) of expert e of the compressed `weight`, dequantised exactly: out[r * K + k]
 // = (W - Z) * S in f64 (every such product is exact in f64: at most 9 + 24 significand bits).
