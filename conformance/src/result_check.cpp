@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "moe/conformance/judge.hpp"
@@ -18,57 +19,177 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using json = nlohmann::json;
+
+json shape_json(const Shape& s) { return json(s); }
+Shape shape_from(const json& j) { return j.get<Shape>(); }
+json shapes_json(const std::map<std::string, Shape>& m) {
+    json j = json::object();
+    for (const auto& [name, s] : m) j[name] = shape_json(s);
+    return j;
+}
+std::map<std::string, Shape> shapes_from(const json& j) {
+    std::map<std::string, Shape> m;
+    for (const auto& [name, s] : j.items()) m[name] = shape_from(s);
+    return m;
+}
+
+// CBOR, not JSON text: case and stage names are bytes from the files, not always UTF-8.
+std::string summaries_text(const json& list) {
+    const std::vector<std::uint8_t> bytes = json::to_cbor(list);
+    return std::string(bytes.begin(), bytes.end());
+}
+json summaries_from(const std::string& text, std::size_t files) {
+    json list = json::from_cbor(text);
+    if (!list.is_array() || list.size() != files) throw std::runtime_error("file summaries: not one per file");
+    return list;
+}
+
+// What prepare_check needs of a golden file, read (and checked) in full as the run reads it.
+json golden_summary(const std::string& file) {
+    json j = json::object();
+    try {
+        golden::read_case_name(file);  // HDF5's part of the identity prepare_check reads
+        const golden::GoldenCase c = golden::read_golden(file);
+        const Tensor& hidden = c.problem.input(kHiddenStates);
+        j["data"] = std::string(dtype_name(hidden.dtype()));
+        j["hidden"] = shape_json(hidden.shape());
+        j["expert_type"] = std::string(expert_type_name(c.problem.attributes.expert_type));
+        try {
+            const Dims d = validate(c.problem);
+            j["dims"] = {d.T, d.K, d.H, d.I};  // what golden_stage_shape needs of them
+        } catch (const InputError& e) {
+            j["invalid"] = e.what();  // thrown where prepare_check validated the case, as before
+        }
+    } catch (const std::exception& e) {
+        j["error"] = e.what();
+    }
+    return j;
+}
+
+// What prepare_check needs of a result file, read (and checked) in full: all but the data.
+json result_summary(const std::string& file, const CheckInputs& in) {
+    json j = json::object();
+    golden::ResultFile r;
+    try {
+        r = fs::path(file).extension() == ".npy" ? golden::read_npy_result(file, in.max_memory)
+                                                 : golden::read_result(file, in.max_memory, !in.precision);
+    } catch (const golden::FileError& e) {
+        j["error"] = e.what();
+        return j;
+    } catch (const std::exception& e) {
+        j["fatal"] = e.what();  // not a fault of the file: prepare_check lets it out, as before
+        return j;
+    }
+    j["case"] = r.case_name;
+    j["golden_sha256"] = r.golden_sha256;
+    j["implementation"] = r.implementation;
+    if (r.precision) {
+        j["compute"] = std::string(dtype_name(r.precision->compute));
+        j["storage"] = std::string(dtype_name(r.precision->storage));
+        if (r.precision->dequant) j["dequant"] = std::string(dtype_name(*r.precision->dequant));
+    }
+    j["output"] = shape_json(r.output.shape());
+    std::map<std::string, Shape> stages;
+    for (const auto& [name, t] : r.stages) stages[name] = t.shape();
+    j["stages"] = shapes_json(stages);
+    return j;
+}
+
+DType dtype_from(const json& j) { return *parse_dtype(j.get<std::string>()); }
+
+// One result file as prepare_check accepted it: read again, whole, when its case is compared.
 struct Replayed {
     std::string file;
-    Output output;
     Precision precision;
+    bool npy = false;
+    std::string case_name, golden_sha256;  // as the file says (.npy: none)
+    Shape output;
+    std::map<std::string, Shape> stages;
 };
 
-// The implementation under test, replayed from its result files.
+struct ReplaySource {
+    std::map<std::string, Replayed> by_case;
+    std::uint64_t max_memory = 0;
+    bool read_precision = true;
+};
+
+// The file's output and stages, refused when they are not what prepare_check accepted (the file
+// was replaced since: its verdict would be of a result nobody checked).
+Output read_answer(const Replayed& a, const ReplaySource& s) {
+    golden::ResultFile r = a.npy ? golden::read_npy_result(a.file, s.max_memory)
+                                 : golden::read_result(a.file, s.max_memory, s.read_precision);
+    std::map<std::string, Shape> stages;
+    for (const auto& [name, t] : r.stages) stages[name] = t.shape();
+    if ((!a.npy && (r.case_name != a.case_name || r.golden_sha256 != a.golden_sha256)) || r.output.shape() != a.output ||
+        stages != a.stages)
+        throw std::runtime_error("result file " + golden::printable(a.file) +
+                                 " changed after it was checked (another case, golden hash or shape): check again");
+    return Output{std::move(r.output), std::move(r.stages)};
+}
+
+// The implementation under test, replayed from its result files: each read when its case runs
+// (prepare(), before the timed run()), so that one result at a time is in memory.
 class ResultReplay : public Backend {
 public:
-    ResultReplay(std::string name, std::shared_ptr<const std::map<std::string, Replayed>> by_case)
-        : name_(std::move(name)), by_case_(std::move(by_case)) {}
+    ResultReplay(std::string name, std::shared_ptr<const ReplaySource> source)
+        : name_(std::move(name)), source_(std::move(source)) {}
     std::string name() const override { return name_; }
     std::string description() const override { return "results read from files (moe-conform check)"; }
     Support supports(const Problem&) const override { return {}; }
     Precision precision(DType data_type) const override { return {data_type, data_type}; }
     Precision precision_for(const Problem& p) const override {
-        const auto it = by_case_->find(p.name);
-        return it == by_case_->end() ? precision(p.input(kHiddenStates).dtype()) : it->second.precision;
+        const auto it = source_->by_case.find(p.name);
+        return it == source_->by_case.end() ? precision(p.input(kHiddenStates).dtype()) : it->second.precision;
     }
     bool provides_stages() const override { return true; }
+    void prepare(const Problem& p) override {
+        pending_.reset();
+        const auto it = source_->by_case.find(p.name);
+        if (it != source_->by_case.end()) pending_.emplace(p.name, read_answer(it->second, *source_));
+    }
     Output run(const Problem& p, bool want_stages) override {
-        const auto it = by_case_->find(p.name);
+        const auto it = source_->by_case.find(p.name);
         // The user's to fix, not a fault of the results: say how (a suite's other cases are left
         // out with --filter or --expert-type, or the cases answered named with --case).
-        if (it == by_case_->end())
+        if (it == source_->by_case.end())
             throw CaseUnanswered(
                 "no result file answers this case (missing result): give --case FILE... or --filter/--expert-type "
                 "to judge only the cases you answer");
-        Output out = it->second.output;
+        Output out = pending_ && pending_->first == p.name ? std::move(pending_->second) : read_answer(it->second, *source_);
+        pending_.reset();
         if (!want_stages) out.stages.clear();
         return out;
     }
 
 private:
     std::string name_;
-    std::shared_ptr<const std::map<std::string, Replayed>> by_case_;
+    std::shared_ptr<const ReplaySource> source_;
+    std::optional<std::pair<std::string, Output>> pending_;  // prepare()'s read, for run()
 };
 
 // Shapes against the golden case: the output has hidden_states' shape, each stage the golden
 // stage layout [T, K, features]. Names the case and stage as stored (the caller escapes).
-std::optional<std::string> shape_fault(const golden::ResultFile& r, const golden::GoldenCase& c) {
-    const Tensor& hidden = c.problem.input(kHiddenStates);
-    if (r.output.shape() != hidden.shape())
-        return "output shape " + shape_to_string(r.output.shape()) + " is not hidden_states' " +
-               shape_to_string(hidden.shape()) + " (case " + c.problem.name + ")";
-    const Dims d = validate(c.problem);
-    for (const auto& [name, t] : r.stages) {
-        const auto want = golden_stage_shape(c.problem, d, name);
-        if (!want) return "stage '" + name + "' is not a stage of " + std::string(expert_type_name(c.problem.attributes.expert_type));
-        if (t.shape() != *want)
-            return "stage '" + name + "' has shape " + shape_to_string(t.shape()) + ", expected " + shape_to_string(*want);
+std::optional<std::string> shape_fault(const json& r, const json& golden, const std::string& case_name) {
+    const Shape output = shape_from(r.at("output")), hidden = shape_from(golden.at("hidden"));
+    if (output != hidden)
+        return "output shape " + shape_to_string(output) + " is not hidden_states' " + shape_to_string(hidden) +
+               " (case " + case_name + ")";
+    if (golden.contains("invalid")) throw InputError(golden.at("invalid").get<std::string>());
+    // golden_stage_shape needs the expert type and the sizes alone.
+    Problem p;
+    p.attributes.expert_type = parse_expert_type(golden.at("expert_type").get<std::string>());
+    Dims d;
+    const json& dims = golden.at("dims");
+    d.T = dims.at(0);
+    d.K = dims.at(1);
+    d.H = dims.at(2);
+    d.I = dims.at(3);
+    for (const auto& [name, shape] : shapes_from(r.at("stages"))) {
+        const auto want = golden_stage_shape(p, d, name);
+        if (!want) return "stage '" + name + "' is not a stage of " + std::string(expert_type_name(p.attributes.expert_type));
+        if (shape != *want)
+            return "stage '" + name + "' has shape " + shape_to_string(shape) + ", expected " + shape_to_string(*want);
     }
     return std::nullopt;
 }
@@ -98,13 +219,35 @@ std::vector<std::string> result_files_in(const std::string& dir) {
     return files;
 }
 
+std::string summarize_golden_files(const std::vector<std::string>& files) {
+    json list = json::array();
+    for (const auto& f : files) list.push_back(golden_summary(f));
+    return summaries_text(list);
+}
+
+std::string summarize_result_files(const std::vector<std::string>& files, const CheckInputs& in) {
+    json list = json::array();
+    for (const auto& f : files) list.push_back(result_summary(f, in));
+    return summaries_text(list);
+}
+
 PreparedCheck prepare_check(const CheckInputs& in) {
+    return prepare_check(in, summarize_golden_files(in.golden_files), summarize_result_files(in.result_files, in));
+}
+
+PreparedCheck prepare_check(const CheckInputs& in, const std::string& golden_summaries,
+                            const std::string& result_summaries) {
+    const json goldens = summaries_from(golden_summaries, in.golden_files.size());
+    const json results = summaries_from(result_summaries, in.result_files.size());
     PreparedCheck out;
     // Case names, stage names and paths come from the files (and their names) and reach the
     // terminal: escaped, as FileError messages are (already escaped, those are added as they are).
     const auto problem = [&out](const std::string& text) { out.problems.push_back(golden::printable(text)); };
     std::map<std::string, golden::CaseIdentity> cases;
-    for (const auto& file : in.golden_files) {
+    std::map<std::string, std::size_t> golden_index;  // file -> its summary
+    for (std::size_t i = 0; i < in.golden_files.size(); ++i) {
+        const std::string& file = in.golden_files[i];
+        golden_index.emplace(file, i);
         try {
             const golden::CaseIdentity id = golden::identify_case(file);
             if (!cases.emplace(id.case_name, id).second)
@@ -113,69 +256,69 @@ PreparedCheck prepare_check(const CheckInputs& in) {
             out.problems.push_back(e.what());
         }
     }
-    std::map<std::string, Replayed> by_case;
+    auto source = std::make_shared<ReplaySource>();
+    source->max_memory = in.max_memory;
+    source->read_precision = !in.precision;
     std::string implementation;
-    for (const auto& file : in.result_files) {
-        golden::ResultFile r;
-        try {
-            if (fs::path(file).extension() == ".npy") {
-                if (in.golden_files.size() != 1 || cases.size() != 1) {
-                    problem(file + ": a .npy result holds the output alone: give exactly one --case");
-                    continue;
-                }
-                r = golden::read_npy_result(file, in.max_memory);
-                r.case_name = cases.begin()->first;
-                r.golden_sha256 = cases.begin()->second.sha256;
-            } else {
-                r = golden::read_result(file, in.max_memory, !in.precision);
-            }
-        } catch (const golden::FileError& e) {
-            out.problems.push_back(e.what());
+    for (std::size_t i = 0; i < in.result_files.size(); ++i) {
+        const std::string& file = in.result_files[i];
+        const json& r = results[i];
+        const bool npy = fs::path(file).extension() == ".npy";
+        if (npy && (in.golden_files.size() != 1 || cases.size() != 1)) {
+            problem(file + ": a .npy result holds the output alone: give exactly one --case");
             continue;
         }
-        const auto c = cases.find(r.case_name);
+        if (r.contains("fatal")) throw std::runtime_error(r.at("fatal").get<std::string>());
+        if (r.contains("error")) {
+            out.problems.push_back(r.at("error").get<std::string>());
+            continue;
+        }
+        const std::string case_name = npy ? cases.begin()->first : r.at("case").get<std::string>();
+        const std::string sha = npy ? cases.begin()->second.sha256 : r.at("golden_sha256").get<std::string>();
+        const auto c = cases.find(case_name);
         if (c == cases.end() && in.others_ignored) continue;
         if (c == cases.end()) {
-            problem(file + ": answers case '" + r.case_name + "', which is not among the golden files of this run (an "
+            problem(file + ": answers case '" + case_name + "', which is not among the golden files of this run (an "
                            "extra result)");
             continue;
         }
-        if (r.golden_sha256 != c->second.sha256) {
-            problem(file + ": answers case '" + r.case_name + "' of another golden file (SHA-256 " +
-                    r.golden_sha256.substr(0, 16) + "...; " + c->second.file + " has " +
-                    c->second.sha256.substr(0, 16) + "...)");
+        if (sha != c->second.sha256) {
+            problem(file + ": answers case '" + case_name + "' of another golden file (SHA-256 " + sha.substr(0, 16) +
+                    "...; " + c->second.file + " has " + c->second.sha256.substr(0, 16) + "...)");
             continue;
         }
-        golden::GoldenCase golden_case;
-        try {
-            golden_case = golden::read_golden(c->second.file);
-        } catch (const std::exception& e) {
-            out.problems.push_back(e.what());
+        // The golden file read in full where the summaries were made: its error, as read_golden's.
+        const json& golden_case = goldens[golden_index.at(c->second.file)];
+        if (golden_case.contains("error")) {
+            out.problems.push_back(golden_case.at("error").get<std::string>());
             continue;
         }
-        const std::optional<Precision> precision =
-            in.precision ? std::optional<Precision>(in.precision(golden_case.problem.input(kHiddenStates).dtype()))
-                         : r.precision;
+        std::optional<Precision> precision;
+        if (in.precision) precision = in.precision(dtype_from(golden_case.at("data")));
+        else if (r.contains("compute"))
+            precision = Precision(dtype_from(r.at("compute")), dtype_from(r.at("storage")),
+                                  r.contains("dequant") ? std::optional<DType>(dtype_from(r.at("dequant"))) : std::nullopt);
         if (!precision) {
             problem(file + ": declares no precision (root attributes compute_type, storage_type): give --precision "
                            "COMPUTE[/STORAGE]");
             continue;
         }
-        if (by_case.count(r.case_name)) {
-            problem(file + ": case '" + r.case_name + "' already has a result, " + by_case.at(r.case_name).file);
+        if (source->by_case.count(case_name)) {
+            problem(file + ": case '" + case_name + "' already has a result, " + source->by_case.at(case_name).file);
             continue;
         }
-        if (auto fault = shape_fault(r, golden_case)) {
+        if (auto fault = shape_fault(r, golden_case, case_name)) {
             problem(file + ": " + *fault);
             continue;
         }
-        if (implementation.empty()) implementation = r.implementation;
-        out.result_file.emplace(r.case_name, file);
-        by_case.emplace(r.case_name, Replayed{file, Output{std::move(r.output), std::move(r.stages)}, *precision});
+        if (implementation.empty()) implementation = r.at("implementation").get<std::string>();
+        out.result_file.emplace(case_name, file);
+        source->by_case.emplace(case_name, Replayed{file, *precision, npy, npy ? "" : case_name, npy ? "" : sha,
+                                                    shape_from(r.at("output")), shapes_from(r.at("stages"))});
     }
     if (!out.problems.empty()) return out;
     std::string name = !in.name.empty() ? in.name : !implementation.empty() ? implementation : "results";
-    auto data = std::make_shared<const std::map<std::string, Replayed>>(std::move(by_case));
+    std::shared_ptr<const ReplaySource> data = std::move(source);
     out.replay = {name, [name, data] { return std::make_unique<ResultReplay>(name, data); }, ""};
     return out;
 }

@@ -5,6 +5,9 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
 
 #include "child_process.hpp"
 #include "commands.hpp"
@@ -13,7 +16,6 @@
 #include "moe/conformance/runner.hpp"
 #include "moe/conformance/shell_word.hpp"
 #include "moe/golden/golden_file.hpp"
-#include "moe/golden/result_file.hpp"
 #include "moe/golden/suite.hpp"
 #include "moe/spec/error.hpp"
 
@@ -55,28 +57,34 @@ std::vector<std::string> result_files(const std::vector<std::string>& given) {
     return given;
 }
 
-// prepare_check reads every golden and result file in this process, where a damaged old-format
-// file can crash or hang HDF5 (spec/golden-format.md, "Crashes and hangs"): a child reads them
-// first as prepare_check does (each golden file's identity, then all of it; each result), and a
-// file that crashes or hangs it is named (exit 2, as any file that cannot be used). Of the
-// identity, what HDF5 reads: the hash reads plain bytes, and cost seconds per model-sized file.
-std::vector<std::string> unreadable_files(const conformance::CheckInputs& in) {
-    auto problems = files_that_crash(
-        in.golden_files,
-        [](const std::string& file) {
-            golden::read_case_name(file);
-            golden::read_golden(file);
-        },
-        "golden file");
-    const auto results = files_that_crash(
-        in.result_files,
-        [&in](const std::string& file) {
-            if (std::filesystem::path(file).extension() == ".npy") golden::read_npy_result(file, in.max_memory);
-            else golden::read_result(file, in.max_memory, !in.precision);
-        },
-        "result file");
-    problems.insert(problems.end(), results.begin(), results.end());
-    return problems;
+// prepare_check works from summaries of the files (conformance::summarize_*: each golden and
+// result file read in full, every check of the readers, no data kept) made in a child process,
+// where a damaged old-format file that crashes or hangs HDF5 (spec/golden-format.md, "Crashes
+// and hangs") cannot take the tool down: such a file is named (exit 2, as any file that cannot be
+// used), files_that_crash reading the files again, one child per file, to find it. The golden
+// files are read in full there, not only their types and shapes, so that one whose data crashes
+// HDF5 is named before anything is compared, not an ERROR of the run. What this process then
+// reads with HDF5 is what the child read first: each golden file's case name (the hash reads
+// plain bytes, once, here), and each result file again when its case is compared.
+std::optional<std::string> summaries_in_child(const std::vector<std::string>& files,
+                                              const std::function<std::string(const std::vector<std::string>&)>& summarize,
+                                              const std::string& kind, std::vector<std::string>& problems) {
+    if (files.empty()) return summarize(files);
+    // As files_that_crash's limit: reading takes about a second per 100 MB; the limit only ends a hang.
+    std::uintmax_t bytes = 0;
+    for (const auto& f : files) {
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(f, ec);
+        if (!ec) bytes += size;
+    }
+    const long limit_ms = 60000 + 100 * static_cast<long>(files.size()) + static_cast<long>(bytes / 100000);
+    if (auto text = in_child_process([&] { return summarize(files); }, limit_ms)) return text;
+    auto crashed = files_that_crash(files, [&summarize](const std::string& f) { summarize({f}); }, kind);
+    if (crashed.empty())  // this time no child crashed nor hung: no summaries all the same
+        crashed.push_back("reading the " + kind + "s in a child process crashed or ran past " +
+                          std::to_string(limit_ms / 1000) + " s, though reading them again did not; check again");
+    problems.insert(problems.end(), crashed.begin(), crashed.end());
+    return std::nullopt;
 }
 
 }  // namespace
@@ -98,8 +106,14 @@ int check(const CheckCommand& c) {
     in.name = c.name;
     in.max_memory = c.max_memory;
     conformance::PreparedCheck prepared;
-    prepared.problems = unreadable_files(in);
-    if (prepared.problems.empty()) prepared = conformance::prepare_check(in);
+    const auto golden_summaries = summaries_in_child(
+        in.golden_files, [](const std::vector<std::string>& files) { return conformance::summarize_golden_files(files); },
+        "golden file", prepared.problems);
+    const auto result_summaries = summaries_in_child(
+        in.result_files,
+        [&in](const std::vector<std::string>& files) { return conformance::summarize_result_files(files, in); },
+        "result file", prepared.problems);
+    if (prepared.problems.empty()) prepared = conformance::prepare_check(in, *golden_summaries, *result_summaries);
     if (!prepared.problems.empty()) {
         for (const auto& p : prepared.problems) std::cerr << "moe-conform: error: " << p << "\n";
         std::cerr << "moe-conform: " << prepared.problems.size()

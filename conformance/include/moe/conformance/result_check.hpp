@@ -2,8 +2,9 @@
 // `moe-conform check`: result files judged as if their implementation had run here. The files
 // are matched to golden cases by case name and checked against the golden file's SHA-256 first;
 // every fault that makes a file unusable (wrong case hash, wrong shape, no precision, a case not
-// in the run) is collected before anything is compared. The replay is then an ordinary backend
-// for the runner, so statuses, metrics and reports are those of `moe-conform run`.
+// in the run, a file that cannot be read) is collected before anything is compared. The replay
+// is then an ordinary backend for the runner, so statuses, metrics and reports are those of
+// `moe-conform run`.
 #include <functional>
 #include <map>
 #include <memory>
@@ -36,7 +37,23 @@ struct PreparedCheck {
     std::map<std::string, std::string> result_file;  // case name -> the result file that answers it
 };
 
+// Reads every file (golden files in full, with every check of read_golden; result files with
+// every check of read_result) here, in this process.
 PreparedCheck prepare_check(const CheckInputs& in);
+
+// What prepare_check needs of each file, as text: each golden file read in full (every check of
+// read_golden; the hidden states' type and shape, the stage layout, validate()'s verdict, or what
+// the read threw) and each result file too (its attributes and shapes, or what it threw), without
+// their data. `moe-conform check` makes them in a child process, where a file that crashes or
+// hangs HDF5 cannot take the tool down, so that its own process never reads a golden file's data
+// and reads each result (in full again) only when its case is compared (the replay's prepare()),
+// one at a time.
+std::string summarize_golden_files(const std::vector<std::string>& files);
+std::string summarize_result_files(const std::vector<std::string>& files, const CheckInputs& in);
+// prepare_check from the summaries of in.golden_files and in.result_files; of the files, reads
+// only each golden file's identity (its case name, and its bytes for the hash).
+PreparedCheck prepare_check(const CheckInputs& in, const std::string& golden_summaries,
+                            const std::string& result_summaries);
 
 // Every .h5 and .npy file in `dir`, sorted; throws InputError when there is none.
 std::vector<std::string> result_files_in(const std::string& dir);
