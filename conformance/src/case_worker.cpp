@@ -70,6 +70,7 @@ json result_json(const CaseResult& r) {
     if (const auto& s = r.first_divergent_stage)
         j["stage"] = {s->stage, s->worst_ratio, s->token, s->slot, s->feature, s->reference, s->got, s->bound,
                       s->per_stage};
+    if (!r.stages_within_bound.empty()) j["stages_within_bound"] = r.stages_within_bound;
     if (r.params) j["params"] = params_json(*r.params);
     return j;
 }
@@ -121,6 +122,8 @@ CaseResult result_from(const json& j) {
         d.per_stage = s.at(8).get<std::vector<std::pair<std::string, double>>>();
         r.first_divergent_stage = d;
     }
+    if (j.contains("stages_within_bound"))
+        r.stages_within_bound = j.at("stages_within_bound").get<std::vector<std::pair<std::string, double>>>();
     if (j.contains("params")) r.params = params_from(j.at("params"));
     return r;
 }

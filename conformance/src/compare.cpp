@@ -305,6 +305,11 @@ std::optional<StageDivergence> first_divergent_stage(const golden::GoldenCase& c
                                                      const std::map<std::string, Tensor>& got_stages,
                                                      const Precision& precision, int threads,
                                                      const std::map<std::string, Tensor>* stage_terms) {
+    return check_stages(c, got_stages, precision, threads, stage_terms).first;
+}
+
+StageCheck check_stages(const golden::GoldenCase& c, const std::map<std::string, Tensor>& got_stages,
+                        const Precision& precision, int threads, const std::map<std::string, Tensor>* stage_terms) {
     const Problem& p = c.problem;
     const Dims d = validate(p);
     const ToleranceModel model = tolerance_model(precision, p, d);
@@ -355,8 +360,8 @@ std::optional<StageDivergence> first_divergent_stage(const golden::GoldenCase& c
         per_stage.emplace_back(stage, worst.worst_ratio);
         if (worst.worst_ratio > 1.0 && !first) first = worst;
     }
-    if (first) first->per_stage = std::move(per_stage);
-    return first;
+    if (first) first->per_stage = per_stage;
+    return {std::move(first), std::move(per_stage)};
 }
 
 }  // namespace moe::conformance

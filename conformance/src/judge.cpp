@@ -53,10 +53,14 @@ CaseResult judge_output(const golden::GoldenCase& c, const Output& out, const Ju
     r.reason = cmp.reason;
     r.metrics = std::move(cmp.metrics);
     r.exact = cmp.exact;
-    if (r.status == Status::fail && !out.stages.empty())
+    if (r.status == Status::fail && !out.stages.empty()) {
         // The comparison's range check computed the stage error terms already: not again.
-        r.first_divergent_stage = first_divergent_stage(c, out.stages, in.precision, in.threads,
-                                                        cmp.stage_terms.empty() ? nullptr : &cmp.stage_terms);
+        StageCheck sc = check_stages(c, out.stages, in.precision, in.threads,
+                                     cmp.stage_terms.empty() ? nullptr : &cmp.stage_terms);
+        r.first_divergent_stage = std::move(sc.first);
+        // Every returned stage within its bound and the output not: the divergence is after them.
+        if (!r.first_divergent_stage) r.stages_within_bound = std::move(sc.per_stage);
+    }
     if (r.status == Status::pass && !out.stages.empty()) {
         if (const std::string stage = misshapen_stage(c, out.stages); !stage.empty()) {
             r.status = Status::fail;

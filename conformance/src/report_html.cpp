@@ -12,6 +12,10 @@
 
 namespace moe::conformance {
 
+namespace detail {
+std::string after_stages_text(const CaseResult& r);  // report_text.cpp, shared with the details
+}
+
 namespace {
 
 using html::escape;
@@ -71,6 +75,17 @@ void stages(std::ostringstream& o, const StageDivergence& d) {
     o << "</table>\n";
 }
 
+// Every returned stage within its bound and the output not: where the error must enter, with the
+// stages' headroom (a stage at 0.9 x bound is a weaker alibi than one at 0.01).
+void after_stages(std::ostringstream& o, const CaseResult& r) {
+    o << "<p>Stages: " << escape(detail::after_stages_text(r)) << "</p>\n";
+    o << "<table><tr><th>stage</th><th>worst error/bound</th></tr>\n";
+    for (const auto& [stage, ratio] : r.stages_within_bound)
+        o << "<tr><td>" << escape(stage) << "</td><td class=\"n\" style=\"color:#1a7f37\">" << num(ratio)
+          << "</td></tr>\n";
+    o << "</table>\n";
+}
+
 void elements(std::ostringstream& o, const Metrics& m) {
     if (!m.worst && m.violations.empty()) return;
     o << "<table><tr><th></th><th>token</th><th>feature</th><th>reference</th><th>got</th><th>|diff|</th>"
@@ -100,6 +115,7 @@ void failure(std::ostringstream& o, const CaseResult& r, std::size_t index, bool
     if (r.metrics.ratio_grid && with_heatmap) heatmap(o, *r.metrics.ratio_grid);
     else if (r.metrics.ratio_grid) o << "<p class=\"meta\">(heatmap omitted: the first " << kMaxHeatmaps << " failures have one)</p>\n";
     if (r.first_divergent_stage) stages(o, *r.first_divergent_stage);
+    if (!r.stages_within_bound.empty()) after_stages(o, r);
     elements(o, r.metrics);
     if (!r.repro.empty()) o << "<pre>" << escape(r.repro) << "</pre>\n";
     o << "</section>\n";
@@ -130,6 +146,17 @@ void counts(std::ostringstream& o, const std::vector<CaseResult>& results) {
             o << "</td>";
         }
         o << "</tr>\n";
+    }
+    o << "</table>\n";
+    // Why the skips were skipped: a supports() that over-declines shows as one large group.
+    const std::vector<SkipGroup> groups = skip_reasons(results);
+    if (groups.empty()) return;
+    o << "<h3>Skipped, by reason</h3>\n<table><tr><th>results</th><th>reason</th><th>backends</th></tr>\n";
+    for (const SkipGroup& g : groups) {
+        std::string backends;
+        for (const auto& b : g.backends) backends += (backends.empty() ? "" : ", ") + b;
+        o << "<tr><td class=\"n\">" << g.count << "</td><td>" << escape(g.reason) << "</td><td>" << escape(backends)
+          << "</td></tr>\n";
     }
     o << "</table>\n";
 }

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -45,6 +46,22 @@ json stage(const std::optional<StageDivergence>& d) {
                 {"got", json_real(d->got)}, {"bound", json_real(d->bound)}};
 }
 
+// null unless the output failed with every returned stage within its bound (CaseResult): a
+// reader that knows only first_divergent_stage still reads null there, as before.
+json within_bound(const std::vector<std::pair<std::string, double>>& stages) {
+    if (stages.empty()) return nullptr;
+    json list = json::array();
+    for (const auto& [name, ratio] : stages) list.push_back(json{{"stage", name}, {"worst_ratio", json_real(ratio)}});
+    return list;
+}
+
+json skip_reasons_json(const std::vector<CaseResult>& results) {
+    json list = json::array();
+    for (const SkipGroup& g : skip_reasons(results))
+        list.push_back(json{{"reason", g.reason}, {"count", g.count}, {"backends", g.backends}});
+    return list;
+}
+
 // clamp_limit for GEMM2 alone: GEMM3 has none (resolve() leaves it 0).
 json params(const std::optional<CaseParams>& p) {
     if (!p) return nullptr;
@@ -74,7 +91,8 @@ json result(const CaseResult& r) {
                 {"seconds", json_real(r.seconds)},
                 {"repro", r.repro},
                 {"metrics", metrics(r.metrics)},
-                {"first_divergent_stage", stage(r.first_divergent_stage)}};
+                {"first_divergent_stage", stage(r.first_divergent_stage)},
+                {"stages_within_bound", within_bound(r.stages_within_bound)}};
 }
 
 }  // namespace
@@ -87,6 +105,8 @@ void write_json_report(const std::string& file, const RunInfo& info, const std::
     doc["summary"] = json{{"total", s.total},         {"passed", s.passed}, {"failed", s.failed},
                           {"skipped", s.skipped},     {"xfail", s.xfailed}, {"xpass", s.xpassed},
                           {"mistrusted", s.mistrusted}, {"errors", s.errors}};
+    // Beside the counts, not in them: summary stays all integers, as its readers sum it.
+    doc["skip_reasons"] = skip_reasons_json(results);
     json list = json::array();
     for (const auto& r : results) list.push_back(result(r));
     doc["results"] = std::move(list);

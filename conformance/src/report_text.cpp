@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "moe/conformance/reports.hpp"
+#include "moe/reference/interpreter.hpp"
 #include "moe/spec/printable.hpp"
 #include "number_text.hpp"
 
@@ -22,6 +23,7 @@ namespace detail {
 // implementation details of the three writers).
 void write_case_details(std::ostream& out, const CaseResult& r);
 bool was_compared(const CaseResult& r);
+std::string after_stages_text(const CaseResult& r);
 
 // A case was compared when its status says the backend produced an output that was checked
 // and at least one element was compared. Skips and errors never were.
@@ -35,6 +37,8 @@ namespace {
 
 constexpr std::size_t kMaxViolationsShown = 10;
 constexpr std::size_t kMaxReprosShown = 10;
+constexpr std::size_t kMaxSkipReasonsShown = 10;
+constexpr std::size_t kMaxSkipReasonColumns = 100;  // longer reasons are cut, with "..."
 
 using number_text::formatted;  // the reports' number formatting (number_text.hpp)
 using number_text::value;      // reference / got values
@@ -120,9 +124,65 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
     return out;
 }
 
+// At most `n` columns, cut at a character boundary (never inside a UTF-8 sequence or a \xNN
+// escape one_line() wrote) and marked "...".
+std::string truncated(const std::string& s, std::size_t n) {
+    if (columns(s) <= n) return s;
+    std::size_t at = 0, cols = 0;
+    while (at < s.size()) {
+        std::size_t len = 1, width = 1;
+        if (s[at] == '\\' && at + 4 <= s.size() && s[at + 1] == 'x') {
+            len = width = 4;
+        } else {
+            while (at + len < s.size() && (static_cast<unsigned char>(s[at + len]) & 0xC0) == 0x80) ++len;
+        }
+        if (cols + width > n - 3) break;
+        cols += width;
+        at += len;
+    }
+    return s.substr(0, at) + "...";
+}
+
+// The Summary's "skipped by reason:" block: why a run skipped what it skipped.
+void write_skip_reasons(std::ostream& out, const std::vector<CaseResult>& results) {
+    const std::vector<SkipGroup> groups = skip_reasons(results);
+    if (groups.empty()) return;
+    out << "skipped by reason:\n";
+    const std::size_t shown = std::min(groups.size(), kMaxSkipReasonsShown);
+    std::size_t width = 0;
+    for (std::size_t i = 0; i < shown; ++i) width = std::max(width, std::to_string(groups[i].count).size());
+    for (std::size_t i = 0; i < shown; ++i) {
+        const std::string reason = one_line(groups[i].reason);
+        out << "  " << pad_left(std::to_string(groups[i].count), width) << " x "
+            << (reason.empty() ? "(no reason given)" : '"' + truncated(reason, kMaxSkipReasonColumns) + '"') << '\n';
+    }
+    if (groups.size() > shown) {
+        std::size_t rest = 0;
+        for (std::size_t i = shown; i < groups.size(); ++i) rest += groups[i].count;
+        const std::size_t more = groups.size() - shown;
+        out << "  ... and " << more << " more reason" << (more == 1 ? "" : "s") << " (" << rest << " result"
+            << (rest == 1 ? "" : "s") << ")\n";
+    }
+}
+
 }  // namespace
 
 namespace detail {
+
+// For a failing output whose returned stages are all within bound: where the error must enter.
+// Stages the backend did not return after the last one it did are named as suspects too.
+std::string after_stages_text(const CaseResult& r) {
+    std::vector<std::string> compared, later;
+    for (const auto& st : r.stages_within_bound) compared.push_back(st.first);
+    if (r.params) {
+        const std::vector<std::string> pipeline = reference::stage_names(r.params->expert_type);
+        const auto last = std::find(pipeline.begin(), pipeline.end(), compared.back());
+        if (last != pipeline.end()) later.assign(last + 1, pipeline.end());
+    }
+    return join(compared, ", ") + " within bound; the divergence is after them (" +
+           (later.empty() ? "" : join(later, ", ") + ", which the backend did not return; ") +
+           "routing weights, the sum over top-k, or the output's rounding)";
+}
 
 void write_case_details(std::ostream& out, const CaseResult& r) {
     out << status_name(r.status) << ' ' << r.backend << ' ' << r.case_name;
@@ -183,6 +243,7 @@ void write_case_details(std::ostream& out, const CaseResult& r) {
             << ", feature " << d.feature << ": reference " << value(d.reference) << ", got " << value(d.got)
             << ", bound " << err(d.bound) << ", ratio " << ratio(d.worst_ratio) << '\n';
     }
+    if (!r.stages_within_bound.empty()) out << "  stages: " << after_stages_text(r) << '\n';
     out << "  repro: " << (r.repro.empty() ? "(none recorded)" : r.repro) << '\n';
 }
 
@@ -283,6 +344,8 @@ void write_text_report(std::ostream& out, const RunInfo& info, const std::vector
         }
         if (failures.size() > shown) out << "  ... and " << failures.size() - shown << " more (see Details)\n";
     }
+    // Just above the count line, which stays the last line a log parser reads.
+    write_skip_reasons(out, results);
     out << count_line(s) << '\n';
 }
 

@@ -1,5 +1,7 @@
 #include "moe/conformance/results.hpp"
 
+#include <algorithm>
+
 #include "moe/golden/golden_file.hpp"
 
 namespace moe::conformance {
@@ -45,6 +47,21 @@ RunSummary summarize(const std::vector<CaseResult>& results) {
         }
     }
     return s;
+}
+
+std::vector<SkipGroup> skip_reasons(const std::vector<CaseResult>& results) {
+    std::vector<SkipGroup> groups;  // first-seen order; a suite has a handful of reasons
+    for (const auto& r : results) {
+        if (r.status != Status::skip) continue;
+        auto g = std::find_if(groups.begin(), groups.end(), [&](const SkipGroup& x) { return x.reason == r.reason; });
+        if (g == groups.end()) g = groups.insert(groups.end(), SkipGroup{r.reason, 0, {}});
+        ++g->count;
+        if (std::find(g->backends.begin(), g->backends.end(), r.backend) == g->backends.end())
+            g->backends.push_back(r.backend);
+    }
+    // Stable: equal counts keep the order in which the run met them.
+    std::stable_sort(groups.begin(), groups.end(), [](const SkipGroup& a, const SkipGroup& b) { return a.count > b.count; });
+    return groups;
 }
 
 }  // namespace moe::conformance

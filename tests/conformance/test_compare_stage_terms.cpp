@@ -108,3 +108,35 @@ TEST_CASE("judge_output names the first divergent stage of a failing output as t
     CHECK(r.first_divergent_stage->worst_ratio == want->worst_ratio);
     CHECK(r.first_divergent_stage->per_stage == want->per_stage);
 }
+
+TEST_CASE("judge_output: a failing output whose stages are all within bound lists them, with no divergent stage") {
+    const auto c = make_case();
+    const Tensor& ref = c.outputs.at("output");
+    Output out;
+    out.output = moved(ref, 7, 1.0);  // wrong after the last stage, as a routing-weight bug is
+    out.stages = c.stages;
+    JudgeInput in;
+    in.precision = kF32;
+    CaseResult r = judge_output(c, out, in);
+    REQUIRE(r.status == Status::fail);
+    CHECK_FALSE(r.first_divergent_stage);
+    const auto all = check_stages(c, out.stages, kF32, 1);
+    CHECK_FALSE(all.first);
+    CHECK(r.stages_within_bound == all.per_stage);
+    REQUIRE(r.stages_within_bound.size() == 3);  // GEMM2: gate_up, act, down
+    CHECK(r.stages_within_bound[0].first == "gate_up");
+    CHECK(r.stages_within_bound[2].first == "down");
+
+    // One stage out of bound: that is the divergent stage, and nothing is listed as within bound.
+    out.stages["act"] = moved(out.stages["act"], (2 * 2 + 1) * 6 + 3, 1e-3);
+    r = judge_output(c, out, in);
+    REQUIRE(r.first_divergent_stage);
+    CHECK(r.first_divergent_stage->stage == "act");
+    CHECK(r.stages_within_bound.empty());
+
+    // No stages returned: neither.
+    out.stages.clear();
+    r = judge_output(c, out, in);
+    CHECK_FALSE(r.first_divergent_stage);
+    CHECK(r.stages_within_bound.empty());
+}

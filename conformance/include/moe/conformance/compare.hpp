@@ -3,6 +3,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "moe/spec/backend.hpp"
 #include "moe/golden/golden_file.hpp"
@@ -48,5 +50,16 @@ std::optional<StageDivergence> first_divergent_stage(const golden::GoldenCase& c
                                                      const std::map<std::string, Tensor>& got_stages,
                                                      const Precision& precision, int threads,
                                                      const std::map<std::string, Tensor>* stage_terms = nullptr);
+
+// The same comparison, keeping every compared stage's worst error/bound (pipeline order) also
+// when none leaves its bound: for a failing output that says the error enters after the last
+// stage, which an empty first_divergent_stage cannot tell from "no stage compared".
+struct StageCheck {
+    std::optional<StageDivergence> first;                     // as first_divergent_stage
+    std::vector<std::pair<std::string, double>> per_stage;  // every stage compared
+};
+StageCheck check_stages(const golden::GoldenCase& c, const std::map<std::string, Tensor>& got_stages,
+                        const Precision& precision, int threads,
+                        const std::map<std::string, Tensor>* stage_terms = nullptr);
 
 }  // namespace moe::conformance

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "moe/spec/problem.hpp"
@@ -90,6 +91,11 @@ struct CaseResult {
     double seconds = 0;         // backend run time
     Metrics metrics;
     std::optional<StageDivergence> first_divergent_stage;
+    // A failing output whose returned stages were compared and every one is within its bound:
+    // those stages, in pipeline order, with their worst error/bound. The error enters after
+    // them (the routing-weighted sum over the top-k slots, or the output's rounding), which a
+    // null first_divergent_stage alone cannot tell from "no stages returned". Empty otherwise.
+    std::vector<std::pair<std::string, double>> stages_within_bound;
     std::string repro;          // command line that reruns exactly this case on this backend
     std::optional<CaseParams> params;  // absent when the case's file was not read
 };
@@ -100,5 +106,15 @@ struct RunSummary {
 };
 
 RunSummary summarize(const std::vector<CaseResult>& results);
+
+// The SKIP results grouped by their reason (verbatim), most frequent first, ties in order of
+// first appearance: a plugin that declines most of the suite, or a supports() that over-declines,
+// shows what it declined at a glance instead of as a bare skip count.
+struct SkipGroup {
+    std::string reason;
+    std::size_t count = 0;
+    std::vector<std::string> backends;  // that gave this reason, in first-seen order
+};
+std::vector<SkipGroup> skip_reasons(const std::vector<CaseResult>& results);
 
 }  // namespace moe::conformance
