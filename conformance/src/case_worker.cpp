@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "moe/conformance/shell_word.hpp"
+#include "moe/spec/stdout_to_stderr.hpp"
 
 namespace moe::conformance::detail {
 
@@ -172,11 +173,29 @@ std::vector<json> take_frames(std::vector<std::uint8_t>& buffer) {
     ::_exit(0);
 }
 
+// The compute and storage types `b` declares for `p`, for the ERROR of a crash or a timeout in
+// the step that follows. Sent after the step's "begin" (a backend that crashes here is lost in its
+// own step) and only where run_one would ask too: an available backend (an unavailable one may
+// have no precision to give). Nothing is sent when it throws: run_one reports that.
+void send_declared_types(int fd, const Backend& b, const Problem& p) {
+    try {
+        if (!b.availability().available) return;
+        const Precision declared = b.precision_for(p);
+        send(fd, {{"types", true},
+                  {"compute", std::string(dtype_name(declared.compute))},
+                  {"storage", std::string(dtype_name(declared.storage))}});
+    } catch (const std::exception&) {
+    }
+}
+
 // Reads and runs files from (file0, backend0) on; one message per step. Never returns.
 [[noreturn]] void worker_main(int fd, const RunOptions& o, const std::vector<BackendMaker>& makers,
                               const CaseSteps& steps, std::size_t file0, std::size_t backend0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the run
     ::signal(SIGPIPE, SIG_IGN);
+    // The worker writes nothing to stdout (results go down the pipe, progress to stderr): what
+    // the backends print there goes to stderr, not into the parent's report.
+    if (const int saved = stdout_to_stderr_for_good(); saved >= 0) ::close(saved);
     std::vector<std::unique_ptr<Backend>> backends;
     try {
         for (const auto& m : makers) backends.push_back(m.make());
@@ -192,12 +211,15 @@ std::vector<json> take_frames(std::vector<std::uint8_t>& buffer) {
             send(fd, {{"file", i}, {"input_error", error}});
             continue;
         }
-        // The parameters too: a backend that crashes on the case gets an ERROR that says them.
+        // The parameters and the data type too: a backend that crashes on the case gets an ERROR
+        // that says them.
         send(fd, {{"file", i},
                   {"case_name", golden::printable(c->problem.name)},
-                  {"params", params_json(case_params(c->problem.attributes))}});
+                  {"params", params_json(case_params(c->problem.attributes))},
+                  {"data_type", std::string(dtype_name(c->problem.input(kHiddenStates).dtype()))}});
         for (std::size_t j = i == file0 ? backend0 : 0; j < backends.size(); ++j) {
             send(fd, {{"begin", i}, {"backend", j}});
+            send_declared_types(fd, *backends[j], c->problem);
             const CaseResult r = steps.run(*c, o.files[i], *backends[j]);
             if (o.progress) steps.progress(i + 1, r);
             send(fd, {{"file", i}, {"result", result_json(r)}});
@@ -237,14 +259,22 @@ std::string seconds_text(double seconds) {
     return buf;
 }
 
+// The types an ERROR for a lost step shows: the case's data type (once the worker read the file)
+// and the lost step's backend's declared compute and storage types (once the worker sent them).
+struct KnownTypes {
+    std::string data, compute, storage;  // "" where not known
+};
+
 // timed_out: the worker was killed at --case-timeout, which the repro line then repeats (at the
 // default limit a rerun would not time out the same way); nothing says the file is at fault.
 // after_backends: backend code ran in the same worker before (on earlier cases, or earlier
 // backends on this one), and a thread or process it left running can be what crashed: the reason
 // says so rather than blaming the file or this backend alone; the repro line runs the step alone.
+// `known`: the types the worker told before it was lost.
 void record_loss(const RunOptions& o, const std::vector<BackendMaker>& makers, const CaseSteps& steps,
                  const Position& at, const std::string& case_name, const std::optional<CaseParams>& params,
-                 const std::string& why, bool timed_out, bool after_backends, RunOutcome& outcome) {
+                 const KnownTypes& known, const std::string& why, bool timed_out, bool after_backends,
+                 RunOutcome& outcome) {
     const std::string& file = o.files[at.file];
     const std::size_t first = at.backend < 0 ? 0 : static_cast<std::size_t>(at.backend);
     const std::size_t last = at.backend < 0 ? makers.size() : first + 1;
@@ -254,6 +284,11 @@ void record_loss(const RunOptions& o, const std::vector<BackendMaker>& makers, c
         r.file = golden::printable(file);
         r.backend = makers[j].name;
         r.params = params;  // known once the worker read the file
+        r.data_type = known.data;
+        if (at.backend >= 0) {  // the backend's declared types, for the step it was lost in
+            r.compute_type = known.compute;
+            r.storage_type = known.storage;
+        }
         r.status = Status::error;
         const std::string leftover = "a thread or process that a backend started earlier in the same worker process "
                                      "and left running; the repro line runs this step alone";
@@ -290,11 +325,13 @@ RunOutcome run_in_workers(const RunOptions& o, const std::vector<BackendMaker>& 
     Position next;  // where the next worker starts
     std::vector<std::string> case_names(o.files.size());
     std::vector<std::optional<CaseParams>> case_params_of(o.files.size());
+    std::vector<std::string> data_types(o.files.size());
     while (next.file < o.files.size()) {
         int fds[2];
         if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
         std::cout.flush();
         std::cerr.flush();
+        std::fflush(nullptr);  // nothing buffered here is written again by the worker, onto stderr
         const pid_t pid = ::fork();
         if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
         if (pid == 0) {
@@ -304,6 +341,7 @@ RunOutcome run_in_workers(const RunOptions& o, const std::vector<BackendMaker>& 
         ::close(fds[1]);
         const Position begun = next;
         Position at{next.file, next.backend};
+        KnownTypes step_types;  // the current backend step's declared types, once the worker sent them
         bool started = false, finished = false, timed_out = false, reaped = false;
         int status = 0;
         auto phase_start = Clock::now(), last_notice = phase_start;
@@ -350,12 +388,17 @@ RunOutcome run_in_workers(const RunOptions& o, const std::vector<BackendMaker>& 
                 if (m.contains("begin")) {
                     started = true;
                     at = {m.at("begin").get<std::size_t>(), m.at("backend").get<long>()};
+                    step_types = {};
                     phase_start = last_notice = Clock::now();
+                } else if (m.contains("types")) {
+                    step_types.compute = m.at("compute");
+                    step_types.storage = m.at("storage");
                 } else if (m.contains("input_error")) {
                     if (!m.at("input_error").get<std::string>().empty()) outcome.input_errors.push_back(m.at("input_error"));
                 } else if (m.contains("case_name")) {
                     case_names[m.at("file").get<std::size_t>()] = m.at("case_name");
                     case_params_of[m.at("file").get<std::size_t>()] = params_from(m.at("params"));
+                    data_types[m.at("file").get<std::size_t>()] = m.at("data_type");
                 } else if (m.contains("result")) {
                     outcome.results.push_back(result_from(m.at("result")));
                 } else if (m.contains("fatal")) {
@@ -385,8 +428,9 @@ RunOutcome run_in_workers(const RunOptions& o, const std::vector<BackendMaker>& 
         // Backend code ran in this worker before the step it was lost in: on an earlier file, or
         // an earlier backend on this one.
         const bool after_backends = !makers.empty() && (at.file > begun.file || at.backend > std::max(begun.backend, 0L));
-        record_loss(o, makers, steps, at, case_names[at.file], case_params_of[at.file], why, timed_out, after_backends,
-                    outcome);
+        step_types.data = data_types[at.file];
+        record_loss(o, makers, steps, at, case_names[at.file], case_params_of[at.file], step_types, why, timed_out,
+                    after_backends, outcome);
         next = at.backend < 0 || static_cast<std::size_t>(at.backend) + 1 >= makers.size()
                    ? Position{at.file + 1, -1}
                    : Position{at.file, at.backend + 1};

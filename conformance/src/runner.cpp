@@ -21,6 +21,7 @@
 #include "moe/conformance/step_timer.hpp"
 #include "moe/golden/suite.hpp"
 #include "moe/spec/error.hpp"
+#include "moe/spec/stdout_to_stderr.hpp"
 
 namespace moe::conformance {
 
@@ -97,8 +98,9 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend
     // does once (packing, dequantising), as the plugin ABI documents.
     auto start = std::chrono::steady_clock::now();
     std::string threw;
-    // CaseSkipped and CaseUnanswered (runner.hpp) are not the backend's faults: their message is
-    // the reason as it is, with no "backend threw:" ahead of it.
+    // CaseSkipped and CaseUnanswered (runner.hpp) are not the backend's faults, and BackendFailed
+    // is a fault in the backend's own words (a plugin's return code): their message is the
+    // reason as it is, with no "backend threw:" ahead of it.
     std::optional<Status> told;
     try {
         b.prepare(c.problem);
@@ -108,6 +110,9 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend
         told = Status::skip;
         threw = e.what();
     } catch (const CaseUnanswered& e) {
+        told = Status::error;
+        threw = e.what();
+    } catch (const BackendFailed& e) {
         told = Status::error;
         threw = e.what();
     } catch (const std::exception& e) {
@@ -317,6 +322,11 @@ RunOutcome run_suite(const RunOptions& o, const std::vector<Backend*>& backends)
 
 RunOutcome run_suite_from_makers(const RunOptions& o, const std::vector<BackendMaker>& makers) {
     if (!o.isolate) {
+        // What the backends print to stdout goes to stderr, as from a worker: the report is
+        // written to stdout after the run, and nothing else writes there meanwhile (progress and
+        // notices go to stderr). Not in run_suite itself: the Python door calls it, and a Python
+        // function's print() is the user's own business.
+        const StdoutToStderr backends_print_to_stderr;
         std::vector<std::unique_ptr<Backend>> owned;
         std::vector<Backend*> list;
         for (const auto& m : makers) {

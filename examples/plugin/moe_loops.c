@@ -297,6 +297,22 @@ static int precision(void* state, int32_t data_type, moe_precision_v2* out) {
     return MOE_OK;
 }
 
+/* supports(): 1 to run the problem, 0 to decline it with a reason, which the report shows as the
+ * case's SKIP ("not supported: ...") and moe-bench as a skipped row. Decline what your kernel
+ * does not do (an expert type, a data type, a weight type, a shape), so that it is reported as
+ * such rather than as a failure or a crash. This example does everything, but keeps an f32 copy
+ * of every weight while it runs: it declines a layer whose copies would take more than 16 GiB
+ * (no bundled case comes near; gpt-oss-20b's take 3.2 GB). */
+static int supports(void* state, const moe_problem_v2* problem, char* reason, size_t reason_size) {
+    const moe_problem_v1* p = &problem->base;
+    const double f32_weight_bytes = 3.0 * (double)p->E * (double)p->H * (double)p->I * sizeof(float);
+    (void)state;
+    if (f32_weight_bytes <= 16.0 * 1024 * 1024 * 1024) return 1;
+    snprintf(reason, reason_size, "the f32 copies of the weights would take %.1f GiB, more than this example's 16",
+             f32_weight_bytes / (1024.0 * 1024 * 1024));
+    return 0;
+}
+
 static int run(void* state, const moe_problem_v2* problem, moe_outputs_v1* o, char* err, size_t err_size) {
     const moe_problem_v1* p = &problem->base;
     (void)state;
@@ -337,7 +353,7 @@ static const moe_conform_backend_v2_t table = {
     NULL, /* state */
     1,    /* provides_stages */
     NULL, /* availability: always */
-    NULL, /* supports: everything */
+    supports,
     precision,
     NULL, /* prepare: nothing to do */
     run,

@@ -6,8 +6,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <iterator>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "run_command.hpp"
@@ -123,7 +125,7 @@ TEST_CASE("moe-bench --backend-lib: a plugin timed on a layer; its failures exit
     const std::pair<std::string, std::string> failing[] = {
         {"crashes_with_child", "backend bad_plugin crashed while being timed (signal 11"},
         {"exits_in_run", "backend bad_plugin ended the process (exit status 0) while being timed"},
-        {"run_fails", "backend bad_plugin failed: bad_plugin: run failed: device lost"},
+        {"run_fails", "backend bad_plugin failed: run() returned 7: device lost"},
     };
     // --json holds the rows measured before the failure (none here: each fails in its first run),
     // as the text says; it once wrote no file at all.
@@ -161,6 +163,47 @@ TEST_CASE("moe-bench --backend-lib: a plugin timed on a layer; its failures exit
     CHECK(picked.output.find("backend example_loops") != std::string::npos);
     expect_refused("--backend-lib " + plugin + " --decode-study " + kCustom, "--backend-lib has no effect with --decode-study");
     expect_refused("--backend-lib /no/such.so --tokens 2 " + kCustom, "--backend-lib");
+}
+
+// The command's stdout alone (its stderr to `err`), and its exit status.
+moe::test::CommandResult stdout_of(const std::string& command, const std::string& err) {
+    return run_command("{ " + command + " 2>" + err + "; }");
+}
+
+TEST_CASE("moe-bench --backend-lib: a row the plugin declines is not timed, but named with the reason; none timed: exit 2") {
+    // bad_plugin_declines_f16 supports f32 data only, and crashes when run on f16: moe-bench ran
+    // every row regardless of supports() (a crash, exit 1, or a write past the output).
+    const std::string plugin = std::string(MOE_BAD_PLUGIN_DIR) + "/bad_plugin_declines_f16.so";
+    const TempDir dir;
+    const std::string json = (dir / "rows.json").string(), err = (dir / "err.txt").string();
+    const auto some = stdout_of(moe_bench() + " --backend-lib " + plugin + " --tokens 1 --reps 1 --dtype f16,f32 " +
+                                    kCustom + " --json " + json,
+                                err);
+    const std::string stderr_text = file_text(err);
+    CAPTURE(some.output);
+    CAPTURE(stderr_text);
+    CHECK(some.exit_code == 0);
+    CHECK(some.output.find("custom             1 f16   f16     uniform    skipped: bad_plugin: not supported: f32 "
+                           "data only, not dtype 2") != std::string::npos);
+    CHECK(some.output.find("custom             1 f32   f32     uniform ") != std::string::npos);
+    CHECK(stderr_text.find("crashed") == std::string::npos);
+    // The plugin's printf() lands on stderr, not in the table on stdout.
+    CHECK(some.output.find("declines_f16 ran") == std::string::npos);
+    CHECK(stderr_text.find("declines_f16 ran") != std::string::npos);
+    // --json holds the timed row alone.
+    const std::string rows = file_text(json);
+    CHECK(rows.find("\"dtype\": \"f32\"") != std::string::npos);
+    CHECK(rows.find("\"dtype\": \"f16\"") == std::string::npos);
+    // Every row declined: nothing timed is no benchmark (exit 2, as for an unavailable backend).
+    const auto none = run_command(moe_bench() + " --backend-lib " + plugin + " --tokens 1,2 --reps 1 --dtype f16 " +
+                                  kCustom + " --json " + json);
+    CAPTURE(none.output);
+    CHECK(none.exit_code == 2);
+    CHECK(none.output.find("custom             2 f16   f16     uniform    skipped: bad_plugin: not supported: ") !=
+          std::string::npos);
+    CHECK(none.output.find("moe-bench: error: backend bad_plugin supports none of the rows asked for, so nothing was "
+                           "timed (custom T = 1 f16: not supported: f32 data only, not dtype 2)") != std::string::npos);
+    CHECK(none.output.find("crashed") == std::string::npos);
 }
 
 TEST_CASE("moe-bench: a custom layer with top-k = experts runs (the checks above refuse no good input)") {
@@ -272,8 +315,11 @@ TEST_CASE("moe-bench --threads: at most 4 per hardware thread (and 1024), in dec
     expect_refused("--tokens 1 --reps 1 --threads 2147483647 " + kCustom, "--threads: 2147483647: out of range");
     expect_refused("--tokens 1 --reps 1 --threads 0x10 " + kCustom, "--threads: 0x10: expected a whole number");
     const auto help = run_command(moe_bench() + " --help");
-    CHECK(help.output.find("at most ") != std::string::npos);
-    CHECK(help.output.find("4 per hardware thread") != std::string::npos);
+    // What threads_check enforces, in words that parse (it once read "at most N, 4 per hardware
+    // thread and at least 1024").
+    CHECK(help.output.find("at most " + std::to_string(std::max<unsigned>(1024, 4 * std::thread::hardware_concurrency())) +
+                           ", the larger of 1024 and 4 per hardware") != std::string::npos);
+    CHECK(help.output.find("and at least 1024") == std::string::npos);
 }
 
 TEST_CASE("moe-bench --strategy-stats: --devices, --block-size, --tokens and --experts bounded before anything is made") {

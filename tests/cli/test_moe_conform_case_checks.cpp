@@ -101,3 +101,12 @@ TEST_CASE("run and check --case: a listed file whose bytes changed is refused, -
     CHECK(unlisted.exit_code == 0);
     CHECK(has(unlisted.output, "1 passed, 0 failed"));
 }
+
+TEST_CASE("run --help's example gives --expect a JSON file, which is what --expect reads") {
+    // It read "--expect known_failures.txt" (test_moe_conform_cli.cpp, past 500 lines, checks the
+    // rest of every command's --help).
+    const auto r = run_command(moe_conform() + " run --help");
+    CHECK(r.exit_code == 0);
+    CHECK(has(r.output, "--expect known_failures.json"));
+    CHECK_FALSE(has(r.output, "known_failures.txt"));
+}

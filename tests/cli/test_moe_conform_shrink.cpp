@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "moe/golden/golden_file.hpp"
@@ -73,6 +75,30 @@ TEST_CASE("shrink writes a much smaller case that still fails, and prints a repr
     CHECK(has(again.output, "gemm2_medium_shrunk"));
     // The shrunk file is a golden case: moe-golden reads it, checksums and all.
     CHECK(run_command(moe::test::moe_golden() + " inspect " + out).exit_code == 0);
+    // Its description says what it is; the original's (which tells shapes and values the shrunk
+    // case no longer has) is kept only as the original's, after it.
+    const auto original = moe::golden::read_golden(kSuite + "/gemm2_medium.h5");
+    const auto shrunk = moe::golden::read_golden(out);
+    CAPTURE(shrunk.description);
+    CHECK(shrunk.description.rfind("Shrunk from case gemm2_medium for backend mutant:cpu_scatter_race (", 0) == 0);
+    CHECK(has(shrunk.description, "): a smaller case that fails the same way; its shapes and values are the search's, "
+                                  "not the original's. Original description: " + original.description));
+}
+
+TEST_CASE("what the plugin prints to stdout while shrink runs it goes to stderr: stdout holds shrink's summary alone") {
+    // bad_plugin_prints fails every run (an ERROR) after a printf(): its lines came first on stdout.
+    TempDir dir;
+    const std::string out = (dir / "small.h5").string(), err = (dir / "err.txt").string();
+    const auto r = run_command("{ " + moe_conform() + " shrink --quiet --backend-lib " + MOE_PRINTS_PLUGIN + " --case " +
+                               kSuite + "/exact_gemm2_lane1.h5 -o " + out + " 2>" + err + "; }");
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 0);
+    CHECK(r.output.rfind("shrunk exact_gemm2_lane1 for bad_plugin in ", 0) == 0);
+    CHECK(has(r.output, "still:  ERROR: run() returned 7: device lost while running exact_gemm2_lane1"));
+    CHECK_FALSE(has(r.output, "the plugin printed this line to stdout"));
+    std::ifstream in(err);
+    const std::string errors((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(has(errors, "the plugin printed this line to stdout"));
 }
 
 TEST_CASE("shrink's default output name comes from the case name made a plain file name (golden files are untrusted)") {

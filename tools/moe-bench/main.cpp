@@ -29,132 +29,14 @@
 #include "moe/bench/transfer_study.hpp"
 #include "memory_checks.hpp"
 #include "modes.hpp"
+#include "moe/spec/stdout_to_stderr.hpp"
 #include "plugin_child.hpp"
+#include "time_rows.hpp"
 
 namespace {
 
 using namespace moe::bench;
-using namespace moe::bench_cli;  // memory_checks.hpp
-
-// The data types moe-bench times (f64 has no fast path worth timing).
-moe::DType timed_dtype(const std::string& name) {
-    const auto dtype = moe::parse_dtype(name);
-    if (!dtype || !moe::is_floating(*dtype) || *dtype == moe::DType::f64)
-        throw moe::InputError("--dtype " + name + ": expected f32, f16 or bf16");
-    return *dtype;
-}
-
-// The one backend moe-bench times: without --backend-lib, a built-in one by name; with it, a
-// loaded plugin (the only one, or the one --backend names). InputError naming what is wrong
-// otherwise. A built-in --backend beside --backend-lib is refused: that plugin was loaded and
-// silently not timed (as moe-conform run refuses a loaded plugin its --backend leaves out).
-moe::BackendMaker backend_maker(const std::string& backend, bool backend_given, const std::vector<std::string>& libs,
-                                const std::string& device) {
-    if (backend == "all")
-        throw moe::InputError("--backend all: moe-bench times one backend; name one (moe-conform list lists them)");
-    if (libs.empty()) return moe::backends::make_backend_makers({backend}, {}, {device}).front();
-    const auto plugins = moe::backends::make_backend_makers({}, libs, {device});  // every plugin loaded
-    std::string loaded;
-    for (const auto& m : plugins) loaded += (loaded.empty() ? "" : ", ") + m.name;
-    if (backend_given) {
-        for (const auto& m : plugins)
-            if (m.name == backend) return m;
-        if (moe::backends::builtin_or_mutant(backend))
-            throw moe::InputError("--backend " + backend + " is a built-in backend, but --backend-lib loaded " + loaded +
-                                  ", which would not be timed: moe-bench times one backend; drop --backend to time the "
-                                  "plugin, or drop --backend-lib to time " + backend);
-        throw moe::InputError("unknown backend '" + backend + "': with --backend-lib, --backend names one of the plugins "
-                              "loaded (" + loaded + ")");
-    }
-    if (plugins.size() != 1)
-        throw moe::InputError("moe-bench times one backend; --backend-lib loaded " + std::to_string(plugins.size()) +
-                              " plugins (" + loaded + "): pick one with --backend NAME");
-    return plugins.front();
-}
-
-// Times the rows, printing each as it is measured and handing it to `measured` (for --json).
-using RowSink = std::function<void(const BenchRow&)>;
-int time_rows(const moe::BackendMaker& maker, const std::string& device, const std::vector<Shape>& shapes,
-              const std::vector<std::size_t>& tokens, const std::vector<std::string>& dtypes,
-              const std::vector<std::string>& weights, const std::string& routing, int threads, const TimingOptions& o,
-              const RowSink& measured) {
-    const std::string& backend = maker.name;
-    if (!device.empty() && !moe::backends::opencl_family(backend))  // in moe-conform's words
-        throw moe::InputError("--device " + device + " picks the OpenCL device of the opencl backend and its mutants; "
-                              "--backend " + backend + " is none of them (leave --device out)");
-    auto b = maker.make();
-    if (!b->availability().available) throw moe::InputError("backend " + backend + " unavailable: " + b->availability().reason);
-    for (const auto& dt : dtypes) timed_dtype(dt);  // refuse a bad --dtype or --weights before anything is timed
-    for (const auto& w : weights)
-        for (const auto& s : shapes) compression_preset(w, s);
-    const std::string description = b->description();
-    const auto emit = [&](const BenchRow& r) {
-        print_table_row(stdout, r, o.vs_reference);
-        measured(r);
-    };
-    // The GEMM of the same FLOP count: every (token, slot) pair through one matrix of 3I outputs
-    // by H inputs.
-    if (backend == "opencl") {  // baselines on the backend's own device, timed after its repetitions
-        TimingOptions device_timing = o;
-        device_timing.interleave = false;
-        DeviceCopyProbe copy_probe(device, std::size_t(512) << 20);
-        print_device_table_header(stdout, b->name(), description, copy_probe.work());
-        for (const auto& s : shapes)
-            for (std::size_t T : tokens)
-                for (const auto& dt : dtypes) {
-                    DeviceGemmProbe gemm_probe(device, T * s.topk, 3 * s.inter, s.hidden, timed_dtype(dt));
-                    // The plain row, then the compressed ones (--weights) of the same data type.
-                    std::vector<std::string> kinds{""};
-                    kinds.insert(kinds.end(), weights.begin(), weights.end());
-                    for (const auto& w : kinds) {
-                        BenchRow r =
-                            time_backend(*b, s, T, timed_dtype(dt), routing, gemm_probe, copy_probe, device_timing, w);
-                        r.same_device = true;
-                        r.gemm_routine = gemm_probe.routine();
-                        emit(r);
-                    }
-                }
-    } else {
-        print_table_header(stdout, b->name(), description, threads);
-        ReadProbe read_probe(std::size_t(1) << 30, threads);
-        // Per shape, T and data type, the plain row and its compressed rows (--weights) are timed
-        // together, round by round (time_backends_together), each on a backend instance of its own
-        // (prepare() state is per instance): a compressed row's speedup over the plain row of its
-        // data type compares times from the same stretch of time. (All data types at once would
-        // hold every problem and its prepared copy: gpt-oss-20b's f32 and bf16 with two compressed
-        // presets each is more than 24 GiB.)
-        for (const auto& s : shapes)
-            for (std::size_t T : tokens) {
-                GemmProbe gemm_probe(T * s.topk, 3 * s.inter, s.hidden, threads);
-                double bf16 = 0, f32 = 0;  // this shape's plain rows, for the compressed rows' speedups
-                std::vector<std::vector<BenchRow>> groups;  // per data type: the plain row, then the compressed
-                for (const auto& dt : dtypes) {
-                    std::vector<std::unique_ptr<moe::Backend>> instances;
-                    std::vector<RowRequest> requests{{nullptr, timed_dtype(dt), ""}};
-                    for (const auto& w : weights) requests.push_back({nullptr, timed_dtype(dt), w});
-                    for (auto& q : requests) {
-                        instances.push_back(maker.make());
-                        q.backend = instances.back().get();
-                    }
-                    groups.push_back(time_backends_together(requests, s, T, routing, gemm_probe, read_probe, o));
-                    if (dt == "bf16") bf16 = groups.back().front().seconds;
-                    if (dt == "f32") f32 = groups.back().front().seconds;
-                }
-                // Printed (and written) once every data type ran: the plain rows, then the compressed
-                // ones, each with its speedups over this shape's bf16 and f32 rows.
-                for (auto& g : groups) emit(g.front());
-                for (auto& g : groups)
-                    for (std::size_t j = 1; j < g.size(); ++j) {
-                        g[j].bf16_seconds = bf16;
-                        g[j].f32_seconds = f32;
-                        emit(g[j]);
-                    }
-            }
-    }
-    // What the backend chose while running (the opencl backend's GEMM sizes and autotune).
-    if (b->description() != description) std::printf("moe-bench: %s\n", b->description().c_str());
-    return 0;
-}
+using namespace moe::bench_cli;  // memory_checks.hpp, time_rows.hpp
 
 // A custom shape takes all four of its flags (a missing one would be a zero-sized layer) and a
 // top-k the experts can fill; refused before anything is timed or printed.
@@ -257,8 +139,8 @@ void add_flags(CLI::App& app, Flags& f) {
     app.add_option("--threads", f.threads,
                    "Threads for the machine baselines (the backend uses all) and for --decode-study\n(default " +
                        std::to_string(f.threads) + ": this machine's hardware threads; at most " +
-                       std::to_string(moe::cli::max_threads()) + ", 4 per hardware thread\nand at least 1024; more "
-                       "than the hardware's is a warning)")
+                       std::to_string(moe::cli::max_threads()) + ", the larger of 1024 and 4 per hardware\n"
+                       "thread; more than the hardware threads is a warning)")
         ->transform(moe::cli::threads_check());
     // The switches take no value: `--strategy-stats=false` ran the mode (CLI11 counts the flag as
     // given), so a value is refused (moe::cli::parse_flags).
@@ -405,12 +287,9 @@ int timing_mode(const CLI::App& app, const Flags& f, const Layers& l) {
                               " runs in moe-bench's own, with no limit");
     const moe::BackendMaker maker = backend_maker(f.backend, app.count("--backend") > 0, f.backend_libs, f.device);
     std::vector<std::string> rows;  // row_json's
-    const auto timed = [&](const RowSink& measured) {
-        return time_rows(maker, f.device, l.shapes, l.tokens, l.dtypes, l.weights, f.routing, f.threads, f.timing,
-                         measured);
-    };
+    const RowPlan plan{l.shapes, l.tokens, l.dtypes, l.weights, f.routing, f.device, f.threads, f.timing};
     if (maker.library.empty()) {  // a built-in backend or a mutant
-        const int status = timed([&](const BenchRow& r) { rows.push_back(row_json(r)); });
+        const int status = time_rows(maker, plan, stdout, [&](const BenchRow& r) { rows.push_back(row_json(r)); });
         if (!f.json_file.empty()) write_rows_json(f.json_file, rows);
         return status;
     }
@@ -418,9 +297,14 @@ int timing_mode(const CLI::App& app, const Flags& f, const Layers& l) {
     const int status = moe::bench_cli::run_plugin_in_child(
         maker.name,
         [&](const moe::bench_cli::SendLine& send) {
+            // In the child, which runs nothing but the plugin and the table: what the plugin
+            // prints to stdout goes to stderr, the table to stdout as before (stdout_to_stderr.hpp).
+            const int table_fd = moe::stdout_to_stderr_for_good();
+            std::FILE* table = table_fd >= 0 ? ::fdopen(table_fd, "w") : nullptr;
             return moe::cli::run_with_exit_codes("moe-bench", [&] {
                 try {
-                    return timed([&](const BenchRow& r) { send(row_json(r)); });
+                    return time_rows(maker, plan, table ? table : stdout,
+                                     [&](const BenchRow& r) { send(row_json(r)); });
                 } catch (const moe::InputError&) {
                     throw;
                 } catch (const moe::OutputError&) {
@@ -462,9 +346,11 @@ int main(int argc, char** argv) {
         "plugin, timed in a child process, crashed, ended the process or ran past --timeout); 2 bad flags (two\n"
         "modes, a flag the mode does not read, a switch given a value such as --strategy-stats=false, a list item\n"
         "empty or given twice, a number out of its range), a layer past this machine's memory or a --strategy-stats\n"
-        "table past its budget, an unavailable backend, a built-in --backend beside --backend-lib (moe-bench times\n"
-        "one backend), or a --json that cannot be written or is the --backend-lib plugin; 3 an internal error of\n"
-        "moe-bench.");
+        "table past its budget, an unavailable backend, a backend that supports none of the rows asked for,\n"
+        "a built-in --backend beside --backend-lib (moe-bench times one backend), or a --json that cannot be\n"
+        "written or is the --backend-lib plugin; 3 an internal error of moe-bench. A row the backend declines\n"
+        "(its supports(), as moe-conform run SKIPs a case) is not timed: its line in the table says\n"
+        "\"skipped: BACKEND: not supported: REASON\", and it has no --json row; the others are timed (exit 0).");
     Flags f;
     add_flags(app, f);
     if (const int code = moe::cli::parse_flags(app, argc, argv); code >= 0) return code;

@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
     r->footer("\nExamples:\n"
               "  moe-conform run --backend all --suite data/golden\n"
               "  moe-conform run --backend cpu --suite data/golden --filter 'compressed_*' --json r.json --junit r.xml\n"
-              "  moe-conform run --backend-lib ./libmy_moe.so --suite data/golden --expect known_failures.txt\n"
+              "  moe-conform run --backend-lib ./libmy_moe.so --suite data/golden --expect known_failures.json\n"
               "  moe-conform run --backend reference --case data/golden/exact_gemm3_openvino_f32.h5\n\n"
               "Exit codes: 0 every case has its expected status (PASS, XFAIL, SKIP, MISTRUSTED), 1 a FAIL, ERROR or "
               "XPASS,\n2 usage or input error (named), 77 every case was skipped, 3 internal error. "

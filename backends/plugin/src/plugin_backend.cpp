@@ -11,6 +11,7 @@
 #include "moe/spec/error.hpp"
 #include "moe/spec/compression.hpp"
 #include "moe/spec/printable.hpp"
+#include "moe/spec/stdout_to_stderr.hpp"
 #include "plugin_library.hpp"
 #include "problem_view.hpp"
 
@@ -96,14 +97,20 @@ Tensor guarded_filled(DType t, const Shape& shape) {
     return unwritten_filled(t, flat);
 }
 
-// Checks the guard and gives the buffer its shape. Throws naming the first element written past
-// the end.
-void unguard(const std::string& backend, const char* what, Tensor& t, const Shape& shape) {
+// Checks the guard and gives the buffer its shape. Throws BackendFailed naming the first element
+// written past the end.
+void unguard(const char* what, Tensor& t, const Shape& shape) {
     const std::size_t n = element_count(shape);
     if (const auto i = first_element(t, n, false))
-        throw std::runtime_error(backend + ": run() wrote past the end of " + what + " " + shape_to_string(shape) +
-                                 ": element " + std::to_string(*i - n) + " after its last");
+        throw BackendFailed("run() wrote past the end of " + std::string(what) + " " + shape_to_string(shape) +
+                            ": element " + std::to_string(*i - n) + " after its last");
     t.shrink_to(shape);
+}
+
+// A C function's non-zero return, in C's terms: the code matters to its author, and nothing was
+// thrown. The report's BACKEND column (moe-bench's message) names the plugin.
+BackendFailed returned(const char* function, int code, const char* err) {
+    return BackendFailed(std::string(function) + " returned " + std::to_string(code) + ": " + message(err));
 }
 
 struct PluginPrecision {
@@ -175,8 +182,8 @@ public:
         prepared_for_ = nullptr;
         const plugin::ProblemView view(p);
         char err[kMessageSize] = {};
-        if (lib_->prepare(view.get(), err, sizeof err) != MOE_OK)
-            throw std::runtime_error(name() + ": prepare failed: " + message(err));
+        if (const int code = lib_->prepare(view.get(), err, sizeof err); code != MOE_OK)
+            throw returned("prepare()", code, err);
         prepared_for_ = &p;
         prepared_inputs_ = input_addresses(p);
     }
@@ -216,17 +223,17 @@ public:
         outputs.stages = stage_buffers.empty() ? nullptr : stage_buffers.data();
 
         char err[kMessageSize] = {};
-        if (lib_->run(view.get(), &outputs, err, sizeof err) != MOE_OK)
-            throw std::runtime_error(name() + ": run failed: " + message(err));
-        unguard(name(), "the output", result.output, hidden.shape());
+        if (const int code = lib_->run(view.get(), &outputs, err, sizeof err); code != MOE_OK)
+            throw returned("run()", code, err);
+        unguard("the output", result.output, hidden.shape());
         for (std::size_t s = 0; s < stages.size(); ++s)
-            unguard(name(), (std::string("stage '") + stages[s].first + "'").c_str(), stages[s].second, stage_shapes[s]);
+            unguard((std::string("stage '") + stages[s].first + "'").c_str(), stages[s].second, stage_shapes[s]);
         // An element left unwritten is the plugin's error, named, rather than a NaN that passes
         // where the golden value is NaN as well.
         const auto unwritten = [&](const char* what, const Tensor& t) {
             if (const auto i = first_unwritten(t))
-                throw std::runtime_error(name() + ": run() left " + what + " element " + index_text(t, *i) +
-                                         " unwritten (it still holds the fill the runner put there)");
+                throw BackendFailed(std::string("run() left ") + what + " element " + index_text(t, *i) +
+                                    " unwritten (it still holds the fill the runner put there)");
         };
         unwritten("output", result.output);
         if (outputs.stages_written)
@@ -255,6 +262,11 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Backend> load_plugin_backend(const std::string& path) { return std::make_unique<PluginBackend>(path); }
+std::unique_ptr<Backend> load_plugin_backend(const std::string& path) {
+    // Loading runs the plugin's constructors, its entry function and precision(): what they print
+    // goes to stderr, not into the report a tool writes to stdout (stdout_to_stderr.hpp).
+    const StdoutToStderr plugin_prints_to_stderr;
+    return std::make_unique<PluginBackend>(path);
+}
 
 }  // namespace moe::backends

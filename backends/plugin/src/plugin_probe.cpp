@@ -15,6 +15,7 @@
 
 #include "moe/backends/plugin_backend.hpp"
 #include "moe/spec/error.hpp"
+#include "moe/spec/stdout_to_stderr.hpp"
 
 namespace moe::backends {
 
@@ -35,6 +36,8 @@ void probe_plugin_backend(const std::string& path, double seconds) {
     }
     if (pid == 0) {
         ::close(ends[0]);
+        // What the load prints goes to stderr, not into the tool's report on stdout.
+        if (const int saved = stdout_to_stderr_for_good(); saved >= 0) ::close(saved);
         char returned = 'r';
         try {
             load_plugin_backend(path);

@@ -25,7 +25,9 @@
  *    buffer: a plugin that writes one of them (an off-by-one in its last tile) gets an ERROR
  *    saying so. Error and reason messages are written NUL-terminated into the caller's buffer.
  *  - A function returns MOE_OK (0) on success, any other value on failure; the message in `err`
- *    becomes the case's ERROR reason. supports() is the exception: 1 supported, 0 not.
+ *    becomes the case's ERROR reason, with the code ("run() returned 3: <err>"). supports() is
+ *    the exception: 1 supported, 0 not (the case is SKIP, "not supported: <reason>"; moe-bench
+ *    does not time the row). Anything a plugin prints to stdout reaches the tools' stderr.
  *  - The entry function (moe_conform_backend_v2 or _v1) and precision() may be called in a
  *    process that then forks the workers that run the cases (crash isolation): they must not open
  *    device contexts or start threads. Do that in availability(), prepare() or run(), which run

@@ -39,6 +39,23 @@ static int availability(void* state, char* reason, size_t size) {
 #endif
 }
 
+#ifdef DECLINES_F16
+/* A kernel for f32 data only, which says so in supports(), and crashes when it is run on f16
+ * anyway (as a real kernel reading f16 as f32 may): moe-bench must not time what it declined. */
+static int supports(void* state, const moe_problem_v1* p, char* reason, size_t size) {
+    (void)state;
+    for (int32_t i = 0; i < p->num_inputs; ++i)
+        if (strcmp(p->inputs[i].name, "hidden_states") == 0 && p->inputs[i].dtype != MOE_F32) {
+            snprintf(reason, size, "f32 data only, not dtype %d", (int)p->inputs[i].dtype);
+            return 0;
+        }
+    return 1;
+}
+#define SUPPORTS supports
+#else
+#define SUPPORTS NULL
+#endif
+
 #ifdef CRASHES_LATER
 #include <pthread.h>
 static void* crash_later(void* arg) {
@@ -64,6 +81,16 @@ static int run(void* state, const moe_problem_v1* p, moe_outputs_v1* o, char* er
     {
         const int64_t T = o->output.shape[0], H = o->output.shape[1];
         for (int64_t i = 0; i < (T - 1) * H; ++i) ((float*)o->output.data)[i] = 0.0f;
+        return MOE_OK;
+    }
+#endif
+#ifdef DECLINES_F16
+    /* Every output element (f32), and a line on stdout, which must not reach the tool's report. */
+    {
+        const int64_t n = o->output.shape[0] * o->output.shape[1];
+        if (o->output.dtype != MOE_F32) raise(SIGSEGV);
+        for (int64_t i = 0; i < n; ++i) ((float*)o->output.data)[i] = 0.0f;
+        printf("declines_f16 ran %s on stdout\n", p->case_name);
         return MOE_OK;
     }
 #endif
@@ -170,7 +197,7 @@ static int run(void* state, const moe_problem_v1* p, moe_outputs_v1* o, char* er
 
 static moe_conform_backend_v1_t table = {
     MOE_CONFORM_ABI_VERSION, sizeof(moe_conform_backend_v1_t), "bad_plugin", "a plugin wrong in one way",
-    NULL, 0, availability, NULL, precision, NULL, run, NULL};
+    NULL, 0, availability, SUPPORTS, precision, NULL, run, NULL};
 
 #if defined(V2_BAD_DEQUANT)
 /* Version 2 (beside version 1): a precision whose dequantisation type is not a floating type. */

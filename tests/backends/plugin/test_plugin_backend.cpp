@@ -5,7 +5,10 @@
 // frozen.
 #include <doctest/doctest.h>
 
+#include <dlfcn.h>
+
 #include <cstddef>
+#include <string>
 
 #include "compressed_problem.hpp"
 #include "moe_conform/backend_abi.h"
@@ -36,6 +39,34 @@ TEST_CASE("plugin door: a run of the prepared problem skips the value scans; ano
     b->prepare(p);
     p.inputs.at(std::string(kWeight0) + "_scale").data()[0] = 0xFF;
     CHECK_NOTHROW(b->run(p, false));
+}
+
+TEST_CASE("the example plugin's supports() declines with a reason what it cannot hold, and takes the rest") {
+    // Called through the table as the host calls it: the example teaches how a plugin declines
+    // (it once left supports NULL, accepting everything). Its test looks at E, H and I alone, so a
+    // layer too large to hold needs no memory here.
+    void* lib = dlopen(MOE_EXAMPLE_PLUGIN, RTLD_NOW | RTLD_LOCAL);
+    REQUIRE(lib);
+    const auto entry = reinterpret_cast<const moe_conform_backend_v2_t* (*)()>(dlsym(lib, "moe_conform_backend_v2"));
+    const bool has_entry = entry != nullptr;
+    REQUIRE(has_entry);
+    const moe_conform_backend_v2_t* table = entry();
+    const bool has_supports = table->supports != nullptr;  // a bool: doctest prints no function pointer
+    REQUIRE(has_supports);
+    moe_problem_v2 p{};
+    char reason[256] = {};
+    p.base.T = 8;
+    p.base.K = 2;
+    p.base.E = 32;  // gpt-oss-20b: 3.2 GB of f32 weights
+    p.base.H = 2880;
+    p.base.I = 2880;
+    CHECK(table->supports(table->state, &p, reason, sizeof reason) == 1);
+    p.base.E = 256;  // 4 * 3 * 256 * 4096 * 4096 bytes: 48 GiB
+    p.base.H = 4096;
+    p.base.I = 4096;
+    CHECK(table->supports(table->state, &p, reason, sizeof reason) == 0);
+    CHECK(std::string(reason) == "the f32 copies of the weights would take 48.0 GiB, more than this example's 16");
+    dlclose(lib);
 }
 
 TEST_CASE("the plugin ABI's structs keep their sizes and alignments (a plugin built against an older header still loads)") {

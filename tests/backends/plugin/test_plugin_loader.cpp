@@ -73,11 +73,28 @@ TEST_CASE("a file that is not a shared library is refused with the loader's reas
     CHECK(has(r.output, "cannot load it"));
 }
 
-TEST_CASE("a plugin whose run fails gives ERROR with its message; the run continues and exits 1") {
+TEST_CASE("a plugin whose run fails gives ERROR with its return code and message; the run continues and exits 1") {
+    // In C's terms: the code the plugin returned, not "backend threw" (a C plugin throws nothing).
     const auto r = run_with(plugin("run_fails"));
+    CAPTURE(r.output);
     CHECK(r.exit_code == 1);
     CHECK(has(r.output, "ERROR"));
-    CHECK(has(r.output, "bad_plugin: run failed: device lost while running exact_gemm2_lane1"));
+    CHECK(has(r.output, "error: run() returned 7: device lost while running exact_gemm2_lane1"));
+    CHECK_FALSE(has(r.output, "backend threw"));
+}
+
+TEST_CASE("an ERROR for a crash or a timeout names the case's data type and the plugin's declared types") {
+    // They were "types: data -, compute -, storage -", though the worker had read the case.
+    const std::string isolated = moe_conform() + " run --backend-lib ";
+    for (const std::string& command : {isolated + plugin("crashes_when_small") + " --case " + std::string(MOE_SOURCE_DIR) +
+                                           "/data/golden/gemm3_single_token.h5",
+                                       isolated + plugin("hangs_in_run") + " --case-timeout 1 --case " + kCase}) {
+        const auto r = run_command(command);
+        CAPTURE(r.output);
+        CHECK(r.exit_code == 1);
+        CHECK(has(r.output, "types: data f32, compute f32, storage f32"));
+        CHECK_FALSE(has(r.output, "types: data -"));
+    }
 }
 
 TEST_CASE("an output element the plugin never wrote is an ERROR that names it, even where the golden value is NaN") {
@@ -134,7 +151,7 @@ TEST_CASE("a plugin's messages and description reach the terminal escaped; its n
     CAPTURE(r.output);
     CHECK(r.exit_code == 1);
     CHECK_FALSE(has_raw_controls(r.output));
-    CHECK(has(r.output, "bad_plugin: run failed: lost\\x1b[2J \\xc2\\x9b31m \\xe2\\x80\\xae \\xff\\x0aFAKE LINE"));
+    CHECK(has(r.output, "run() returned 7: lost\\x1b[2J \\xc2\\x9b31m \\xe2\\x80\\xae \\xff\\x0aFAKE LINE"));
     CHECK(has(r.output, "--backend bad_plugin --case"));
     CHECK_FALSE(has(r.output, "renamed"));
     const auto list = run_command(moe_conform() + " list --backend-lib " + plugin("hostile_texts"));
@@ -231,7 +248,8 @@ TEST_CASE("a plugin that writes one element past its output is an ERROR that say
     const auto r = run_command(moe_conform() + " run --backend-lib " + plugin("writes_past_output") + " --case " + kCase);
     CAPTURE(r.output);
     CHECK(r.exit_code == 1);
-    CHECK(has(r.output, "bad_plugin: run() wrote past the end of the output [" ));
+    CHECK(has(r.output, "error: run() wrote past the end of the output [" ));
+    CHECK_FALSE(has(r.output, "backend threw"));
     CHECK(has(r.output, "]: element 0 after its last"));
 }
 
@@ -247,10 +265,22 @@ TEST_CASE("a thread a plugin left running that crashes the worker later is not b
     CHECK_FALSE(has(r.output, "(the file is damaged or hostile; the backends did not run)"));
 }
 
-TEST_CASE("what a plugin prints to a redirected stdout reaches it") {
-    // The worker process ends with _exit: stdio's buffers are flushed first.
-    const std::string out = std::string(MOE_PLUGIN_DIR) + "/prints.out";
-    const auto r = run_command(moe_conform() + " run --quiet --backend-lib " + plugin("prints") + " --case " + kCase +
-                               " > " + out + " 2>/dev/null; cat " + out);
-    CHECK(has(r.output, "the plugin printed this line to stdout"));
+TEST_CASE("what a plugin prints to stdout reaches stderr, not the report on stdout") {
+    // A CI that parses or archives the text report got the plugin's lines at its top. The worker
+    // process ends with _exit: stdio's buffers are flushed first, so the line is not lost either.
+    const std::string out = std::string(MOE_PLUGIN_DIR) + "/prints.out", err = std::string(MOE_PLUGIN_DIR) + "/prints.err";
+    for (const std::string isolation : {"", " --no-isolation"}) {
+        CAPTURE(isolation);
+        const auto r = run_command(moe_conform() + " run --quiet" + isolation + " --backend-lib " + plugin("prints") +
+                                   " --case " + kCase + " > " + out + " 2>" + err + "; echo exit=$?; echo STDOUT; cat " +
+                                   out + "; echo STDERR; cat " + err);
+        CAPTURE(r.output);
+        const auto stdout_at = r.output.find("STDOUT"), stderr_at = r.output.find("STDERR");
+        REQUIRE(stderr_at != std::string::npos);
+        const std::string report = r.output.substr(stdout_at, stderr_at - stdout_at), errors = r.output.substr(stderr_at);
+        CHECK(has(r.output, "exit=1"));  // the plugin fails its run too
+        CHECK(report.rfind("STDOUT\nmoe-conform ", 0) == 0);  // the report's first line is the report's
+        CHECK_FALSE(has(report, "the plugin printed this line to stdout"));
+        CHECK(has(errors, "the plugin printed this line to stdout"));
+    }
 }

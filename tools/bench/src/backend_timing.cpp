@@ -36,8 +36,18 @@ std::vector<BenchRow> time_backends_together(const std::vector<RowRequest>& requ
         r.weights = q.weights.empty() ? "" : compression_label(q.weights, s);
         r.backend = q.backend->name();
         r.tokens = tokens;
+        // As moe-conform run asks before it runs a case: a problem the backend declines is not
+        // run (nor held: the rows that are timed may need the memory).
+        if (const Support support = q.backend->supports(problems.back()); !support.supported) {
+            r.not_supported = support.reason.empty() ? "(no reason given)" : support.reason;
+            problems.back() = Problem{};
+        }
     }
-    for (std::size_t j = 0; j < rows_n; ++j) {
+    std::vector<std::size_t> timed;  // the rows the backend supports
+    for (std::size_t j = 0; j < rows_n; ++j)
+        if (rows[j].not_supported.empty()) timed.push_back(j);
+    if (timed.empty()) return rows;  // nothing to time, nor to compare with
+    for (const std::size_t j : timed) {
         Backend& b = *requests[j].backend;
         rows[j].prepare_seconds = seconds_of([&] { b.prepare(problems[j]); });  // once per problem, as at model load
         b.run(problems[j], false);                                              // warm-up
@@ -49,7 +59,7 @@ std::vector<BenchRow> time_backends_together(const std::vector<RowRequest>& requ
     // come from the same stretch of time (this host's read bandwidth changes by 1.7x between
     // stretches of seconds: rows timed one after another would compare different machines).
     for (int i = 0; i < n; ++i) {
-        for (std::size_t j = 0; j < rows_n; ++j) {
+        for (const std::size_t j : timed) {
             Backend& b = *requests[j].backend;
             t[j].push_back(seconds_of([&] { b.run(problems[j], false); }));
             // A backend that reports kernel times (a device queue's profiling) gets its device time
@@ -68,7 +78,7 @@ std::vector<BenchRow> time_backends_together(const std::vector<RowRequest>& requ
     }
     for (int i = 0; !o.interleave && i < n; ++i) t_gemm.push_back(gemm.seconds());
     for (int i = 0; !o.interleave && i < n; ++i) t_read.push_back(bandwidth.seconds());
-    for (std::size_t j = 0; j < rows_n; ++j) {
+    for (const std::size_t j : timed) {
         BenchRow& r = rows[j];
         r.seconds = median(t[j]);
         r.run_seconds = t[j];

@@ -99,6 +99,13 @@ void print_table_row(std::FILE* out, const BenchRow& r, bool vs_reference) {
     std::fflush(out);
 }
 
+void print_skipped_row(std::FILE* out, const BenchRow& r) {
+    std::fprintf(out, "%-14s %5zu %-5s %-7s %-8s   skipped: %s: not supported: %s\n", r.shape.c_str(), r.tokens,
+                 r.dtype.c_str(), r.weights.empty() ? r.dtype.c_str() : r.weights.c_str(), r.routing.c_str(),
+                 r.backend.c_str(), r.not_supported.c_str());
+    std::fflush(out);
+}
+
 std::string row_json(const BenchRow& r) {
     nlohmann::json row = {{"shape", r.shape}, {"tokens", r.tokens}, {"dtype", r.dtype},
                           {"weights", r.weights.empty() ? r.dtype : r.weights}, {"routing", r.routing},

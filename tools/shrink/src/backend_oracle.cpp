@@ -7,11 +7,16 @@
 
 #include "moe/conformance/judge.hpp"
 #include "moe/shrink/shrink.hpp"
+#include "moe/spec/error.hpp"
+#include "moe/spec/stdout_to_stderr.hpp"
 
 namespace moe::shrink {
 
 Oracle make_backend_oracle(Backend& backend, int threads) {
     return [&backend, threads](const golden::GoldenCase& c) {
+        // What the backend prints to stdout goes to stderr: shrink's summary and repro line are
+        // stdout's (stdout_to_stderr.hpp). Nothing else writes to stdout while a candidate runs.
+        const StdoutToStderr backend_prints_to_stderr;
         Verdict v;
         const Support s = backend.supports(c.problem);
         if (!s.supported) {
@@ -23,9 +28,13 @@ Oracle make_backend_oracle(Backend& backend, int threads) {
         const auto before = c.problem.inputs;  // run compares digests; a copy is as good here
         Output out;
         std::string threw;
+        bool told = false;  // BackendFailed: the reason in the backend's own words, as run reports it
         try {
             backend.prepare(c.problem);
             out = backend.run(c.problem, backend.provides_stages());
+        } catch (const BackendFailed& e) {
+            threw = e.what();
+            told = true;
         } catch (const std::exception& e) {
             threw = e.what();
         }
@@ -36,7 +45,7 @@ Oracle make_backend_oracle(Backend& backend, int threads) {
         }
         if (!threw.empty()) {
             v.status = conformance::Status::error;
-            v.reason = "backend threw: " + threw;
+            v.reason = told ? threw : "backend threw: " + threw;
             return v;
         }
         const conformance::CaseResult r = conformance::judge_output(c, out, {"", backend.name(), precision, "", threads});

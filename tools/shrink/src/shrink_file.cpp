@@ -34,7 +34,12 @@ void name_and_write(const std::string& file, const golden::GoldenCase& original,
                     const std::string& how) {
     out.problem.name = original.problem.name + "_shrunk";
     out.generator = "moe-conform shrink";
-    out.description = "Shrunk from case " + original.problem.name + " " + how + ". " + original.description;
+    // The original's description told its shapes and values ("a token's weights sum to 2"),
+    // which the shrunk case no longer has: kept only as what it is, the original's.
+    out.description = "Shrunk from case " + original.problem.name + " " + how +
+                      ": a smaller case that fails the same way; its shapes and values are the search's, not the "
+                      "original's." +
+                      (original.description.empty() ? "" : " Original description: " + original.description);
     golden::write_golden(file, out);  // atomically: a kill mid-write leaves the previous case
 }
 

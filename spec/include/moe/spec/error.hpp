@@ -20,4 +20,13 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// A backend reporting its own failure in its own words, as a C plugin does with a non-zero return
+// code ("run() returned 3: out of device memory"): an ERROR whose reason is this message whole.
+// A plugin does not throw, and "backend threw: ..." (what any other exception from prepare() or
+// run() is reported as) would be C++ talk that hides the code the plugin returned.
+class BackendFailed : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 }  // namespace moe

@@ -37,6 +37,10 @@ struct BenchRow {
     // Compressed rows: the time of the same shape and T with bf16 and with f32 weights and data,
     // when those rows ran in the same invocation (0 otherwise).
     double bf16_seconds = 0, f32_seconds = 0;
+    // Not empty: the backend declined the row's problem (supports()), with this reason, and the
+    // row was not timed (its figures are 0). A kernel run on a problem it declined crashed or
+    // wrote past its output, and a time for it would mean nothing.
+    std::string not_supported;
 };
 
 struct TimingOptions {
@@ -59,7 +63,8 @@ struct RowRequest {
 // Times every request on its synthetic problem of (s, tokens, routing) in rounds: each row once,
 // then the probes (or the probes after all rounds, TimingOptions::interleave), so that the ratios
 // between the rows (a compressed row's speedup over bf16) compare times taken in the same
-// stretch of time. All the rows' problems are held at once.
+// stretch of time. All the rows' problems are held at once, but for those the backend declines
+// (BenchRow::not_supported: asked as each problem is made, dropped then, never prepared or run).
 std::vector<BenchRow> time_backends_together(const std::vector<RowRequest>& requests, const Shape& s,
                                              std::size_t tokens, const std::string& routing, Probe& gemm,
                                              Probe& bandwidth, const TimingOptions& o);

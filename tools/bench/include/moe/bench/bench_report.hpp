@@ -17,6 +17,11 @@ void print_device_table_header(std::FILE* out, const std::string& backend, const
 // One row; with kernel times, a second line with the device time split per kernel.
 void print_table_row(std::FILE* out, const BenchRow& r, bool vs_reference);
 
+// A row the backend declined (BenchRow::not_supported), in the table where its figures would be:
+// the row's shape, T, types and routing, then "skipped: BACKEND: not supported: REASON", in
+// moe-conform run's words for a SKIP. It has no JSON object: nothing was measured.
+void print_skipped_row(std::FILE* out, const BenchRow& r);
+
 // One row as a JSON object, on one line: what a plugin's child process sends back as it measures
 // (the parent writes the rows measured when the plugin crashes or hangs later).
 std::string row_json(const BenchRow& r);
