@@ -73,7 +73,8 @@ Problem compressed_mutation_problem(DType type) {
 
 bool is_dequantisation_mutant(const std::string& name) {
     return name == "zero_point_sign_flipped" || name == "nibble_order_swapped" || name == "next_group_scale" ||
-           name == "channel_scale_for_groups" || name == "e8m0_bias_off_by_one";
+           name == "channel_scale_for_groups" || name == "e8m0_bias_off_by_one" ||
+           name == "u4_zero_point_sign_extended";  // the u4 problem's zero points span all 16 codes
 }
 
 }  // namespace
@@ -200,7 +201,7 @@ TEST_CASE("loop_lowp keeps its stages in the data type and passes the comparison
             }
 }
 
-TEST_CASE("the loop mutants: 40 mutations, unique names, mutant:<name>") {
+TEST_CASE("the loop mutants: 46 mutations, unique names, mutant:<name>") {
     const auto mutants = backends::loop_mutants();
     const std::vector<std::string> expected = {
         "lanes_swapped", "alpha_beta_swapped", "plus_one_dropped", "clamp_lower_dropped", "zero_limit_unclamped",
@@ -211,7 +212,9 @@ TEST_CASE("the loop mutants: 40 mutations, unique names, mutant:<name>") {
         "topk_capped_at_4", "experts_from_32_ignored", "gemm3_gate_idx_swapped", "hidden_subnormals_flushed",
         "negative_weight_routes_skipped", "zero_point_sign_flipped", "nibble_order_swapped", "next_group_scale", "channel_scale_for_groups",
         "e8m0_bias_off_by_one", "fp8_subnormals_flushed", "e4m3_nan_as_number", "odd_group_scale_dropped",
-        "e5m2_inf_saturated", "e5m2_nan_as_inf", "e8m0_zero_code_flushed", "e4m3_negative_nan_as_number"};
+        "e5m2_inf_saturated", "e5m2_nan_as_inf", "e8m0_zero_code_flushed", "e4m3_negative_nan_as_number",
+        "swish_exp_overflow", "expert_tail_rows_dropped", "experts_from_128_ignored", "u4_zero_point_sign_extended",
+        "row_scale_read_per_tensor", "u4_scales_read_as_f16"};
     REQUIRE(mutants.size() == expected.size());
     std::set<std::string> names;
     for (std::size_t i = 0; i < mutants.size(); ++i) {
@@ -249,7 +252,9 @@ TEST_CASE("every mutant changes the output of a problem where its mistake matter
         // f16/bf16 subnormal hidden states or a negative routing weight (the one after).
         const std::set<std::string> shaped = {"topk_capped_at_4", "experts_from_32_ignored", "gemm3_gate_idx_swapped",
                                               "odd_group_scale_dropped", "hidden_subnormals_flushed",
-                                              "negative_weight_routes_skipped"};
+                                              "negative_weight_routes_skipped", "swish_exp_overflow",
+                                              "expert_tail_rows_dropped", "experts_from_128_ignored",
+                                              "row_scale_read_per_tensor", "u4_scales_read_as_f16"};
         if (shaped.count(m.name)) continue;
         if (is_dequantisation_mutant(m.name)) {
             const Problem c = compressed_mutation_problem(m.name == "e8m0_bias_off_by_one" ? DType::f4e2m1 : DType::u4);
@@ -327,6 +332,59 @@ TEST_CASE("the subnormal-hidden and negative-weight mutants show where their mis
         const Tensor good = loop_output(p);
         CHECK(max_diff(loop_output(p, {false, m}), good) > 1e-2 * max_abs(good));
         for (const Problem* q : {&gemm2, &gemm3, &half}) CHECK(max_diff(loop_output(*q, {false, m}), loop_output(*q)) == 0.0);
+    }
+}
+
+TEST_CASE("the second hunt's mutants show where their mistakes matter, and only there") {
+    // GEMM3 with hidden states up to 300, gates far beyond 88.7: swish_exp_overflow gives NaN.
+    auto large = small_spec(ExpertType::gemm3_swiglu, Convention::openvino, 4, 16, 8, 2, 1);
+    generator::Fill x;
+    x.kind = generator::Fill::Kind::uniform;
+    x.scale = 300.0;
+    large.fills[kHiddenStates] = x;
+    const Tensor overflowed = loop_output(generator::synthesize(large), {false, LoopMutation::swish_exp_overflow});
+    const std::vector<double> o = overflowed.to_f64();
+    CHECK(std::any_of(o.begin(), o.end(), [](double v) { return std::isnan(v); }));
+    // Expert 0 on all 70 tokens (one 64-row tile and a tail of 6): expert_tail_rows_dropped.
+    auto hot = small_spec(ExpertType::gemm3_swiglu, Convention::openvino, 70, 12, 6, 4, 2);
+    hot.routing.always = {0};
+    // E = 160, every token routed to expert 140: experts_from_128_ignored.
+    auto wide = small_spec(ExpertType::gemm3_swiglu, Convention::openvino, 6, 12, 6, 160, 2);
+    wide.routing.always = {140};
+    // FP8 weights with one scale row per expert in 4 groups: row_scale_read_per_tensor.
+    auto row = small_spec(ExpertType::gemm3_swiglu, Convention::openvino, 6, 16, 16, 4, 2);
+    generator::CompressionSpec fp8;
+    fp8.type = DType::f8e4m3;
+    fp8.group_size = 4;
+    fp8.scale_dtype = DType::f32;
+    fp8.scale_layout = generator::CompressionSpec::ScaleLayout::E1G;
+    row.compression = fp8;
+    // u4 with bf16 scales on bf16 data: u4_scales_read_as_f16.
+    auto bf16_scales = small_spec(ExpertType::gemm3_swiglu, Convention::openvino, 6, 16, 16, 4, 2, DType::bf16);
+    generator::CompressionSpec u4;
+    u4.type = DType::u4;
+    u4.group_size = 8;
+    u4.scale_dtype = DType::bf16;
+    bf16_scales.compression = u4;
+    const std::vector<std::pair<LoopMutation, generator::CaseSpec>> shows = {
+        {LoopMutation::expert_tail_rows_dropped, hot},
+        {LoopMutation::experts_from_128_ignored, wide},
+        {LoopMutation::row_scale_read_per_tensor, row},
+        {LoopMutation::u4_scales_read_as_f16, bf16_scales}};
+    // Where none of the mistakes can matter: at most 64 rows per expert, E = 4, gates below 88,
+    // u4 with f16 scales [E, N, G] (the swish rewrite there differs by f32 rounding alone).
+    const Problem gemm2 = gemm2_mutation_problem(), gemm3 = small_problem(ExpertType::gemm3_swiglu, Convention::openvino),
+                  even = compressed_mutation_problem(DType::u4);
+    for (const Problem* q : {&gemm2, &gemm3, &even}) {
+        const Tensor good = loop_output(*q);
+        CHECK(max_diff(loop_output(*q, {false, LoopMutation::swish_exp_overflow}), good) <= 1e-5 * max_abs(good));
+    }
+    for (const auto& [m, spec] : shows) {
+        CAPTURE(static_cast<int>(m));
+        const Problem p = generator::synthesize(spec);
+        const Tensor good = loop_output(p);
+        CHECK(max_diff(loop_output(p, {false, m}), good) > 1e-2 * max_abs(good));
+        for (const Problem* q : {&gemm2, &gemm3, &even}) CHECK(max_diff(loop_output(*q, {false, m}), loop_output(*q)) == 0.0);
     }
 }
 

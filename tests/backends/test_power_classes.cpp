@@ -169,6 +169,27 @@ TEST_CASE("E5M2 infinity saturated, E5M2 NaN read as infinity, the E8M0 code 0 f
     }
 }
 
+TEST_CASE("the second mutation hunt's escapes: each caught by the cases written for it alone") {
+    // Large gates (swish's e^(beta x) overflowing), an expert with more than one 64-row tile,
+    // expert ids of 128 and above, u4 zero points 8..15, [E, 1, G] scales with G > 1, u4 scales
+    // in bf16 and f32. The u4 zero-point cases of other scale types carry codes 8..15 too.
+    const std::set<std::string> u4_scales = {"compressed_u4_bf16_scales_gemm2", "compressed_u4_bf16_scales_gemm3",
+                                             "compressed_u4_f32_scales_gemm2", "compressed_u4_f32_scales_gemm3"};
+    std::set<std::string> u4_zero_points = u4_scales;
+    u4_zero_points.insert("compressed_u4_zp_codes_high");
+    for (const auto& [m, only] : std::vector<std::pair<LoopMutation, std::set<std::string>>>{
+             {LoopMutation::swish_exp_overflow, {"gemm3_large_gate_f32", "gemm2_no_clamp_large_gate_f32"}},
+             {LoopMutation::expert_tail_rows_dropped, {"route_hot_expert_t130"}},
+             {LoopMutation::experts_from_128_ignored, {"route_e256_topk8"}},
+             {LoopMutation::u4_zero_point_sign_extended, u4_zero_points},
+             {LoopMutation::row_scale_read_per_tensor, {"compressed_f8e4m3_shared_row_groups"}},
+             {LoopMutation::u4_scales_read_as_f16, u4_scales}}) {
+        auto b = mutant(m);
+        CAPTURE(b.name());
+        CHECK(run_bundled(b).failed == only);
+    }
+}
+
 TEST_CASE("skipping routes below any threshold is caught, down to the subnormals; exact zeros may be skipped where outputs are finite") {
     for (double threshold : {1e-2, 1e-4, 1e-6, 1e-30}) {
         CAPTURE(threshold);

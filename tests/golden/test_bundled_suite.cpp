@@ -117,6 +117,8 @@ TEST_CASE("the bundled suite covers what spec/README.md promises") {
             mark(wc->zero_point == DType::f16, "compressed zero point f16");
             mark(wc->zero_point == wc->weight, "compressed zero point in the weight type");
             mark(!wc->scale_rows, "compressed per tensor");
+            mark(!wc->scale_rows && wc->groups > 1, "compressed [E, 1, G] with G > 1");
+            mark(wc->weight == DType::u4 && wc->scale != DType::f16, "compressed u4 with bf16 or f32 scales");
             mark(p.input("weight_0_scale").rank() == 4, "compressed scale [E, N, G, 1]");
             mark(c.exact, "exact compressed " + t);
             mark(wc->group_size == 128 && d.H == 128 && d.I == 256, "OpenVINO GPU test shape");
@@ -126,6 +128,9 @@ TEST_CASE("the bundled suite covers what spec/README.md promises") {
         for (std::size_t i = 0; i < d.T * d.K; ++i) ++count[static_cast<std::size_t>(p.input(kTopkIndices).get_index(i))];
         mark(d.T > 0 && std::count(count.begin(), count.end(), 0) > 0, "an expert with no token");
         mark(d.T > 1 && d.K < d.E && std::count(count.begin(), count.end(), d.T) > 0, "an expert with every token");
+        // A grouped GEMM's tiles: one expert with more than one 64-row tile; a 128-entry expert table.
+        mark(d.T > 0 && *std::max_element(count.begin(), count.end()) > 64, "an expert with more than 64 rows");
+        mark(d.E > 128, "E > 128");
         // Routing scenarios (catalogue routing keys): router front-ends are named in the
         // description, the load scenarios by case-name prefix and checked on the indices.
         for (const char* router : {"softmax_topk", "topk_softmax", "sigmoid_bias", "group_limited"})
@@ -163,7 +168,9 @@ TEST_CASE("the bundled suite covers what spec/README.md promises") {
             mark(dropped > 0, "capacity drops");
         }
         // GEMM2: the minimum (gate > L) and both clamp edges (lin > L, lin < -L) are reached.
-        if (gemm2 && d.T > 0 && all_finite(p) && r.clamp_limit > 0) {
+        // (A limit of +inf clamps nothing: there is no edge to reach.)
+        mark(gemm2 && std::isinf(r.clamp_limit), "clamp limit +inf");
+        if (gemm2 && d.T > 0 && all_finite(p) && r.clamp_limit > 0 && !std::isinf(r.clamp_limit)) {
             const Tensor& gu = c.stages.at("gate_up");
             bool min_active = false, clamp_hi = false, clamp_lo = false;
             for (std::size_t i = 0; i < gu.size(); i += 2) {
@@ -187,7 +194,8 @@ TEST_CASE("the bundled suite covers what spec/README.md promises") {
           "router sigmoid_bias at T = 1", "router group_limited at T = 1", "balanced load", "Zipf skew at T = 64",
           "hot expert", "shared expert", "capacity drops", "compressed zero point f16",
           "compressed zero point in the weight type", "compressed per tensor", "compressed scale [E, N, G, 1]",
-          "OpenVINO GPU test shape", "exact compressed f4e2m1"}) {
+          "OpenVINO GPU test shape", "exact compressed f4e2m1", "compressed [E, 1, G] with G > 1",
+          "compressed u4 with bf16 or f32 scales", "an expert with more than 64 rows", "E > 128", "clamp limit +inf"}) {
         CHECK_MESSAGE(seen.count(want), "the bundled suite has no case with: ", want);
     }
     for (const char* t : {"u8", "i8", "u4", "i4", "f4e2m1", "f8e4m3", "f8e5m2"}) {

@@ -89,6 +89,18 @@ constexpr MutationEntry<LoopMutation> kLoopMutations[] = {
      "compressed weights: the E8M0 scale code 0 (2^-127) read as 0, as a decoder that builds the f32 bits code << 23"},
     {LoopMutation::e4m3_negative_nan_as_number, "e4m3_negative_nan_as_number",
      "compressed weights: only the E4M3 code 0x7F taken for NaN, 0xFF read as -480, as a decoder that compares the whole byte"},
+    {LoopMutation::swish_exp_overflow, "swish_exp_overflow",
+     "swish computed as x e^(beta x) / (1 + e^(beta x)) in f32: inf / inf = NaN once beta x > 88.7"},
+    {LoopMutation::expert_tail_rows_dropped, "expert_tail_rows_dropped",
+     "an expert with more than 64 rows loses the rows of its partial last 64-row tile, as a grouped GEMM that launches the tail tile only for a single-tile expert"},
+    {LoopMutation::experts_from_128_ignored, "experts_from_128_ignored",
+     "experts with id 128 or above contribute nothing, as a kernel with a fixed 128-entry expert table (DeepSeek-V3 has 256)"},
+    {LoopMutation::u4_zero_point_sign_extended, "u4_zero_point_sign_extended",
+     "compressed weights: u4 zero points sign-extended, codes 8..15 read as -8..-1, as an i4 nibble extract does"},
+    {LoopMutation::row_scale_read_per_tensor, "row_scale_read_per_tensor",
+     "compressed weights: a scale of one row per expert [E, 1, G] with G > 1 read as per tensor, group 0's for every group"},
+    {LoopMutation::u4_scales_read_as_f16, "u4_scales_read_as_f16",
+     "compressed weights: u4 scales read as f16 whatever their type (bf16 bits decoded as f16, f32 read as pairs of halves)"},
 };
 
 // Everything one run needs: sizes, the arithmetic parameters as this backend (mutation included)
@@ -140,6 +152,9 @@ DequantBug dequant_bug(LoopMutation m) {
         case LoopMutation::e5m2_nan_as_inf: return DequantBug::e5m2_nan;
         case LoopMutation::e8m0_zero_code_flushed: return DequantBug::e8m0_zero;
         case LoopMutation::e4m3_negative_nan_as_number: return DequantBug::e4m3_negative_nan;
+        case LoopMutation::u4_zero_point_sign_extended: return DequantBug::u4_zero_point_signed;
+        case LoopMutation::row_scale_read_per_tensor: return DequantBug::row_scale_per_tensor;
+        case LoopMutation::u4_scales_read_as_f16: return DequantBug::u4_scales_as_f16;
         default: return DequantBug::none;
     }
 }
@@ -225,7 +240,13 @@ std::vector<float> gemv(const Setup& s, const float* we, const std::vector<float
 // Both written so that a NaN argument comes back unchanged (every comparison with NaN is false).
 float minimum(float x, float limit) { return x > limit ? limit : x; }
 float clamp(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
-float swish(float x, float beta) { return x / (1.0f + std::exp(-beta * x)); }
+float swish(float x, float beta, bool exp_overflow = false) {
+    if (exp_overflow) {  // the algebraically equal form whose e^(beta x) overflows first
+        const float e = std::exp(beta * x);
+        return x * e / (1.0f + e);
+    }
+    return x / (1.0f + std::exp(-beta * x));
+}
 
 // GEMM2: act_j = (clamp(lin_j, -L, L) + 1) * swish(min(gate_j, L); beta).
 std::vector<float> gemm2_act(const Setup& s, const std::vector<float>& gate_up) {
@@ -241,7 +262,7 @@ std::vector<float> gemm2_act(const Setup& s, const std::vector<float>& gate_up) 
         const float capped = s.mutated(LoopMutation::minimum_dropped)   ? gate
                              : s.mutated(LoopMutation::gate_nan_capped) ? std::fmin(gate, s.limit)
                                                                         : minimum(gate, s.limit);
-        act[j] = store(s, linear * swish(capped, s.beta));
+        act[j] = store(s, linear * swish(capped, s.beta, s.mutated(LoopMutation::swish_exp_overflow)));
     }
     return act;
 }
@@ -250,7 +271,7 @@ std::vector<float> gemm2_act(const Setup& s, const std::vector<float>& gate_up) 
 std::vector<float> gemm3_act(const Setup& s, const std::vector<float>& gate, const std::vector<float>& up) {
     std::vector<float> act(s.d.I);
     for (std::size_t j = 0; j < s.d.I; ++j) {
-        const float sw = swish(gate[j], s.beta);
+        const float sw = swish(gate[j], s.beta, s.mutated(LoopMutation::swish_exp_overflow));
         act[j] = store(s, s.mutated(LoopMutation::gemm3_up_ignored) ? sw : sw * up[j]);
     }
     return act;
@@ -377,7 +398,13 @@ Output LoopBackend::run(const Problem& p, bool want_stages) {
     for (std::size_t e = 0; e < d.E; ++e) {
         if (pairs_of[e].empty()) continue;
         const ExpertWeights w = load_expert(p, s, e);
-        for (const std::size_t i : pairs_of[e]) {
+        // expert_tail_rows_dropped: past one 64-row tile, the pairs of the partial last tile (in
+        // token order) are never computed, their "down" left zero.
+        const std::size_t rows = pairs_of[e].size();
+        const std::size_t computed =
+            m == LoopMutation::expert_tail_rows_dropped && rows > 64 && rows % 64 ? rows / 64 * 64 : rows;
+        for (std::size_t r = 0; r < computed; ++r) {
+            const std::size_t i = pairs_of[e][r];
             const PairStages pair = run_expert(s, e, w, s.x.data() + i / d.K * d.H);
             if (want_stages) {
                 for (const auto& [name, v] : pair) {
@@ -402,6 +429,7 @@ Output LoopBackend::run(const Problem& p, bool want_stages) {
             if (m == LoopMutation::last_expert_ignored && e == d.E - 1) continue;
             if (m == LoopMutation::topk_capped_at_4 && k >= 4) continue;
             if (m == LoopMutation::experts_from_32_ignored && e >= 32) continue;
+            if (m == LoopMutation::experts_from_128_ignored && e >= 128) continue;
             // The mutant takes the weight of the next slot, read with that slot's own expert.
             const std::size_t wk = m == LoopMutation::routing_slot_shifted ? (k + 1) % d.K : k;
             float w = routing_weight(s, t, wk, static_cast<std::size_t>(idx.get_index(t * d.K + wk)));

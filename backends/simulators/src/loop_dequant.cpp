@@ -1,5 +1,7 @@
 #include "loop_dequant.hpp"
 
+#include "moe/spec/dtype.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -58,6 +60,9 @@ double code_value(DType t, unsigned c, DequantBug bug) {
 
 // A scale or zero point element: the float types through their ordinary widening, E8M0 here.
 double param_value(const Tensor& t, std::size_t flat, DequantBug bug) {
+    // A u4 kernel that loads its zero points with a signed nibble extract: codes 8..15 turn negative.
+    if (t.dtype() == DType::u4 && bug == DequantBug::u4_zero_point_signed)
+        return code_value(DType::i4, raw_code(t, flat, false), bug);
     if (t.dtype() == DType::f8e8m0) {
         const unsigned c = t.data()[flat];
         if (c == 0 && bug == DequantBug::e8m0_zero) return 0.0;
@@ -77,18 +82,26 @@ void loop_dequantize_expert(const Problem& p, const std::string& weight, std::si
     const Tensor* z = p.has(zp_name) ? &p.input(zp_name) : nullptr;
     const std::size_t N = w.shape()[1], K = w.shape()[2];
     const std::size_t rows = s.shape()[1], G = s.shape()[2], gs = K / G;
+    // A u4 kernel written for f16 scales only: it indexes the scale's bytes as an array of halves.
+    const bool scales_as_f16 = bug == DequantBug::u4_scales_as_f16 && w.dtype() == DType::u4 && s.dtype() != DType::f16;
     for (std::size_t n = 0; n < N; ++n)
         for (std::size_t k = 0; k < K; ++k) {
             std::size_t g = k / gs;
             if (bug == DequantBug::next_group_scale) g = (g + 1) % G;
             if (bug == DequantBug::first_group_scale) g = 0;
+            // One scale row taken to mean one scale per matrix, as a kernel that tests rows == 1 alone.
+            if (bug == DequantBug::row_scale_per_tensor && rows == 1) g = 0;
             const std::size_t param = (e * rows + (rows == 1 ? 0 : n)) * G + g;
             const std::size_t flat = (e * N + n) * K + k;
             const double q = code_value(w.dtype(), raw_code(w, flat, bug == DequantBug::nibble_order), bug);
             const double zero = z ? param_value(*z, param, bug) : 0.0;
             // Exact in f64 (spec/compressed.md, section 1), then one rounding to `dequant`.
             const bool unscaled = bug == DequantBug::odd_last_scale && G > 1 && G % 2 == 1 && g == G - 1;
-            const double scale = unscaled ? 1.0 : param_value(s, param, bug);
+            double scale = unscaled ? 1.0 : param_value(s, param, bug);
+            if (scales_as_f16) {
+                const std::uint8_t* b = s.data() + 2 * param;  // little-endian, as the tensor stores it
+                scale = f16_bits_to_f64(static_cast<std::uint16_t>(b[0] | b[1] << 8));
+            }
             const double wf = (bug == DequantBug::zero_point_sign ? q + zero : q - zero) * scale;
             out[n * K + k] = static_cast<float>(round_to(dequant, wf));
         }

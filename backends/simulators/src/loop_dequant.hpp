@@ -23,6 +23,9 @@ enum class DequantBug {
     e5m2_nan,          // the E5M2 NaN codes read as +-infinity
     e8m0_zero,         // the E8M0 scale code 0 read as 0, not 2^-127
     e4m3_negative_nan, // E4M3: 0xFF read as -480, only 0x7F taken for NaN
+    u4_zero_point_signed,  // u4 zero points decoded as i4
+    row_scale_per_tensor,  // a scale (and zero point) of one row [E, 1, G] read at group 0 for every group
+    u4_scales_as_f16,      // u4 weights: the scale's bytes read as f16 elements, whatever its type
 };
 
 // Expert `e` of the compressed weight `weight` ([E, N, K]) as N x K floats into `out`, each

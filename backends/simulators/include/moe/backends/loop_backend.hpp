@@ -54,6 +54,13 @@ enum class LoopMutation {
     e5m2_nan_as_inf,           // the E5M2 NaN codes read as +-infinity (the mantissa not looked at)
     e8m0_zero_code_flushed,    // the E8M0 scale code 0 (2^-127, an f32 subnormal) read as 0
     e4m3_negative_nan_as_number,  // E4M3: only 0x7F taken for NaN, 0xFF read as -480
+    // The escapes of the second mutation hunt (each with the bundled case written for it).
+    swish_exp_overflow,        // swish as x e^(bx) / (1 + e^(bx)) in f32: inf / inf = NaN once bx > 88.7
+    expert_tail_rows_dropped,  // an expert with more than one 64-row tile loses the rows of its partial last tile
+    experts_from_128_ignored,  // experts with id >= 128 contribute nothing (a fixed 128-entry expert table)
+    u4_zero_point_sign_extended,  // u4 zero points read as i4 (codes 8..15 as -8..-1)
+    row_scale_read_per_tensor,    // [E, 1, G] scales with G > 1 read as per tensor: [e, 0, 0] for every group
+    u4_scales_read_as_f16,        // u4 weights: the scale tensor read as f16 whatever its type
 };
 
 // The loop mutants, in declaration order (every LoopMutation but none).
