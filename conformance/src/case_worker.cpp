@@ -65,7 +65,7 @@ json result_json(const CaseResult& r) {
     for (const auto& v : r.metrics.violations) m["violations"].push_back(element_json(v));
     if (const auto& g = r.metrics.ratio_grid) m["grid"] = {g->tokens, g->features, g->rows, g->cols, g->cells};
     json j = {{"case_name", r.case_name}, {"file", r.file},       {"backend", r.backend},
-              {"data_type", r.data_type}, {"compute_type", r.compute_type}, {"storage_type", r.storage_type},
+              {"data_type", r.data_type}, {"compute_type", r.compute_type}, {"storage_type", r.storage_type}, {"dequant_type", r.dequant_type},
               {"exact", r.exact},         {"status", static_cast<int>(r.status)}, {"reason", r.reason},
               {"ticket", r.ticket},       {"seconds", r.seconds}, {"metrics", m}, {"repro", r.repro}};
     if (const auto& s = r.first_divergent_stage)
@@ -84,6 +84,7 @@ CaseResult result_from(const json& j) {
     r.data_type = j.at("data_type");
     r.compute_type = j.at("compute_type");
     r.storage_type = j.at("storage_type");
+    r.dequant_type = j.at("dequant_type");
     r.exact = j.at("exact");
     r.status = static_cast<Status>(j.at("status").get<int>());
     r.reason = j.at("reason");

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "moe/spec/compression.hpp"
 #include "moe/spec/problem.hpp"
 
 namespace moe::conformance {
@@ -47,6 +48,7 @@ CaseResult judge_output(const golden::GoldenCase& c, const Output& out, const Ju
     r.data_type = std::string(dtype_name(c.problem.input(kHiddenStates).dtype()));
     r.compute_type = std::string(dtype_name(in.precision.compute));
     r.storage_type = std::string(dtype_name(in.precision.storage));
+    if (has_compressed_weights(c.problem)) r.dequant_type = std::string(dtype_name(in.precision.dequant_type()));
     r.repro = in.repro;
     Comparison cmp = compare_output(c, out.output, in.precision, in.threads);
     r.status = cmp.status;

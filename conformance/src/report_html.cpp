@@ -110,6 +110,7 @@ void failure(std::ostringstream& o, const CaseResult& r, std::size_t index, bool
       << (r.ticket.empty() ? "" : "<p class=\"meta\">ticket: " + escape(r.ticket) + "</p>\n") << "<p class=\"meta\">"
       << escape(r.data_type) << " data, compute "
       << escape(r.compute_type) << ", storage " << escape(r.storage_type)
+      << (r.dequant_type.empty() ? "" : ", dequant " + escape(r.dequant_type))
       << (r.exact ? "; exact case: zero tolerance" : "") << "</p>\n";
     if (r.params) o << "<p class=\"meta\">params: " << escape(params_text(*r.params)) << "</p>\n";
     if (r.metrics.ratio_grid && with_heatmap) heatmap(o, *r.metrics.ratio_grid);

@@ -83,6 +83,7 @@ json result(const CaseResult& r) {
                 {"data_type", r.data_type},
                 {"compute_type", r.compute_type},
                 {"storage_type", r.storage_type},
+                {"dequant_type", r.dequant_type.empty() ? json(nullptr) : json(r.dequant_type)},
                 {"exact", r.exact},
                 {"params", params(r.params)},
                 {"status", std::string(status_name(r.status))},

@@ -202,7 +202,8 @@ void write_case_details(std::ostream& out, const CaseResult& r) {
     // A case that never ran (skipped, crashed, timed out) has no declared precision: "-".
     const auto known = [](const std::string& t) { return t.empty() ? std::string("-") : t; };
     out << "  types: data " << known(r.data_type) << ", compute " << known(r.compute_type) << ", storage "
-        << known(r.storage_type) << (r.exact ? ", exact comparison" : "") << '\n';
+        << known(r.storage_type) << (r.dequant_type.empty() ? "" : ", dequant " + r.dequant_type)
+        << (r.exact ? ", exact comparison" : "") << '\n';
     // The op's parameters: the types and element tables do not say why a kernel with a constant
     // compiled in (SiLU's beta 1, GPT-OSS's 1.702 and 7.0) fails, these do.
     if (r.params) out << "  params: " << params_text(*r.params) << '\n';

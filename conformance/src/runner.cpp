@@ -20,6 +20,7 @@
 #include "moe/conformance/shell_word.hpp"
 #include "moe/conformance/step_timer.hpp"
 #include "moe/golden/suite.hpp"
+#include "moe/spec/compression.hpp"
 #include "moe/spec/error.hpp"
 #include "moe/spec/stdout_to_stderr.hpp"
 
@@ -91,6 +92,7 @@ CaseResult run_one(const golden::GoldenCase& c, const std::string& file, Backend
     const Precision precision = b.precision_for(c.problem);
     r.compute_type = std::string(dtype_name(precision.compute));
     r.storage_type = std::string(dtype_name(precision.storage));
+    if (has_compressed_weights(c.problem)) r.dequant_type = std::string(dtype_name(precision.dequant_type()));
 
     Output out;
     const InputDigest before = digest_inputs(c.problem);

@@ -142,3 +142,31 @@ TEST_CASE("the Python door: Result.params, from check() and run_suite(), and in 
     CHECK(r.exit_code == 0);
     CHECK(has(r.output, "ok"));
 }
+
+// The declared dequantisation type sets a compressed case's bound (spec/tolerance.md, "Compressed
+// weights"), but the reports said only data, compute and storage: a kernel that dequantises u4 to
+// bf16 while its run declared f32 could not see which type its FAIL was judged with.
+TEST_CASE("a compressed case's reports say the declared dequantisation type; other cases' say none") {
+    const std::string u4 = kSuite + "/compressed_u4_gemm3_group4_zp.h5";
+    for (const std::string mode : {"", " --no-isolation"}) {
+        CAPTURE(mode);
+        TempDir dir;
+        const fs::path j = dir.path() / "r.json";
+        const auto r = run_command(moe_conform() + " run --quiet" + mode +
+                                   " --backend mutant:nibble_order_swapped,loop_lowp --case " + u4 + " --case " +
+                                   kGemm3 + " --json " + j.string());
+        CAPTURE(r.output);
+        REQUIRE(r.exit_code == 1);
+        CHECK(has(r.output, "  types: data f16, compute f32, storage f32, dequant f32\n"));
+        const json doc = json::parse(file_text(j));
+        REQUIRE(doc["results"].size() == 4);
+        for (const json& res : doc["results"]) {
+            CAPTURE(res.dump());
+            REQUIRE(res.contains("dequant_type"));
+            const bool compressed = res["case"] == "compressed_u4_gemm3_group4_zp";
+            if (!compressed) CHECK(res["dequant_type"].is_null());
+            else if (res["backend"] == "loop_lowp") CHECK(res["dequant_type"] == "f16");
+            else CHECK(res["dequant_type"] == "f32");
+        }
+    }
+}

@@ -261,6 +261,9 @@ PYBIND11_MODULE(_moe_conform, m) {
         .def_readonly("data_type", &CaseResult::data_type)
         .def_readonly("compute_type", &CaseResult::compute_type)
         .def_readonly("storage_type", &CaseResult::storage_type)
+        .def_property_readonly("dequant_type", [](const CaseResult& r) {
+            return r.dequant_type.empty() ? py::object(py::none()) : py::object(py::str(r.dequant_type));
+        })
         .def_readonly("exact", &CaseResult::exact)
         .def_readonly("repro", &CaseResult::repro)
         .def_property_readonly("worst_ratio", [](const CaseResult& r) { return r.metrics.worst_ratio; })

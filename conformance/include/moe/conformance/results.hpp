@@ -84,6 +84,9 @@ struct CaseResult {
     std::string data_type;      // f32, ...
     std::string compute_type;   // the backend's declared compute type for it
     std::string storage_type;
+    // The type it declared for dequantised weights, on a case with compressed weights ("" on
+    // others): a bound is as wide as this type's rounding where the weights need it.
+    std::string dequant_type;
     bool exact = false;         // compared with a zero tolerance
     Status status = Status::pass;
     std::string reason;         // skip/xfail/mistrusted/error reason, or the failure summary
