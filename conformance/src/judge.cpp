@@ -28,6 +28,43 @@ std::string misshapen_stage(const golden::GoldenCase& c, const std::map<std::str
     return {};
 }
 
+// A divergent stage whose every returned value is a value of bf16 (or f16) while most of the
+// reference's are not and the declared storage is wider: a kernel that keeps the stage in that
+// type but declares f32 storage, whose FAIL otherwise reads as an arithmetic bug. "" otherwise.
+std::string narrow_stage_hint(const golden::GoldenCase& c, const Output& out, const std::string& stage,
+                              DType storage) {
+    const auto got = out.stages.find(stage);
+    const auto ref = c.stages.find(stage);
+    if (got == out.stages.end() || ref == c.stages.end()) return {};
+    for (DType t : {DType::bf16, DType::f16}) {
+        if (unit_roundoff(t) <= unit_roundoff(storage)) continue;
+        const auto holds = [t](double v) { return round_to(t, v) == v; };
+        std::size_t got_values = 0, ref_values = 0, ref_outside = 0;
+        bool all_in = true;
+        for (std::size_t i = 0; i < got->second.size() && all_in; ++i) {
+            const double v = got->second.get(i);
+            if (!std::isfinite(v) || v == 0.0) continue;
+            ++got_values;
+            all_in = holds(v);
+        }
+        for (std::size_t i = 0; i < ref->second.size(); ++i) {
+            const double v = ref->second.get(i);
+            if (!std::isfinite(v) || v == 0.0) continue;
+            ++ref_values;
+            ref_outside += !holds(v);
+        }
+        // Eight values at least: a handful of small integers fits every type.
+        if (all_in && got_values >= 8 && 2 * ref_outside >= ref_values)
+        {
+            const std::string narrow(dtype_name(t)), declared(dtype_name(storage));
+            return "; every value of stage " + stage + " returned is a " + narrow + " value, though storage " +
+                   declared + " is declared and most of the reference's are not: a kernel that keeps it in " + narrow +
+                   " declares storage " + narrow;
+        }
+    }
+    return {};
+}
+
 }  // namespace
 
 std::optional<Shape> golden_stage_shape(const Problem& p, const Dims& d, const std::string& stage) {
@@ -62,6 +99,7 @@ CaseResult judge_output(const golden::GoldenCase& c, const Output& out, const Ju
         r.first_divergent_stage = std::move(sc.first);
         // Every returned stage within its bound and the output not: the divergence is after them.
         if (!r.first_divergent_stage) r.stages_within_bound = std::move(sc.per_stage);
+        else r.reason += narrow_stage_hint(c, out, r.first_divergent_stage->stage, in.precision.storage);
     }
     if (r.status == Status::pass && !out.stages.empty()) {
         if (const std::string stage = misshapen_stage(c, out.stages); !stage.empty()) {

@@ -140,3 +140,39 @@ TEST_CASE("judge_output: a failing output whose stages are all within bound list
     CHECK_FALSE(r.first_divergent_stage);
     CHECK(r.stages_within_bound.empty());
 }
+
+// A kernel that keeps its intermediates in bf16 but declares f32 storage fails with a divergent
+// stage, which reads like an arithmetic bug: the reason says its values are all bf16 values. A
+// stage that is wrong in f32 (or bf16 values where the reference's are bf16 values too) gets no
+// such hint.
+TEST_CASE("judge_output: a divergent stage whose returned values are all bf16 values says so") {
+    const auto c = make_case();
+    const Tensor& ref = c.outputs.at("output");
+    Output out;
+    out.output = moved(ref, 7, 1.0);
+    out.stages = c.stages;
+    Tensor& gate_up = out.stages["gate_up"];
+    for (std::size_t i = 0; i < gate_up.size(); ++i) gate_up.set(i, round_to(DType::bf16, gate_up.get(i)));
+    JudgeInput in;
+    in.precision = kF32;
+    CaseResult r = judge_output(c, out, in);
+    REQUIRE(r.first_divergent_stage);
+    CHECK(r.first_divergent_stage->stage == "gate_up");
+    CHECK(r.reason.find("every value of stage gate_up returned is a bf16 value, though storage f32 is declared") !=
+          std::string::npos);
+
+    // Off in f32 precision instead: the same FAIL, no hint.
+    out.stages = c.stages;
+    out.stages["gate_up"] = moved(c.stages.at("gate_up"), 3, 1e-3);
+    r = judge_output(c, out, in);
+    REQUIRE(r.first_divergent_stage);
+    CHECK(r.reason.find("bf16 value") == std::string::npos);
+
+    // Declared bf16 storage: nothing to hint (and the rounding is within its bound).
+    out.stages = c.stages;
+    Tensor& g = out.stages["gate_up"];
+    for (std::size_t i = 0; i < g.size(); ++i) g.set(i, round_to(DType::bf16, g.get(i)));
+    in.precision = Precision{DType::f32, DType::bf16};
+    r = judge_output(c, out, in);
+    CHECK(r.reason.find("bf16 value") == std::string::npos);
+}
