@@ -11,6 +11,7 @@
 #include "moe/golden/golden_file.hpp"
 #include "moe/golden/result_file.hpp"
 #include "moe/golden/suite.hpp"
+#include "moe/reference/interpreter.hpp"
 #include "moe/spec/error.hpp"
 
 namespace moe::conformance {
@@ -90,6 +91,7 @@ json result_summary(const std::string& file, const CheckInputs& in) {
         if (r.precision->dequant) j["dequant"] = std::string(dtype_name(*r.precision->dequant));
     }
     j["output"] = shape_json(r.output.shape());
+    j["output_type"] = std::string(dtype_name(r.output.dtype()));
     std::map<std::string, Shape> stages;
     for (const auto& [name, t] : r.stages) stages[name] = t.shape();
     j["stages"] = shapes_json(stages);
@@ -187,35 +189,51 @@ std::optional<std::string> shape_fault(const json& r, const json& golden, const 
     d.I = dims.at(3);
     for (const auto& [name, shape] : shapes_from(r.at("stages"))) {
         const auto want = golden_stage_shape(p, d, name);
-        if (!want) return "stage '" + name + "' is not a stage of " + std::string(expert_type_name(p.attributes.expert_type));
+        if (!want) {
+            // The names the type has, so that "activation" is seen to be "act" without the spec.
+            std::string names;
+            for (const auto& n : reference::stage_names(p.attributes.expert_type)) names += (names.empty() ? "" : ", ") + n;
+            return "stage '" + name + "' is not a stage of " + std::string(expert_type_name(p.attributes.expert_type)) +
+                   " (its stages: " + names + ")";
+        }
         if (shape != *want)
             return "stage '" + name + "' has shape " + shape_to_string(shape) + ", expected " + shape_to_string(*want);
     }
     return std::nullopt;
 }
 
+// The golden case an extra result's `case` most likely meant: the golden file's name given for
+// its case name ("gemm3_qwen_openvino_f32.h5", or a path to it) is a common slip, then a typo.
+std::optional<std::string> meant_case(const std::string& given, const std::map<std::string, golden::CaseIdentity>& cases,
+                                      const CheckInputs& in) {
+    std::string stem = fs::path(given).filename().string();
+    if (stem.size() > 3 && stem.compare(stem.size() - 3, 3, ".h5") == 0) stem.resize(stem.size() - 3);
+    if (cases.count(stem)) return stem;
+    if (!in.closest_case) return std::nullopt;
+    std::vector<std::string> names;
+    for (const auto& entry : cases) names.push_back(entry.first + ".h5");  // as closest_name compares file names
+    auto near = in.closest_case(given, names);
+    if (near) near->resize(near->size() - 3);
+    return near;
+}
+
 }  // namespace
 
 std::vector<std::string> result_files_in(const std::string& dir) {
+    // Subfolders too: a CI job that downloads each shard's artifact gets DIR/<shard>/*.h5, and a
+    // bare "no result file answers this case" for every case of a subfolder told it nothing. Each
+    // case still takes one result: the same case answered in two subfolders is refused, named
+    // (prepare_check), as two answers in one folder are. Links to folders are not followed (a
+    // loop would never end).
     std::vector<std::string> files;
-    for (const auto& e : fs::directory_iterator(dir)) {
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
         const auto ext = e.path().extension();
         if (e.is_regular_file() && (ext == ".h5" || ext == ".npy")) files.push_back(e.path().string());
     }
     std::sort(files.begin(), files.end());
-    if (files.empty()) {
-        // run --write-results DIR with several backends writes DIR/<backend>/: name those folders.
-        std::vector<std::string> folders;
-        for (const auto& e : fs::directory_iterator(dir))
-            if (e.is_directory()) folders.push_back(e.path().filename().string());
-        std::sort(folders.begin(), folders.end());
-        std::string hint;
-        for (const auto& f : folders) hint += (hint.empty() ? "" : ", ") + golden::printable((fs::path(dir) / f).string());
-        throw InputError("results folder " + golden::printable(dir) + " holds no .h5 or .npy result file" +
-                         (hint.empty() ? std::string()
-                                       : " (it holds folders: " + hint +
-                                             "; run --write-results writes one per backend when several run: give one)"));
-    }
+    if (files.empty())
+        throw InputError("results folder " + golden::printable(dir) +
+                         " holds no .h5 or .npy result file, nor do its subfolders");
     return files;
 }
 
@@ -278,8 +296,11 @@ PreparedCheck prepare_check(const CheckInputs& in, const std::string& golden_sum
         const auto c = cases.find(case_name);
         if (c == cases.end() && in.others_ignored) continue;
         if (c == cases.end()) {
+            const auto near = meant_case(case_name, cases, in);
             problem(file + ": answers case '" + case_name + "', which is not among the golden files of this run (an "
-                           "extra result)");
+                           "extra result)" +
+                    (near ? "; did you mean '" + *near + "'? (the `case` attribute is the golden file's case name)"
+                          : std::string()));
             continue;
         }
         if (sha != c->second.sha256) {
@@ -299,12 +320,23 @@ PreparedCheck prepare_check(const CheckInputs& in, const std::string& golden_sum
             precision = Precision(dtype_from(r.at("compute")), dtype_from(r.at("storage")),
                                   r.contains("dequant") ? std::optional<DType>(dtype_from(r.at("dequant"))) : std::nullopt);
         if (!precision) {
-            problem(file + ": declares no precision (root attributes compute_type, storage_type): give --precision "
-                           "COMPUTE[/STORAGE]");
+            // A .npy holds the array alone: it has no attributes to add, only the flag to give.
+            problem(npy ? file + ": declares no precision (a .npy result holds the array alone): give --precision "
+                                 "COMPUTE[/STORAGE] (e.g. --precision f32 for a float32 computation)"
+                        : file + ": declares no precision (root attributes compute_type, storage_type): give "
+                                 "--precision COMPUTE[/STORAGE]");
             continue;
         }
         if (source->by_case.count(case_name)) {
-            problem(file + ": case '" + case_name + "' already has a result, " + source->by_case.at(case_name).file);
+            const std::string& first = source->by_case.at(case_name).file;
+            // Results folders are searched with their subfolders: two answers from two of them
+            // are most often the folders of two implementations (run --write-results writes one
+            // per backend when several run), not two shards.
+            const bool other_folder = fs::path(file).parent_path() != fs::path(first).parent_path();
+            problem(file + ": case '" + case_name + "' already has a result, " + first +
+                    (other_folder ? " (subfolders of a results folder are searched too: give --results the folder "
+                                    "of one implementation)"
+                                  : ""));
             continue;
         }
         if (auto fault = shape_fault(r, golden_case, case_name)) {
@@ -313,6 +345,7 @@ PreparedCheck prepare_check(const CheckInputs& in, const std::string& golden_sum
         }
         if (implementation.empty()) implementation = r.at("implementation").get<std::string>();
         out.result_file.emplace(case_name, file);
+        out.output_type.emplace(case_name, dtype_from(r.at("output_type")));
         source->by_case.emplace(case_name, Replayed{file, *precision, npy, npy ? "" : case_name, npy ? "" : sha,
                                                     shape_from(r.at("output")), shapes_from(r.at("stages"))});
     }

@@ -1,4 +1,5 @@
 // check: result files written by any framework, judged against the golden cases they answer.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -17,6 +18,7 @@
 #include "moe/conformance/shell_word.hpp"
 #include "moe/golden/golden_file.hpp"
 #include "moe/golden/suite.hpp"
+#include "moe/shrink/case_in_suite.hpp"
 #include "moe/spec/error.hpp"
 
 namespace moe::conform_cli {
@@ -87,6 +89,53 @@ std::optional<std::string> summaries_in_child(const std::vector<std::string>& fi
     return std::nullopt;
 }
 
+// The problems on stderr, the same problem of many files said three times and then counted: one
+// writer's slip (bf16 bits without element_type, a missing precision) hit every file of a suite,
+// and 170 near-identical lines hid any other problem. Two problems are the same when they are
+// equal once the file names in them (`files`, as printed: escaped) are taken out; the others are
+// printed in full, in order.
+void print_problems(const std::vector<std::string>& problems, const std::vector<std::string>& files) {
+    constexpr std::size_t kShown = 3;
+    std::vector<std::string> names;
+    for (const auto& f : files) names.push_back(golden::printable(f));
+    // Longest first: a name inside a longer one is not taken out of it.
+    std::sort(names.begin(), names.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
+    const auto pattern = [&names](std::string text) {
+        for (const auto& n : names)
+            for (auto at = text.find(n); !n.empty() && at != std::string::npos; at = text.find(n, at + 1))
+                text.replace(at, n.size(), std::string(1, '\0'));
+        return text;
+    };
+    std::vector<std::string> patterns;
+    std::map<std::string, std::size_t> count;  // pattern -> problems with it
+    for (const auto& p : problems) ++count[patterns.emplace_back(pattern(p))];
+    std::map<std::string, std::size_t> seen;
+    for (std::size_t i = 0; i < problems.size(); ++i) {
+        const std::size_t k = ++seen[patterns[i]];
+        if (k <= kShown) std::cerr << "moe-conform: error: " << problems[i] << "\n";
+        else if (k == kShown + 1)
+            std::cerr << "moe-conform: error: ... and " << count[patterns[i]] - kShown
+                      << " more files with the same problem\n";
+    }
+}
+
+// A FAIL whose output was stored in a type narrower than the case's data type and than the
+// declared storage type (f16 or bf16 bits of an f32 case declared f32/f32): the rounding to the
+// narrow type alone can exceed a bound derived from the declared storage, and the table said only
+// "FAIL". Not when the declared storage is that narrow: the bound then allows for it.
+void note_narrow_output(conformance::CaseResult& r, const std::map<std::string, DType>& stored_type) {
+    const auto it = stored_type.find(r.case_name);
+    const auto data = parse_dtype(r.data_type), storage = parse_dtype(r.storage_type);
+    if (it == stored_type.end() || !data || !storage) return;
+    const DType stored = it->second;
+    if (dtype_size(stored) >= dtype_size(*data) || dtype_size(stored) >= dtype_size(*storage)) return;
+    const std::string s(dtype_name(stored)), d(r.data_type);
+    r.reason += (r.reason.empty() ? "" : "; ") + std::string("NOTE: the output is stored as ") + s +
+                " while the case's data type is " + d + ": a kernel's output is compared in the case's type; store it in " +
+                d + ", or declare storage_type " + s + " (--precision " + r.compute_type + "/" + s +
+                ") if the kernel's output really is " + s;
+}
+
 }  // namespace
 
 int check(const CheckCommand& c) {
@@ -102,8 +151,10 @@ int check(const CheckCommand& c) {
     in.others_ignored = !c.cases.empty() && c.results.size() == 1 && std::filesystem::is_directory(c.results.front());
     RunPaths paths{in.golden_files, {{"--json", c.json}, {"--junit", c.junit}, {"--html", c.html}}, {}};
     paths.inputs.insert(paths.inputs.end(), in.result_files.begin(), in.result_files.end());
+    if (!c.expect.empty()) paths.inputs.push_back(c.expect);
     check_outputs_spare_inputs(paths);
     in.name = c.name;
+    in.closest_case = shrink::closest_name;  // an extra result's "did you mean", as --case's
     in.max_memory = c.max_memory;
     conformance::PreparedCheck prepared;
     const auto golden_summaries = summaries_in_child(
@@ -115,7 +166,9 @@ int check(const CheckCommand& c) {
         "result file", prepared.problems);
     if (prepared.problems.empty()) prepared = conformance::prepare_check(in, *golden_summaries, *result_summaries);
     if (!prepared.problems.empty()) {
-        for (const auto& p : prepared.problems) std::cerr << "moe-conform: error: " << p << "\n";
+        std::vector<std::string> files = in.golden_files;
+        files.insert(files.end(), in.result_files.begin(), in.result_files.end());
+        print_problems(prepared.problems, files);
         std::cerr << "moe-conform: " << prepared.problems.size()
                   << " problem(s) with the golden or result files; nothing was compared\n";
         return 2;
@@ -132,7 +185,10 @@ int check(const CheckCommand& c) {
     // Results show their golden file escaped too; the repro line names the real path.
     std::map<std::string, std::string> golden_of_shown_file;
     for (const auto& f : selection.files) golden_of_shown_file[golden::printable(f)] = f;
+    std::map<std::string, DType> stored_type_of_shown_case;
+    for (const auto& [name, type] : prepared.output_type) stored_type_of_shown_case[golden::printable(name)] = type;
     for (auto& r : outcome.results) {
+        if (r.status == conformance::Status::fail) note_narrow_output(r, stored_type_of_shown_case);
         const auto it = result_of_shown_case.find(r.case_name);
         const auto golden_file = golden_of_shown_file.find(r.file);
         r.repro = "moe-conform check --case " +
@@ -140,9 +196,13 @@ int check(const CheckCommand& c) {
                   " --results " +
                   (it == result_of_shown_case.end() ? std::string("<no result file for this case>")
                                                     : conformance::shell_word(it->second)) +
-                  (c.precision.empty() ? "" : " --precision " + conformance::shell_word(c.precision));
+                  (c.precision.empty() ? "" : " --precision " + conformance::shell_word(c.precision)) +
+                  // An XFAIL or XPASS is one only against the expectation file, as in run's lines.
+                  (c.expect.empty() ? "" : " --expect " + conformance::shell_word(c.expect));
     }
     info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // Before the report, whose count line stays the last line a log parser reads.
+    note_unused_expectations(c, o, outcome, c.shard);
     return report_outcome(info, outcome, {c.json, c.junit, c.html});
 }
 

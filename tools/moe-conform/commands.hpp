@@ -22,16 +22,24 @@ struct SuiteRunFlags {
     bool no_isolation = false;          // --no-isolation: read and run in this process (debugging)
     double case_timeout = 600;          // --case-timeout: seconds per file read, or per backend on a file
     std::uint64_t max_memory = 0;       // --max-memory: bytes one golden file may need once read; 0 = default
+    // --expect FILE: known failures (XFAIL) and skips. Shared, so that check gates result files
+    // exactly as run gates a backend: one loader, one format, the same statuses and exit codes.
+    std::string expect;
 };
-// The runner's options for `files` under these flags.
+// The runner's options for `files` under these flags (the expectations loaded, and --expect on
+// the repro lines: an XFAIL or XPASS is one only against the file).
 conformance::RunOptions run_options(const SuiteRunFlags& f, std::vector<std::string> files);
+// After the run, before the report: the entries of --expect that applied to no result, said (not
+// refused: a shard or a --filter covers part of what the file lists). Nothing without --expect.
+void note_unused_expectations(const SuiteRunFlags& f, const conformance::RunOptions& o,
+                              const conformance::RunOutcome& outcome, const std::string& shard);
 
 struct RunCommand : SuiteRunFlags {
     std::vector<std::string> backends;
     std::vector<std::string> backend_libs;  // --backend-lib: plugins (moe_conform/backend_abi.h)
     std::string suite;
     std::vector<std::string> cases;
-    std::string json, junit, expect, html;
+    std::string json, junit, html;
     std::string device;  // --device: the OpenCL device ("P:D" or a name substring)
     bool no_manifest = false;        // --no-manifest: do not check the suite's MANIFEST.sha256
     std::string write_results;       // --write-results DIR: every output also as a result file

@@ -58,6 +58,16 @@ std::string threads_help() {
            std::to_string(moe::cli::max_threads()) + ")";
 }
 
+// --expect, one definition for run and check (run_options loads the file for both): the same
+// file gates a backend's run and the result files of a framework that cannot load as a plugin.
+void add_expect_option(CLI::App* cmd, SuiteRunFlags& flags) {
+    cmd->add_option("--expect", flags.expect,
+                    "Expectation file: known failures (XFAIL) and skips, with reasons (docs/moe-conform.md); "
+                    "for check, an entry's backend is the implementation's name (--name, else the files' "
+                    "`implementation`)")
+        ->check(CLI::ExistingFile);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -141,8 +151,7 @@ int main(int argc, char** argv) {
         ->check(moe::cli::kOutputFile);
     r->add_option("--html", rc.html, "Also write a self-contained HTML report here (heatmaps of the failures)")
         ->check(moe::cli::kOutputFile);
-    r->add_option("--expect", rc.expect, "Expectation file: known failures (XFAIL) and skips, with reasons")
-        ->check(CLI::ExistingFile);
+    add_expect_option(r, rc);
     r->add_option("--threads", rc.threads, threads_help())->transform(moe::cli::threads_check());
     r->add_option("--device", rc.device,
                   "OpenCL device for the opencl backend and its mutants: P:D (platform, device index) or a name "
@@ -195,7 +204,8 @@ int main(int argc, char** argv) {
     k->footer("\nExamples:\n"
               "  moe-conform check --suite data/golden --results my_results/\n"
               "  moe-conform check --case data/golden/gemm3_qwen_spec_f32.h5 --results out.npy --precision f32\n"
-              "  moe-conform check --suite data/golden --results my_results/ --json r.json --junit r.xml\n\n"
+              "  moe-conform check --suite data/golden --results my_results/ --json r.json --junit r.xml\n"
+              "  moe-conform check --suite data/golden --results my_results/ --expect known_failures.json\n\n"
               "Exit codes as run: 0 expected statuses, 1 a FAIL, ERROR (a case with no result file) or XPASS, 2 "
               "usage or input\nerror (a bad result or golden file, named), 77 every case skipped. spec/results-format.md "
               "has the file format.");
@@ -225,6 +235,7 @@ int main(int argc, char** argv) {
         ->check(moe::cli::kOutputFile);
     k->add_option("--html", cc.html, "Also write a self-contained HTML report here (heatmaps of the failures)")
         ->check(moe::cli::kOutputFile);
+    add_expect_option(k, cc);
     k->add_option("--threads", cc.threads, threads_help())->transform(moe::cli::threads_check());
     k->add_flag("--quiet", cc.quiet, "No progress lines on stderr");
     k->add_flag("--no-manifest", cc.no_manifest, "Do not check the suite folder's MANIFEST.sha256");

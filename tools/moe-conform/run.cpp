@@ -53,29 +53,6 @@ bool manifest_agrees(const std::string& suite, const std::vector<std::string>& c
     return problems.empty();
 }
 
-namespace {
-
-// Entries of the expectation file that applied to no result: said, not refused (a shard, a
-// --filter or --backend subset runs part of what the file covers).
-void note_unused_expectations(const std::string& file, const std::vector<conformance::Expectation>& list,
-                              const std::vector<conformance::CaseResult>& results, const std::string& shard) {
-    const auto unused = conformance::unused_expectations(list, results);
-    if (unused.empty()) return;
-    constexpr std::size_t kShown = 10;
-    std::cerr << "moe-conform: note: " << unused.size() << " of the " << list.size() << " entries of "
-              << golden::printable(file) << " applied to no result of this run"
-              << (shard.empty() ? "" : " (shard " + shard + ": the other shards may use them)")
-              << "; a case renamed or removed, a file name for a case name, or a backend not run:\n";
-    for (std::size_t k = 0; k < unused.size() && k < kShown; ++k) {
-        const auto& e = list[unused[k]];
-        std::cerr << "  entry " << unused[k] << ": backend \"" << golden::printable(e.backend) << "\", case \""
-                  << golden::printable(e.case_glob) << "\"\n";
-    }
-    if (unused.size() > kShown) std::cerr << "  ... and " << unused.size() - kShown << " more\n";
-}
-
-}  // namespace
-
 int run(const RunCommand& c) {
     if (!cases_exist(c.cases, "moe-conform")) return 2;
     refuse_repeated_cases(c.cases);
@@ -117,11 +94,6 @@ int run(const RunCommand& c) {
         if (!m.library.empty()) flags += " --backend-lib " + conformance::shell_word(m.library);
         if (!c.device.empty() && backends::opencl_family(m.name)) flags += " --device " + conformance::shell_word(c.device);
     }
-    if (!c.expect.empty()) {
-        o.expectations = conformance::load_expectations(c.expect);
-        // An XFAIL or XPASS is one only against the expectation file: the rerun reads it too.
-        o.repro_command += " --expect " + conformance::shell_word(c.expect);
-    }
     // Each backend's outputs also go to result files, one folder per backend when several run.
     const auto results_dir = [&](const BackendMaker& m) {
         return makers.size() == 1 ? c.write_results : c.write_results + "/" + m.name;
@@ -155,8 +127,7 @@ int run(const RunCommand& c) {
     const conformance::RunOutcome outcome = conformance::run_suite_from_makers(o, makers);
     info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // Before the report, whose count line stays the last line a log parser reads.
-    if (!c.expect.empty() && conformance::run_exit_code(outcome) != 2)
-        note_unused_expectations(c.expect, o.expectations, outcome.results, c.shard);
+    note_unused_expectations(c, o, outcome, c.shard);
     return report_outcome(info, outcome, {c.json, c.junit, c.html});
 }
 

@@ -1,9 +1,11 @@
-// A .npy output as a result (numpy's format, version 1-3: magic, header dict, raw C-order data).
+// A .npy output as a result (numpy's format, version 1-3: magic, header dict, raw data in C or
+// Fortran order).
 // Parsed here rather than by a library: the file is untrusted input, every size is checked
 // against the file's real size and the memory budget before anything is allocated, and f16 (which
 // xtensor's npy loader cannot hold) must keep its bits.
 #include <cstring>
 #include <fstream>
+#include <vector>
 
 #include "moe/golden/golden_file.hpp"
 #include "moe/golden/result_file.hpp"
@@ -55,6 +57,31 @@ Shape parse_shape(const std::string& text, const std::filesystem::path& file) {
     return s;
 }
 
+// `from` in Fortran order (the first index fastest) into `to` in C order (the last fastest):
+// element (i0, ..., in-1) is at sum(ik * prod(d0..dk-1)) in `from`. Walks `to` in order, the
+// multi-index counted like an odometer (no division per element).
+void to_c_order(const char* from, char* to, const Shape& shape, std::size_t element) {
+    const std::size_t n = shape.size();
+    std::vector<std::size_t> stride(n), index(n, 0);  // Fortran strides, in elements
+    std::size_t total = 1;
+    for (std::size_t k = 0; k < n; ++k) {
+        stride[k] = total;
+        total *= shape[k];
+    }
+    std::size_t at = 0;  // the Fortran offset of `index`
+    for (std::size_t i = 0; i < total; ++i) {
+        std::memcpy(to + i * element, from + at * element, element);
+        for (std::size_t k = n; k-- > 0;) {  // next C-order index: the last axis first
+            if (++index[k] < shape[k]) {
+                at += stride[k];
+                break;
+            }
+            at -= (shape[k] - 1) * stride[k];
+            index[k] = 0;
+        }
+    }
+}
+
 }  // namespace
 
 ResultFile read_npy_result(const std::filesystem::path& file, std::uint64_t max_memory) {
@@ -84,10 +111,20 @@ ResultFile read_npy_result(const std::filesystem::path& file, std::uint64_t max_
     if (descr == "'<f8'") dt = DType::f64;
     else if (descr == "'<f4'") dt = DType::f32;
     else if (descr == "'<f2'") dt = DType::f16;
+    else if (descr == "'<i2'" || descr == "'<u2'")
+        // numpy has no bf16: a framework's bf16 output saved as its bits arrives as 16-bit integers.
+        fail(FileError::Kind::malformed, file,
+             "npy dtype " + descr + ": expected little-endian float64, float32 or float16; bf16 saved as its bits? "
+             "widen bf16 to float32 (exact) before saving: y.float() in torch, or "
+             "(bits.astype(np.uint32) << 16).view(np.float32) in numpy");
     else
         fail(FileError::Kind::malformed, file, "npy dtype " + descr + ": expected little-endian float64, float32 or float16");
-    if (field(header, "fortran_order", file) != "False")
-        fail(FileError::Kind::malformed, file, "npy array in Fortran order: save a C-ordered array");
+    // Fortran order is what np.save writes for a transposed view or np.asfortranarray; numpy
+    // reads it back as the same array, so it is accepted, and put in C order below.
+    const std::string order = field(header, "fortran_order", file);
+    if (order != "False" && order != "True")
+        fail(FileError::Kind::malformed, file, "npy header: fortran_order is " + order + ", not True or False");
+    const bool fortran = order == "True";
     const Shape shape = parse_shape(field(header, "shape", file), file);
 
     std::uint64_t bytes = dtype_size(dt);
@@ -104,8 +141,15 @@ ResultFile read_npy_result(const std::filesystem::path& file, std::uint64_t max_
                  readable_bytes(static_cast<double>(max_memory ? max_memory : default_max_memory())) + " (--max-memory)");
     ResultFile r;
     r.output = Tensor::uninitialised(dt, shape);  // every byte read below, or refused
-    in.read(reinterpret_cast<char*>(r.output.data()), static_cast<std::streamsize>(bytes));
+    if (!fortran || shape.size() < 2) {  // one axis: both orders are the same bytes
+        in.read(reinterpret_cast<char*>(r.output.data()), static_cast<std::streamsize>(bytes));
+        if (!in) fail(FileError::Kind::unreadable, file, "cannot read its data");
+        return r;
+    }
+    std::vector<char> stored(bytes);  // column-major: the first index varies fastest
+    in.read(stored.data(), static_cast<std::streamsize>(bytes));
     if (!in) fail(FileError::Kind::unreadable, file, "cannot read its data");
+    to_c_order(stored.data(), reinterpret_cast<char*>(r.output.data()), shape, dtype_size(dt));
     return r;
 }
 

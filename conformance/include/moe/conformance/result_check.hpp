@@ -27,6 +27,11 @@ struct CheckInputs {
     // Results of cases outside golden_files are passed over, not "extra results" (exit 2): for
     // `check --case FILE --results FOLDER`, where the folder answers a whole suite.
     bool others_ignored = false;
+    // For an extra result's "did you mean": the case name among `names` closest to `wanted` when
+    // it is close enough to be a typo (moe-conform passes shrink::closest_name, which this library
+    // cannot link: moe_shrink links it). Unset: only a file name for a case name is recognised.
+    std::function<std::optional<std::string>(const std::string& wanted, const std::vector<std::string>& names)>
+        closest_case;
 };
 
 struct PreparedCheck {
@@ -35,6 +40,7 @@ struct PreparedCheck {
     BackendMaker replay;
     std::vector<std::string> problems;  // one line per unusable result file (exit 2)
     std::map<std::string, std::string> result_file;  // case name -> the result file that answers it
+    std::map<std::string, DType> output_type;         // case name -> the type its output is stored in
 };
 
 // Reads every file (golden files in full, with every check of read_golden; result files with
@@ -55,7 +61,8 @@ std::string summarize_result_files(const std::vector<std::string>& files, const 
 PreparedCheck prepare_check(const CheckInputs& in, const std::string& golden_summaries,
                             const std::string& result_summaries);
 
-// Every .h5 and .npy file in `dir`, sorted; throws InputError when there is none.
+// Every .h5 and .npy file in `dir` and its subfolders (a CI's shard artifacts, each in its own),
+// sorted; throws InputError when there is none.
 std::vector<std::string> result_files_in(const std::string& dir);
 
 }  // namespace moe::conformance
