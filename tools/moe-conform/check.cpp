@@ -7,7 +7,6 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "child_process.hpp"
@@ -72,14 +71,7 @@ std::optional<std::string> summaries_in_child(const std::vector<std::string>& fi
                                               const std::function<std::string(const std::vector<std::string>&)>& summarize,
                                               const std::string& kind, std::vector<std::string>& problems) {
     if (files.empty()) return summarize(files);
-    // As files_that_crash's limit: reading takes about a second per 100 MB; the limit only ends a hang.
-    std::uintmax_t bytes = 0;
-    for (const auto& f : files) {
-        std::error_code ec;
-        const auto size = std::filesystem::file_size(f, ec);
-        if (!ec) bytes += size;
-    }
-    const long limit_ms = 60000 + 100 * static_cast<long>(files.size()) + static_cast<long>(bytes / 100000);
+    const long limit_ms = read_limit_ms(files);  // as files_that_crash's
     if (auto text = in_child_process([&] { return summarize(files); }, limit_ms)) return text;
     auto crashed = files_that_crash(files, [&summarize](const std::string& f) { summarize({f}); }, kind);
     if (crashed.empty())  // this time no child crashed nor hung: no summaries all the same

@@ -67,6 +67,17 @@ std::optional<std::string> in_child_process(const std::function<std::string()>& 
     return text;
 }
 
+long read_limit_ms(const std::vector<std::string>& files) {
+    // Reading takes milliseconds a file, and about a second per 100 MB hashed or read.
+    std::uintmax_t bytes = 0;
+    for (const auto& f : files) {
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(f, ec);
+        if (!ec) bytes += size;
+    }
+    return 60000 + 100 * static_cast<long>(files.size()) + static_cast<long>(bytes / 100000);
+}
+
 std::vector<std::string> files_that_crash(const std::vector<std::string>& files,
                                           const std::function<void(const std::string&)>& read_one,
                                           const std::string& kind) {
@@ -81,15 +92,7 @@ std::vector<std::string> files_that_crash(const std::vector<std::string>& files,
             return std::string("read");
         };
     };
-    // Reading takes milliseconds a file, and about a second per 100 MB hashed or read: the
-    // limits only end a hang.
-    std::uintmax_t bytes = 0;
-    for (const auto& f : files) {
-        std::error_code ec;
-        const auto size = std::filesystem::file_size(f, ec);
-        if (!ec) bytes += size;
-    }
-    const long limit_ms = 60000 + 100 * static_cast<long>(files.size()) + static_cast<long>(bytes / 100000);
+    const long limit_ms = read_limit_ms(files);
     if (files.empty() || in_child_process(reading(files), limit_ms)) return {};
     std::vector<std::string> problems;
     for (const auto& f : files)

@@ -13,6 +13,10 @@ namespace moe::conform_cli {
 // crashed, or ran past `limit_ms` (then killed).
 std::optional<std::string> in_child_process(const std::function<std::string()>& work, long limit_ms);
 
+// How long reading `files` may take in a child before it counts as hung: about a second per
+// 100 MB read or hashed, and a minute besides; the limit only ends a hang.
+long read_limit_ms(const std::vector<std::string>& files);
+
 // A tool that reads untrusted files in its own process before its workers (check's golden and
 // result files, run --write-results' case identities) reads them in a child first: `read_one` on
 // each of `files` in one child, then, only when that child crashes or hangs, in a child per file.
