@@ -26,13 +26,15 @@ int significand_bits(DType t) { return static_cast<int>(std::lround(-std::log2(u
 }  // namespace
 
 CompressedGemms compressed_gemms(const Problem& p, DType dequant) {
-    auto compressed = [&](const char* w) {
-        return p.has(w) && is_compressed_weight(p.input(w).dtype()) && !dequant_type_holds_weight(p, w, dequant);
-    };
+    auto compressed = [&](const char* w) { return p.has(w) && is_compressed_weight(p.input(w).dtype()); };
+    auto exact = [&](const char* w) { return !compressed(w) || dequant_type_holds_weight(p, w, dequant); };
     const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
+    const char* down = gemm2 ? kWeight1 : kWeight2;
     CompressedGemms c;
     c.first = compressed(kWeight0) || (!gemm2 && compressed(kWeight1));
-    c.down = compressed(gemm2 ? kWeight1 : kWeight2);
+    c.first_exact = exact(kWeight0) && (gemm2 || exact(kWeight1));
+    c.down = compressed(down);
+    c.down_exact = exact(down);
     return c;
 }
 
@@ -47,14 +49,19 @@ ToleranceModel tolerance_model(const Precision& p, DType data, const Dims& d, co
     const double input_rounding = uc > ut ? 2.0 * uc : 0.0;
     // A compressed weight rounded once to the dequantisation type D: |dW| <= u_D |W_f|, which the
     // GEMM's |W||x| magnitude (its accumulation term's tensor) already bounds (spec/tolerance.md,
-    // "Compressed weights").
-    const double ud = unit_roundoff(p.dequant_type());
+    // "Compressed weights"). Where D holds every value, u_C instead: no rounding to D, but a
+    // kernel may scale each group's partial sum, once more in C.
+    const auto dequant_term = [&](bool read, bool exact) {
+        return !read ? 0.0 : exact ? uc : unit_roundoff(p.dequant_type());
+    };
     ToleranceModel m;
-    m.stage_coefficient = {{"first_acc", accumulation_factor(d.H + 1, uc) + input_rounding + (compressed.first ? ud : 0.0)},
+    m.stage_coefficient = {{"first_acc", accumulation_factor(d.H + 1, uc) + input_rounding +
+                                             dequant_term(compressed.first, compressed.first_exact)},
                            {"first_store", um},
                            {"act_eval", uc},
                            {"act_store", um},
-                           {"down_acc", accumulation_factor(d.I + 1, uc) + input_rounding + (compressed.down ? ud : 0.0)},
+                           {"down_acc", accumulation_factor(d.I + 1, uc) + input_rounding +
+                                            dequant_term(compressed.down, compressed.down_exact)},
                            {"down_store", um}};
     m.output_coefficient = m.stage_coefficient;
     // At the output the down outputs' magnitude sum_k |w_k||y_k| also bounds the top-k

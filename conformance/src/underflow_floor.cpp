@@ -68,8 +68,12 @@ std::vector<double> underflow_floor(const Problem& p, const Precision& prec, con
                                 smallest_subnormal(prec.compute) > smallest_subnormal(data);
     const double h_in = inputs_rounded ? hc : 0.0;
     const CompressedGemms compressed = compressed_gemms(p, prec.dequant_type());
-    const double h_first = compressed.first ? half_subnormal(prec.dequant_type()) : 0.0;
-    const double h_down = compressed.down ? half_subnormal(prec.dequant_type()) : 0.0;
+    // Where D holds every value nothing underflows in it; the scaled partial sums round in C.
+    const auto h_dequant = [&](bool read, bool exact) {
+        return !read ? 0.0 : half_subnormal(exact ? prec.compute : prec.dequant_type());
+    };
+    const double h_first = h_dequant(compressed.first, compressed.first_exact);
+    const double h_down = h_dequant(compressed.down, compressed.down_exact);
 
     const double r_first = std::max(max_row_sum(p, kWeight0, rp.weight_layout),
                                     gemm2 ? 0.0 : max_row_sum(p, kWeight1, rp.weight_layout));

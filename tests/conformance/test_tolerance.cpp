@@ -216,11 +216,13 @@ TEST_CASE("ulp(f32, x) is the distance from x to the next float up, over the who
     }
 }
 
+using test::CompressOptions;
+
 // A backend that dequantises into a type D rounds W_f = (W - Z) S only where D lacks the value:
 // MXFP4 (E2M1 times a power of two) fits bf16 and f16 unless a scale pushes it out of range,
 // FP8 with a power-of-two scale fits them too; u4 with an f16 scale needs up to 4 + 11 bits.
-using test::CompressOptions;
-
+// Where D holds them all the term is u_C (a kernel that scales each group's partial sum rounds
+// once more in C), not u_D.
 TEST_CASE("compressed weights: the dequantisation term only where D does not hold every value") {
     const ExpertType G2 = ExpertType::gemm2_bias_swiglu_clamp;
     auto compressed = [&](CompressOptions o) {
@@ -235,30 +237,32 @@ TEST_CASE("compressed weights: the dequantisation term only where D does not hol
     for (DType d : {DType::bf16, DType::f16, DType::f32}) {
         CAPTURE(dtype_name(d));
         const CompressedGemms c = compressed_gemms(mxfp4, d);
-        CHECK_FALSE(c.first);
-        CHECK_FALSE(c.down);
+        CHECK(c.first);
+        CHECK(c.down);
+        CHECK(c.first_exact);
+        CHECK(c.down_exact);
     }
     const Dims d = validate(mxfp4);
     Precision lowp{DType::f32, DType::bf16};
     lowp.dequant = DType::bf16;
     const ToleranceModel m = tolerance_model(lowp, mxfp4, d);
-    CHECK(m.stage_coefficient.at("first_acc") == accumulation_factor(d.H + 1, u32));
-    CHECK(m.stage_coefficient.at("down_acc") == accumulation_factor(d.I + 1, u32));
+    CHECK(m.stage_coefficient.at("first_acc") == accumulation_factor(d.H + 1, u32) + u32);
+    CHECK(m.stage_coefficient.at("down_acc") == accumulation_factor(d.I + 1, u32) + u32);
 
     // One scale of 2^127 (E8M0 code 254): 6 * 2^127 is past bf16's and f16's largest value.
     Problem huge = mxfp4;
     huge.inputs["weight_1_scale"].data()[0] = 254;
-    CHECK_FALSE(compressed_gemms(huge, DType::bf16).first);
-    CHECK(compressed_gemms(huge, DType::bf16).down);
-    CHECK(compressed_gemms(huge, DType::f16).down);
+    CHECK(compressed_gemms(huge, DType::bf16).first_exact);
+    CHECK_FALSE(compressed_gemms(huge, DType::bf16).down_exact);
+    CHECK_FALSE(compressed_gemms(huge, DType::f16).down_exact);
     CHECK(tolerance_model(lowp, huge, d).stage_coefficient.at("down_acc") ==
           accumulation_factor(d.I + 1, u32) + ubf16);
 
     CompressOptions u4;  // f16 scales from each channel's largest magnitude
     const Problem q = compressed(u4);
-    CHECK(compressed_gemms(q, DType::bf16).first);
-    CHECK(compressed_gemms(q, DType::f16).down);
-    CHECK_FALSE(compressed_gemms(q, DType::f32).first);  // 4 + 11 bits fit f32's 24
+    CHECK_FALSE(compressed_gemms(q, DType::bf16).first_exact);
+    CHECK_FALSE(compressed_gemms(q, DType::f16).down_exact);
+    CHECK(compressed_gemms(q, DType::f32).first_exact);  // 4 + 11 bits fit f32's 24
     CHECK(tolerance_model(lowp, q, d).stage_coefficient.at("first_acc") == accumulation_factor(d.H + 1, u32) + ubf16);
 
     CompressOptions fp8;
@@ -268,7 +272,12 @@ TEST_CASE("compressed weights: the dequantisation term only where D does not hol
     Problem unit = compressed(fp8);
     for (const char* s : {"weight_0_scale", "weight_1_scale"})
         for (std::size_t i = 0; i < unit.input(s).size(); ++i) unit.inputs[s].set(i, 0.5);
-    CHECK_FALSE(compressed_gemms(unit, DType::bf16).first);  // E4M3's 4 bits, NaN codes included
-    CHECK_FALSE(compressed_gemms(unit, DType::f16).down);
-    CHECK(compressed_gemms(compressed(fp8), DType::bf16).first);  // an f32 scale of 24 bits
+    CHECK(compressed_gemms(unit, DType::bf16).first_exact);  // E4M3's 4 bits, NaN codes included
+    CHECK(compressed_gemms(unit, DType::f16).down_exact);
+    CHECK_FALSE(compressed_gemms(compressed(fp8), DType::bf16).first_exact);  // an f32 scale of 24 bits
+
+    // Plain weights: no term at all.
+    const Problem plain = test::plain_problem(G2, Convention::openvino, 5, 64, 32, 4, 2);
+    CHECK_FALSE(compressed_gemms(plain, DType::bf16).first);
+    CHECK(tolerance_model(lowp, plain, d).stage_coefficient.at("first_acc") == accumulation_factor(d.H + 1, u32));
 }

@@ -32,12 +32,14 @@ struct ToleranceModel {
     double routing_floor = 0;
 };
 
-// Which GEMMs round compressed weights (spec/compressed.md) to the backend's dequantisation type
-// D, which adds u_D to that GEMM's accumulation term: those whose weights hold a value D does not
-// (MXFP4 in bf16 or f16 rounds nothing: E2M1 values times powers of two).
+// Which GEMMs read compressed weights (spec/compressed.md), and whether the backend's
+// dequantisation type D holds every value of them. Rounding W_f to D adds u_D to that GEMM's
+// accumulation term; where D holds them all (MXFP4 in bf16 or f16: E2M1 values times powers of
+// two) it rounds nothing, and the term is u_C, for a kernel that scales each group's partial sum.
 struct CompressedGemms {
     bool first = false;  // weight_0 (GEMM3: weight_0 or weight_1)
     bool down = false;   // GEMM2: weight_1; GEMM3: weight_2
+    bool first_exact = false, down_exact = false;  // D holds every value of those weights
 };
 CompressedGemms compressed_gemms(const Problem& p, DType dequant);
 
