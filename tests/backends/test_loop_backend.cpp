@@ -201,7 +201,7 @@ TEST_CASE("loop_lowp keeps its stages in the data type and passes the comparison
             }
 }
 
-TEST_CASE("the loop mutants: 46 mutations, unique names, mutant:<name>") {
+TEST_CASE("the loop mutants: 47 mutations, unique names, mutant:<name>") {
     const auto mutants = backends::loop_mutants();
     const std::vector<std::string> expected = {
         "lanes_swapped", "alpha_beta_swapped", "plus_one_dropped", "clamp_lower_dropped", "zero_limit_unclamped",
@@ -214,7 +214,7 @@ TEST_CASE("the loop mutants: 46 mutations, unique names, mutant:<name>") {
         "e8m0_bias_off_by_one", "fp8_subnormals_flushed", "e4m3_nan_as_number", "odd_group_scale_dropped",
         "e5m2_inf_saturated", "e5m2_nan_as_inf", "e8m0_zero_code_flushed", "e4m3_negative_nan_as_number",
         "swish_exp_overflow", "expert_tail_rows_dropped", "experts_from_128_ignored", "u4_zero_point_sign_extended",
-        "row_scale_read_per_tensor", "u4_scales_read_as_f16"};
+        "row_scale_read_per_tensor", "u4_scales_read_as_f16", "group_size_from_weight_0"};
     REQUIRE(mutants.size() == expected.size());
     std::set<std::string> names;
     for (std::size_t i = 0; i < mutants.size(); ++i) {
@@ -254,7 +254,8 @@ TEST_CASE("every mutant changes the output of a problem where its mistake matter
                                               "odd_group_scale_dropped", "hidden_subnormals_flushed",
                                               "negative_weight_routes_skipped", "swish_exp_overflow",
                                               "expert_tail_rows_dropped", "experts_from_128_ignored",
-                                              "row_scale_read_per_tensor", "u4_scales_read_as_f16"};
+                                              "row_scale_read_per_tensor", "u4_scales_read_as_f16",
+                                              "group_size_from_weight_0"};
         if (shaped.count(m.name)) continue;
         if (is_dequantisation_mutant(m.name)) {
             const Problem c = compressed_mutation_problem(m.name == "e8m0_bias_off_by_one" ? DType::f4e2m1 : DType::u4);
@@ -386,6 +387,37 @@ TEST_CASE("the second hunt's mutants show where their mistakes matter, and only 
         CHECK(max_diff(loop_output(p, {false, m}), good) > 1e-2 * max_abs(good));
         for (const Problem* q : {&gemm2, &gemm3, &even}) CHECK(max_diff(loop_output(*q, {false, m}), loop_output(*q)) == 0.0);
     }
+}
+
+TEST_CASE("group_size_from_weight_0 shows where the weights' group sizes differ, and only there") {
+    // u8 with zero points: GEMM3 with the down weight in groups of 16 against 4 for gate and up,
+    // GEMM2 with the down weight in groups of 4 against 8 for gate_up (H = 16, I = 32).
+    generator::CompressionSpec u8;
+    u8.type = DType::u8;
+    u8.zero_point = generator::CompressionSpec::ZeroPoint::weight_type;
+    auto gemm3 = small_spec(ExpertType::gemm3_swiglu, Convention::openvino, 6, 16, 32, 4, 2);
+    u8.group_sizes = {{kWeight0, 4}, {kWeight1, 4}, {kWeight2, 16}};
+    gemm3.compression = u8;
+    auto gemm2 = small_spec(ExpertType::gemm2_bias_swiglu_clamp, Convention::openvino, 6, 16, 32, 4, 2);
+    gemm2.attributes = attributes_for(ExpertType::gemm2_bias_swiglu_clamp, Convention::openvino, 1.702, 7.0);
+    u8.group_sizes = {{kWeight0, 8}, {kWeight1, 4}};
+    gemm2.compression = u8;
+    for (const auto* spec : {&gemm3, &gemm2}) {
+        const Problem p = generator::synthesize(*spec);
+        const Tensor good = loop_output(p);
+        CHECK(max_diff(loop_output(p, {false, LoopMutation::group_size_from_weight_0}), good) > 1e-2 * max_abs(good));
+    }
+    // One group size for every weight (and per channel, where K differs: I = 32 against H = 16):
+    // weight_0's is every weight's own, so nothing changes.
+    u8.group_sizes = {};
+    for (std::size_t gs : {4, 0}) {
+        u8.group_size = gs;
+        gemm3.compression = u8;
+        const Problem p = generator::synthesize(gemm3);
+        CHECK(max_diff(loop_output(p, {false, LoopMutation::group_size_from_weight_0}), loop_output(p)) == 0.0);
+    }
+    const Problem even = compressed_mutation_problem(DType::u4);
+    CHECK(max_diff(loop_output(even, {false, LoopMutation::group_size_from_weight_0}), loop_output(even)) == 0.0);
 }
 
 TEST_CASE("the f16_accumulation mutant differs far more than f32 rounding on a long dot product") {

@@ -190,6 +190,13 @@ TEST_CASE("the second mutation hunt's escapes: each caught by the cases written 
     }
 }
 
+TEST_CASE("one group size for every weight (weight_0's): caught by the mixed group size cases alone") {
+    // Every other compressed case gives all its weights one group size, where weight_0's is right.
+    auto b = mutant(LoopMutation::group_size_from_weight_0);
+    CHECK(run_bundled(b).failed ==
+          std::set<std::string>{"compressed_u8_mixed_group_sizes_gemm2", "compressed_u8_mixed_group_sizes_gemm3"});
+}
+
 TEST_CASE("skipping routes below any threshold is caught, down to the subnormals; exact zeros may be skipped where outputs are finite") {
     for (double threshold : {1e-2, 1e-4, 1e-6, 1e-30}) {
         CAPTURE(threshold);

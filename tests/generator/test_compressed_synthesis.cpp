@@ -2,6 +2,7 @@
 // synthesis they drive: layouts, types, ranges, the exactness certificate, the refusals.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "moe/generator/case_spec.hpp"
@@ -91,6 +92,74 @@ TEST_CASE("compression refusals name the key") {
     std::string spec = catalog(R"("weight_dtype": "u4")", "GEMM2_BIAS_SWIGLU_CLAMP", R"(, "params": {"clamp_limit": 7.0})");
     spec.replace(spec.find("openvino"), 8, "spec");  // GEMM2 in the spec convention is KN
     CHECK(load_error(spec).find("compressed weights are stored [E, N, K]") != std::string::npos);
+}
+
+TEST_CASE("group_size as an object: each weight its own group size, the number form unchanged") {
+    // GEMM3, H = 64, I = 32: gate and up in groups of 16, down in groups of 8.
+    Problem p = synthesize(load_text(catalog(R"("weight_dtype": "u8", "group_size": {"weight_0": 16, "weight_1": 16, "weight_2": 8})"))[0]);
+    REQUIRE_NOTHROW(validate(p));
+    CHECK(p.input("weight_0_scale").shape() == Shape{4, 32, 4});
+    CHECK(p.input("weight_1_scale").shape() == Shape{4, 32, 4});
+    CHECK(p.input("weight_2_scale").shape() == Shape{4, 64, 4});
+    CHECK(weight_compression(p, kWeight0)->group_size == 16);
+    CHECK(weight_compression(p, kWeight2)->group_size == 8);
+    // 0 is per channel for that weight alone.
+    p = synthesize(load_text(catalog(R"("weight_dtype": "i4", "group_size": {"weight_0": 0, "weight_1": 32, "weight_2": 16})"))[0]);
+    CHECK(p.input("weight_0_scale").shape() == Shape{4, 32, 1});
+    CHECK(p.input("weight_1_scale").shape() == Shape{4, 32, 2});
+    CHECK(p.input("weight_2_scale").shape() == Shape{4, 64, 2});
+    // GEMM2: weight_0 reads H = 64, weight_1 reads I = 32; only the compressed weights are named.
+    p = synthesize(load_text(catalog(R"("weight_dtype": "u8", "group_size": {"weight_0": 32, "weight_1": 4})",
+                                     "GEMM2_BIAS_SWIGLU_CLAMP", R"(, "params": {"clamp_limit": 7.0})"))[0]);
+    CHECK(p.input("weight_0_scale").shape() == Shape{4, 64, 2});
+    CHECK(p.input("weight_1_scale").shape() == Shape{4, 64, 8});
+    p = synthesize(load_text(catalog(R"("weight_dtype": "u4", "compressed_weights": ["weight_2"], "group_size": {"weight_2": 4})"))[0]);
+    CHECK(p.input(kWeight0).dtype() == DType::f32);
+    CHECK(p.input("weight_2_scale").shape() == Shape{4, 64, 8});
+    // MXFP4: 32 (or 0, meaning 32) for each.
+    p = synthesize(load_text(catalog(R"("weight_dtype": "f4e2m1", "group_size": {"weight_0": 32, "weight_1": 0, "weight_2": 32})"))[0]);
+    CHECK(p.input("weight_1_scale").shape() == Shape{4, 32, 2});
+    // The same sizes as a number and as an object make the same case, bit for bit.
+    const Problem a = synthesize(load_text(catalog(R"("weight_dtype": "u4", "group_size": 8, "zero_point": "f16")"))[0]);
+    const Problem b = synthesize(load_text(catalog(
+        R"("weight_dtype": "u4", "group_size": {"weight_0": 8, "weight_1": 8, "weight_2": 8}, "zero_point": "f16")"))[0]);
+    for (const auto& [name, t] : a.inputs) {
+        CAPTURE(name);
+        REQUIRE(b.has(name));
+        CHECK(t.shape() == b.input(name).shape());
+        CHECK(std::equal(t.data(), t.data() + t.nbytes(), b.input(name).data()));
+    }
+}
+
+TEST_CASE("group_size as an object: refusals name the case and the key") {
+    auto error = [](const std::string& sizes, const std::string& type = "GEMM3_SWIGLU", const std::string& more = "") {
+        return load_error(catalog(R"("weight_dtype": "u8", "group_size": )" + sizes + more, type,
+                                  type == "GEMM3_SWIGLU" ? "" : R"(, "params": {"clamp_limit": 7.0})"));
+    };
+    auto has = [](const std::string& msg, const std::string& part) {
+        CAPTURE(msg);
+        CHECK(msg.find("case c, ") != std::string::npos);
+        CHECK(msg.find(part) != std::string::npos);
+    };
+    has(error(R"({"weight_0": 16, "weight_1": 16, "weight_3": 8})"), "key group_size.weight_3: not a weight of GEMM3");
+    has(error(R"({"weight_0": 16, "weight_1": 16, "weight_2": 8})", "GEMM2_BIAS_SWIGLU_CLAMP"),
+        "key group_size.weight_2: not a weight of GEMM2");
+    has(error(R"({"weight_0": 16, "weight_1": 16, "weight_2": 24})"),
+        "key group_size.weight_2: 24 does not divide K = 32 of weight_2");
+    has(error(R"({"weight_0": 16, "weight_1": 12, "weight_2": 8})"),
+        "key group_size.weight_1: 12 does not divide K = 64 of weight_1");
+    has(error(R"({"weight_0": 16, "weight_1": 64})", "GEMM2_BIAS_SWIGLU_CLAMP"),
+        "key group_size.weight_1: 64 does not divide K = 32 of weight_1");
+    has(error(R"({"weight_0": 16, "weight_2": 8})"), "key group_size: weight_1 is compressed but has no group size");
+    has(error("{}"), "key group_size: weight_0 is compressed but has no group size");
+    has(error(R"({"weight_0": 16, "weight_1": 16, "weight_2": -8})"), "key group_size.weight_2: -8 is not a non-negative integer");
+    has(error(R"({"weight_0": 16, "weight_1": 16, "weight_2": "8"})"), "key group_size.weight_2:");
+    has(error(R"({"weight_0": 16, "weight_2": 8})", "GEMM3_SWIGLU", R"(, "compressed_weights": ["weight_0"])"),
+        "key group_size.weight_2: weight_2 is not compressed in this case");
+    has(load_error(catalog(R"("weight_dtype": "f4e2m1", "group_size": {"weight_0": 32, "weight_1": 16, "weight_2": 32})")),
+        "key group_size.weight_1: MXFP4 blocks are 32 inputs");
+    // The number form keeps its message (from synthesis, which knows each weight's K).
+    CHECK(error("24").find("case c: group_size 24 does not divide K = 64 of weight_0") != std::string::npos);
 }
 
 TEST_CASE("exact compressed cases pass the certificate: powers-of-two scales, small codes") {

@@ -122,6 +122,13 @@ TEST_CASE("the bundled suite covers what spec/README.md promises") {
             mark(p.input("weight_0_scale").rank() == 4, "compressed scale [E, N, G, 1]");
             mark(c.exact, "exact compressed " + t);
             mark(wc->group_size == 128 && d.H == 128 && d.I == 256, "OpenVINO GPU test shape");
+            // Each weight its own group size (the scale shapes allow it): a kernel that takes
+            // weight_0's for all passes every case whose weights share one.
+            for (const char* other : {kWeight1, kWeight2}) {
+                const auto oc = weight_compression(p, other);
+                if (oc && oc->group_size != wc->group_size)
+                    mark(true, std::string("compressed ") + (gemm2 ? "GEMM2" : "GEMM3") + " weights of different group sizes");
+            }
         }
         // Expert usage extremes.
         std::vector<std::size_t> count(d.E, 0);
@@ -195,7 +202,8 @@ TEST_CASE("the bundled suite covers what spec/README.md promises") {
           "hot expert", "shared expert", "capacity drops", "compressed zero point f16",
           "compressed zero point in the weight type", "compressed per tensor", "compressed scale [E, N, G, 1]",
           "OpenVINO GPU test shape", "exact compressed f4e2m1", "compressed [E, 1, G] with G > 1",
-          "compressed u4 with bf16 or f32 scales", "an expert with more than 64 rows", "E > 128", "clamp limit +inf"}) {
+          "compressed u4 with bf16 or f32 scales", "an expert with more than 64 rows", "E > 128", "clamp limit +inf",
+          "compressed GEMM2 weights of different group sizes", "compressed GEMM3 weights of different group sizes"}) {
         CHECK_MESSAGE(seen.count(want), "the bundled suite has no case with: ", want);
     }
     for (const char* t : {"u8", "i8", "u4", "i4", "f4e2m1", "f8e4m3", "f8e5m2"}) {

@@ -101,6 +101,8 @@ constexpr MutationEntry<LoopMutation> kLoopMutations[] = {
      "compressed weights: a scale of one row per expert [E, 1, G] with G > 1 read as per tensor, group 0's for every group"},
     {LoopMutation::u4_scales_read_as_f16, "u4_scales_read_as_f16",
      "compressed weights: u4 scales read as f16 whatever their type (bf16 bits decoded as f16, f32 read as pairs of halves)"},
+    {LoopMutation::group_size_from_weight_0, "group_size_from_weight_0",
+     "compressed weights: every weight's group index computed with weight_0's group size, as a kernel that takes one group size per layer"},
 };
 
 // Everything one run needs: sizes, the arithmetic parameters as this backend (mutation included)
@@ -155,6 +157,7 @@ DequantBug dequant_bug(LoopMutation m) {
         case LoopMutation::u4_zero_point_sign_extended: return DequantBug::u4_zero_point_signed;
         case LoopMutation::row_scale_read_per_tensor: return DequantBug::row_scale_per_tensor;
         case LoopMutation::u4_scales_read_as_f16: return DequantBug::u4_scales_as_f16;
+        case LoopMutation::group_size_from_weight_0: return DequantBug::weight_0_group_size;
         default: return DequantBug::none;
     }
 }

@@ -2,6 +2,7 @@
 
 #include "moe/spec/dtype.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -81,12 +82,17 @@ void loop_dequantize_expert(const Problem& p, const std::string& weight, std::si
     const std::string zp_name = weight + "_zero_point";
     const Tensor* z = p.has(zp_name) ? &p.input(zp_name) : nullptr;
     const std::size_t N = w.shape()[1], K = w.shape()[2];
-    const std::size_t rows = s.shape()[1], G = s.shape()[2], gs = K / G;
+    const std::size_t rows = s.shape()[1], G = s.shape()[2];
+    std::size_t gs = K / G;
+    // One group size for the layer, weight_0's (K0 / G0), as a kernel that reads it once: where
+    // the weights agree (every bundled case but the mixed ones) it is the right one.
+    if (bug == DequantBug::weight_0_group_size && p.has("weight_0_scale"))
+        gs = p.input("weight_0").shape()[2] / p.input("weight_0_scale").shape()[2];
     // A u4 kernel written for f16 scales only: it indexes the scale's bytes as an array of halves.
     const bool scales_as_f16 = bug == DequantBug::u4_scales_as_f16 && w.dtype() == DType::u4 && s.dtype() != DType::f16;
     for (std::size_t n = 0; n < N; ++n)
         for (std::size_t k = 0; k < K; ++k) {
-            std::size_t g = k / gs;
+            std::size_t g = std::min(k / gs, G - 1);  // the min matters only to the weight_0_group_size bug
             if (bug == DequantBug::next_group_scale) g = (g + 1) % G;
             if (bug == DequantBug::first_group_scale) g = 0;
             // One scale row taken to mean one scale per matrix, as a kernel that tests rows == 1 alone.

@@ -26,6 +26,7 @@ enum class DequantBug {
     u4_zero_point_signed,  // u4 zero points decoded as i4
     row_scale_per_tensor,  // a scale (and zero point) of one row [E, 1, G] read at group 0 for every group
     u4_scales_as_f16,      // u4 weights: the scale's bytes read as f16 elements, whatever its type
+    weight_0_group_size,   // g = k / GS with weight_0's GS for every weight (kept below G: no read past the scale)
 };
 
 // Expert `e` of the compressed weight `weight` ([E, N, K]) as N x K floats into `out`, each

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "catalog_json.hpp"
+#include "compression_keys.hpp"
 #include "moe/spec/compression.hpp"
 #include "moe/spec/error.hpp"
 
@@ -113,67 +114,6 @@ void parse_extended_routing(const Json& r, CaseSpec& c, const Where& w) {
         if (rt.topk_group * (Er / rt.n_group) < Kr)
             w.fail("routing.topk_group", "the kept groups hold fewer than the " + std::to_string(Kr) + " routed slots");
     }
-}
-
-// The compression keys: weight_dtype (present: the case is compressed), group_size,
-// scale_dtype, zero_point, scale_layout, fp8_values, compressed_weights.
-void parse_compression(const Json& j, CaseSpec& c, const Where& w) {
-    const bool any = j.contains("weight_dtype") || j.contains("group_size") || j.contains("scale_dtype") ||
-                     j.contains("zero_point") || j.contains("scale_layout") || j.contains("fp8_values") ||
-                     j.contains("compressed_weights");
-    if (!any) return;
-    if (!j.contains("weight_dtype")) w.fail("weight_dtype", "missing: the compression keys need the compressed type");
-    CompressionSpec cs;
-    const auto type_name = get<std::string>(j, "weight_dtype", w);
-    const auto t = parse_dtype(type_name);
-    if (!t || !is_compressed_weight(*t))
-        w.fail("weight_dtype", "'" + type_name + "' is not a compressed weight type (u8, i8, u4, i4, f4e2m1, f8e4m3, f8e5m2)");
-    cs.type = *t;
-    cs.scale_dtype = cs.type == DType::f4e2m1 ? DType::f8e8m0
-                     : (cs.type == DType::f8e4m3 || cs.type == DType::f8e5m2) ? DType::f32 : DType::f16;
-    if (j.contains("scale_dtype")) {
-        const auto name = get<std::string>(j, "scale_dtype", w);
-        const auto st = parse_dtype(name);
-        if (!st || !is_scale_type(*st)) w.fail("scale_dtype", "'" + name + "' is not a scale type (f32, f16, bf16, f8e8m0)");
-        if ((*st == DType::f8e8m0) != (cs.type == DType::f4e2m1))
-            w.fail("scale_dtype", "f8e8m0 scales go with f4e2m1 weights (MXFP4), and only with them");
-        cs.scale_dtype = *st;
-    }
-    if (j.contains("group_size")) cs.group_size = get<std::size_t>(j, "group_size", w);
-    if (cs.type == DType::f4e2m1) {
-        if (cs.group_size != 0 && cs.group_size != kMxBlock) w.fail("group_size", "MXFP4 blocks are 32 inputs");
-        cs.group_size = kMxBlock;
-    }
-    if (j.contains("zero_point")) {
-        const auto z = get<std::string>(j, "zero_point", w);
-        if (z == "none") cs.zero_point = CompressionSpec::ZeroPoint::none;
-        else if (z == "weight_type") cs.zero_point = CompressionSpec::ZeroPoint::weight_type;
-        else if (z == "f16") cs.zero_point = CompressionSpec::ZeroPoint::f16;
-        else w.fail("zero_point", "expected none, weight_type or f16");
-        if (cs.zero_point != CompressionSpec::ZeroPoint::none && !is_integer_weight(cs.type))
-            w.fail("zero_point", "only the integer types u8, i8, u4, i4 take a zero point");
-    }
-    if (j.contains("scale_layout")) {
-        const auto l = get<std::string>(j, "scale_layout", w);
-        if (l == "ENG") cs.scale_layout = CompressionSpec::ScaleLayout::ENG;
-        else if (l == "ENG1") cs.scale_layout = CompressionSpec::ScaleLayout::ENG1;
-        else if (l == "E1G") cs.scale_layout = CompressionSpec::ScaleLayout::E1G;
-        else w.fail("scale_layout", "expected ENG, ENG1 or E1G");
-    }
-    if (j.contains("fp8_values")) {
-        const auto v = get<std::string>(j, "fp8_values", w);
-        if (v != "wide" && v != "bottom") w.fail("fp8_values", "expected wide or bottom");
-        if (cs.type != DType::f8e4m3 && cs.type != DType::f8e5m2)
-            w.fail("fp8_values", "only the FP8 types f8e4m3 and f8e5m2 take it");
-        cs.fp8_bottom = v == "bottom";
-    }
-    if (j.contains("compressed_weights")) {
-        cs.weights = get<std::vector<std::string>>(j, "compressed_weights", w);
-        for (const auto& n : cs.weights)
-            if (n != kWeight0 && n != kWeight1 && n != kWeight2)
-                w.fail("compressed_weights", "'" + n + "' is not weight_0, weight_1 or weight_2");
-    }
-    c.compression = cs;
 }
 
 CaseSpec parse_case(const Json& j, const Where& w) {
@@ -348,10 +288,6 @@ std::vector<Json> expand(const Json& j, const Where& w) {
 }
 
 }  // namespace
-
-bool CompressionSpec::compresses(const std::string& weight) const {
-    return weights.empty() || std::find(weights.begin(), weights.end(), weight) != weights.end();
-}
 
 Fill default_fill(const CaseSpec& c, const std::string& input) {
     Fill f;

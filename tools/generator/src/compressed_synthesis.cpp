@@ -71,10 +71,11 @@ std::uint8_t draw_code(DType t, bool exact, bool fp8_bottom, RandomStream& rs) {
 void synthesize_compressed_weight(Problem& p, const CaseSpec& c, const std::string& name, std::size_t E, std::size_t N,
                                   std::size_t K, double magnitude) {
     const CompressionSpec& cs = *c.compression;
-    const std::size_t gs = cs.group_size ? cs.group_size : K;
+    const std::size_t own = cs.group_size_of(name);  // the object form's size for this weight, or the number
+    const std::size_t gs = own ? own : K;
     if (K % gs != 0)
-        throw InputError("case " + c.name + ": group_size " + std::to_string(gs) + " does not divide K = " +
-                         std::to_string(K) + " of " + name);
+        throw InputError("case " + c.name + ": " + (cs.group_sizes.count(name) ? "group_size." + name : "group_size") +
+                         " " + std::to_string(gs) + " does not divide K = " + std::to_string(K) + " of " + name);
     if (dtype_bits(cs.type) == 4 && K % 2 != 0)
         throw InputError("case " + c.name + ": 4-bit weights need an even K, " + name + " has K = " + std::to_string(K));
     const std::size_t G = K / gs;

@@ -61,6 +61,7 @@ enum class LoopMutation {
     u4_zero_point_sign_extended,  // u4 zero points read as i4 (codes 8..15 as -8..-1)
     row_scale_read_per_tensor,    // [E, 1, G] scales with G > 1 read as per tensor: [e, 0, 0] for every group
     u4_scales_read_as_f16,        // u4 weights: the scale tensor read as f16 whatever its type
+    group_size_from_weight_0,     // every weight's group index k / GS taken with weight_0's GS
 };
 
 // The loop mutants, in declaration order (every LoopMutation but none).

@@ -60,6 +60,10 @@ struct CompressionSpec {
     enum class ScaleLayout { ENG, ENG1, E1G };  // [E, N, G], [E, N, G, 1], [E, 1, G] (one row for all N)
     DType type = DType::u4;
     std::size_t group_size = 0;  // 0: per channel (G = 1); f4e2m1: 32
+    // The catalogue's object form {"weight_0": 4, "weight_2": 8}: a group size for each compressed
+    // weight (the op lets each weight have its own scale shape, spec/compressed.md); empty: every
+    // weight takes group_size.
+    std::map<std::string, std::size_t> group_sizes;
     DType scale_dtype = DType::f16;
     ZeroPoint zero_point = ZeroPoint::none;
     ScaleLayout scale_layout = ScaleLayout::ENG;
@@ -68,6 +72,7 @@ struct CompressionSpec {
     bool fp8_bottom = false;
     std::vector<std::string> weights;  // the compressed weights; empty: all of the case's
     bool compresses(const std::string& weight) const;
+    std::size_t group_size_of(const std::string& weight) const;  // 0: per channel
 };
 
 struct CaseSpec {
