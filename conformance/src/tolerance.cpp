@@ -49,11 +49,11 @@ ToleranceModel tolerance_model(const Precision& p, DType data, const Dims& d, co
     const double input_rounding = uc > ut ? 2.0 * uc : 0.0;
     // A compressed weight rounded once to the dequantisation type D: |dW| <= u_D |W_f|, which the
     // GEMM's |W||x| magnitude (its accumulation term's tensor) already bounds (spec/tolerance.md,
-    // "Compressed weights"). Where D holds every value, u_C instead: no rounding to D, but a
-    // kernel may scale each group's partial sum, once more in C.
-    const auto dequant_term = [&](bool read, bool exact) {
-        return !read ? 0.0 : exact ? uc : unit_roundoff(p.dequant_type());
-    };
+    // "Compressed weights"). Where D holds every value, no rounding to D, but a kernel that scales
+    // each group's partial sum rounds once more in C (and declares D = C): the smaller of u_C and
+    // u_D, never more than the term was.
+    const double ud = unit_roundoff(p.dequant_type());
+    const auto dequant_term = [&](bool read, bool exact) { return !read ? 0.0 : exact ? std::min(uc, ud) : ud; };
     ToleranceModel m;
     m.stage_coefficient = {{"first_acc", accumulation_factor(d.H + 1, uc) + input_rounding +
                                              dequant_term(compressed.first, compressed.first_exact)},

@@ -249,6 +249,12 @@ TEST_CASE("compressed weights: the dequantisation term only where D does not hol
     CHECK(m.stage_coefficient.at("first_acc") == accumulation_factor(d.H + 1, u32) + u32);
     CHECK(m.stage_coefficient.at("down_acc") == accumulation_factor(d.I + 1, u32) + u32);
 
+    // Where D is the wider of the two, its u_D: never more than the term was.
+    Precision narrow_compute{DType::bf16, DType::bf16};
+    narrow_compute.dequant = DType::f32;
+    CHECK(tolerance_model(narrow_compute, mxfp4, d).stage_coefficient.at("first_acc") ==
+          accumulation_factor(d.H + 1, ubf16) + 2 * ubf16 + u32);
+
     // One scale of 2^127 (E8M0 code 254): 6 * 2^127 is past bf16's and f16's largest value.
     Problem huge = mxfp4;
     huge.inputs["weight_1_scale"].data()[0] = 254;

@@ -35,7 +35,8 @@ struct ToleranceModel {
 // Which GEMMs read compressed weights (spec/compressed.md), and whether the backend's
 // dequantisation type D holds every value of them. Rounding W_f to D adds u_D to that GEMM's
 // accumulation term; where D holds them all (MXFP4 in bf16 or f16: E2M1 values times powers of
-// two) it rounds nothing, and the term is u_C, for a kernel that scales each group's partial sum.
+// two) it rounds nothing, and the term is min(u_C, u_D), for a kernel that scales each group's
+// partial sum (which declares D = C).
 struct CompressedGemms {
     bool first = false;  // weight_0 (GEMM3: weight_0 or weight_1)
     bool down = false;   // GEMM2: weight_1; GEMM3: weight_2
