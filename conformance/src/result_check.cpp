@@ -344,8 +344,7 @@ PreparedCheck prepare_check(const CheckInputs& in, const std::string& golden_sum
             continue;
         }
         if (implementation.empty()) implementation = r.at("implementation").get<std::string>();
-        out.result_file.emplace(case_name, file);
-        out.output_type.emplace(case_name, dtype_from(r.at("output_type")));
+        out.answers.emplace(case_name, PreparedCheck::Answer{file, dtype_from(r.at("output_type"))});
         source->by_case.emplace(case_name, Replayed{file, *precision, npy, npy ? "" : case_name, npy ? "" : sha,
                                                     shape_from(r.at("output")), shapes_from(r.at("stages"))});
     }

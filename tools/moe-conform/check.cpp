@@ -115,11 +115,9 @@ void print_problems(const std::vector<std::string>& problems, const std::vector<
 // declared storage type (f16 or bf16 bits of an f32 case declared f32/f32): the rounding to the
 // narrow type alone can exceed a bound derived from the declared storage, and the table said only
 // "FAIL". Not when the declared storage is that narrow: the bound then allows for it.
-void note_narrow_output(conformance::CaseResult& r, const std::map<std::string, DType>& stored_type) {
-    const auto it = stored_type.find(r.case_name);
+void note_narrow_output(conformance::CaseResult& r, DType stored) {
     const auto data = parse_dtype(r.data_type), storage = parse_dtype(r.storage_type);
-    if (it == stored_type.end() || !data || !storage) return;
-    const DType stored = it->second;
+    if (!data || !storage) return;
     if (dtype_size(stored) >= dtype_size(*data) || dtype_size(stored) >= dtype_size(*storage)) return;
     const std::string s(dtype_name(stored)), d(r.data_type);
     r.reason += (r.reason.empty() ? "" : "; ") + std::string("NOTE: the output is stored as ") + s +
@@ -172,22 +170,21 @@ int check(const CheckCommand& c) {
     const auto start = std::chrono::steady_clock::now();
     conformance::RunOutcome outcome = conformance::run_suite_from_makers(o, {prepared.replay});
     // Results name their case as stored; reports show it escaped (golden::printable).
-    std::map<std::string, std::string> result_of_shown_case;
-    for (const auto& [name, file] : prepared.result_file) result_of_shown_case[golden::printable(name)] = file;
+    std::map<std::string, const conformance::PreparedCheck::Answer*> answer_of_shown_case;
+    for (const auto& [name, answer] : prepared.answers) answer_of_shown_case[golden::printable(name)] = &answer;
     // Results show their golden file escaped too; the repro line names the real path.
     std::map<std::string, std::string> golden_of_shown_file;
     for (const auto& f : selection.files) golden_of_shown_file[golden::printable(f)] = f;
-    std::map<std::string, DType> stored_type_of_shown_case;
-    for (const auto& [name, type] : prepared.output_type) stored_type_of_shown_case[golden::printable(name)] = type;
     for (auto& r : outcome.results) {
-        if (r.status == conformance::Status::fail) note_narrow_output(r, stored_type_of_shown_case);
-        const auto it = result_of_shown_case.find(r.case_name);
+        const auto it = answer_of_shown_case.find(r.case_name);
+        if (r.status == conformance::Status::fail && it != answer_of_shown_case.end())
+            note_narrow_output(r, it->second->output_type);
         const auto golden_file = golden_of_shown_file.find(r.file);
         r.repro = "moe-conform check --case " +
                   conformance::shell_word(golden_file == golden_of_shown_file.end() ? r.file : golden_file->second) +
                   " --results " +
-                  (it == result_of_shown_case.end() ? std::string("<no result file for this case>")
-                                                    : conformance::shell_word(it->second)) +
+                  (it == answer_of_shown_case.end() ? std::string("<no result file for this case>")
+                                                    : conformance::shell_word(it->second->file)) +
                   (c.precision.empty() ? "" : " --precision " + conformance::shell_word(c.precision)) +
                   // An XFAIL or XPASS is one only against the expectation file, as in run's lines.
                   (c.expect.empty() ? "" : " --expect " + conformance::shell_word(c.expect));

@@ -39,8 +39,11 @@ struct PreparedCheck {
     // `problems` is not.
     BackendMaker replay;
     std::vector<std::string> problems;  // one line per unusable result file (exit 2)
-    std::map<std::string, std::string> result_file;  // case name -> the result file that answers it
-    std::map<std::string, DType> output_type;         // case name -> the type its output is stored in
+    struct Answer {
+        std::string file;   // the result file that answers the case
+        DType output_type;  // the type its output is stored in
+    };
+    std::map<std::string, Answer> answers;  // by case name, as stored
 };
 
 // Reads every file (golden files in full, with every check of read_golden; result files with
