@@ -192,6 +192,17 @@ TEST_CASE(".npy results: Fortran order read as numpy reads it; bf16 bits and a m
         CHECK(r.exit_code == 0);  // the same values as the C-ordered file: transposed back correctly
         CHECK(has(r.output, "1 passed, 0 failed"));
     }
+    // Reordering holds the file's data twice: the memory budget counts both copies. (The file is
+    // its data and a 128-byte header: 1.5 times its size is between once and twice the data. The
+    // golden file needs more than that budget and is refused too: only the .npy's refusal counts.)
+    const std::string budget = " --max-memory " + std::to_string(fs::file_size(npy("c.npy")) * 3 / 2);
+    const auto once = check("c.npy", " --precision f32" + budget);
+    INFO(once.output);
+    CHECK(!has(once.output, "c.npy: its data needs"));
+    const auto twice = check("fortran.npy", " --precision f32" + budget);
+    INFO(twice.output);
+    CHECK(twice.exit_code == 2);
+    CHECK(has(twice.output, "(twice its size: Fortran order is reordered), more than the memory budget"));
     const auto bits = check("bits.npy", " --precision f32");
     INFO(bits.output);
     CHECK(bits.exit_code == 2);

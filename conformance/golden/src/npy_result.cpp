@@ -135,13 +135,17 @@ ResultFile read_npy_result(const std::filesystem::path& file, std::uint64_t max_
     if (data_at + bytes != file_bytes)
         fail(FileError::Kind::malformed, file, "npy data is " + std::to_string(file_bytes - data_at) + " bytes, shape " +
                                                    shape_to_string(shape) + " needs " + std::to_string(bytes));
-    if (bytes > (max_memory ? max_memory : default_max_memory()))
+    // Fortran order is read whole, then reordered into the output: two copies at once.
+    const bool reorder = fortran && shape.size() >= 2;  // one axis: both orders are the same bytes
+    const std::uint64_t needed = reorder ? (bytes > UINT64_MAX / 2 ? UINT64_MAX : 2 * bytes) : bytes;
+    if (needed > (max_memory ? max_memory : default_max_memory()))
         fail(FileError::Kind::refused, file,
-             "its data needs " + readable_bytes(static_cast<double>(bytes)) + " once read, more than the memory budget of " +
+             "its data needs " + readable_bytes(static_cast<double>(needed)) + " once read" +
+                 (reorder ? " (twice its size: Fortran order is reordered)" : "") + ", more than the memory budget of " +
                  readable_bytes(static_cast<double>(max_memory ? max_memory : default_max_memory())) + " (--max-memory)");
     ResultFile r;
     r.output = Tensor::uninitialised(dt, shape);  // every byte read below, or refused
-    if (!fortran || shape.size() < 2) {  // one axis: both orders are the same bytes
+    if (!reorder) {
         in.read(reinterpret_cast<char*>(r.output.data()), static_cast<std::streamsize>(bytes));
         if (!in) fail(FileError::Kind::unreadable, file, "cannot read its data");
         return r;
