@@ -5,11 +5,14 @@
 #                         (SUITE <dir> | CASES <file>...)
 #                         [FILTER <glob>...] [TIER quick|ci|full] [EXPECT <file>]
 #                         [JSON <file>] [JUNIT <file>] [SHARDS <n>]
-#                         [CASE_TIMEOUT <seconds>] [TIMEOUT <seconds>])
+#                         [CASE_TIMEOUT <seconds>] [TIMEOUT <seconds>] [FAIL_ON_MISTRUSTED])
 #
 # CASE_TIMEOUT passes --case-timeout: a case (one backend on one file) running longer is killed
 # and reported as an ERROR (moe-conform's default: 600 s). TIMEOUT is CTest's limit for the whole
 # test: a backend that hangs on every case would otherwise hold CTest for cases x CASE_TIMEOUT.
+#
+# FAIL_ON_MISTRUSTED passes --fail-on-mistrusted: a MISTRUSTED result (a pass whose bound cannot
+# tell a right answer from a wrong one) fails the test, as a FAIL does; without it, it passes.
 #
 # SHARDS n registers n tests, <name>_1of<n> ... <name>_<n>of<n>, each running one share of the
 # cases FILTER and TIER select (moe-conform run --shard i/n; a share left with none is "Not Run"),
@@ -25,7 +28,8 @@
 # missing folders are made when the function is called (moe-conform refuses a report whose folder
 # does not exist).
 #
-# The test passes on exit 0, fails on 1 (a FAIL, ERROR or XPASS) and 2 (bad input), and is
+# The test passes on exit 0, fails on 1 (a FAIL, ERROR or XPASS; a MISTRUSTED with
+# FAIL_ON_MISTRUSTED) and 2 (bad input), and is
 # reported as skipped ("Not Run") on 77, when every case was skipped (no device, unsupported).
 if(NOT DEFINED MOE_CONFORM_EXECUTABLE)
   if(TARGET moe-conform)
@@ -48,7 +52,7 @@ function(_moe_conform_absolute out path base)
 endfunction()
 
 function(moe_conform_add_suite)
-  cmake_parse_arguments(ARG "" "NAME;SUITE;TIER;EXPECT;JSON;JUNIT;SHARDS;CASE_TIMEOUT;TIMEOUT"
+  cmake_parse_arguments(ARG "FAIL_ON_MISTRUSTED" "NAME;SUITE;TIER;EXPECT;JSON;JUNIT;SHARDS;CASE_TIMEOUT;TIMEOUT"
                         "BACKENDS;BACKEND_LIBS;CASES;FILTER" ${ARGN})
   if(NOT ARG_NAME OR (NOT ARG_BACKENDS AND NOT ARG_BACKEND_LIBS))
     message(FATAL_ERROR "moe_conform_add_suite: NAME and BACKENDS or BACKEND_LIBS are required")
@@ -111,6 +115,9 @@ function(moe_conform_add_suite)
       list(APPEND cmd --${flag} ${ARG_${opt}})
     endif()
   endforeach()
+  if(ARG_FAIL_ON_MISTRUSTED)
+    list(APPEND cmd --fail-on-mistrusted)
+  endif()
   set(properties SKIP_RETURN_CODE 77)
   if(ARG_TIMEOUT)
     list(APPEND properties TIMEOUT ${ARG_TIMEOUT})

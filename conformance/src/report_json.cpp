@@ -103,6 +103,9 @@ void write_json_report(const std::string& file, const RunInfo& info, const std::
     json doc = json_run_header("moe-conform-report", info);
     doc["tier"] = info.tier;
     doc["backends"] = info.backends;
+    // Only when given: what made a MISTRUSTED result fail this run (exit 1). A run without the
+    // flag writes the report it always wrote.
+    if (info.fail_on_mistrusted) doc["fail_on_mistrusted"] = true;
     doc["summary"] = json{{"total", s.total},         {"passed", s.passed}, {"failed", s.failed},
                           {"skipped", s.skipped},     {"xfail", s.xfailed}, {"xpass", s.xpassed},
                           {"mistrusted", s.mistrusted}, {"errors", s.errors}};

@@ -73,6 +73,7 @@ std::string number(double v) {
 }
 
 struct Counts {
+    bool fail_on_mistrusted = false;  // RunInfo's: a MISTRUSTED result then counts as a failure
     std::size_t tests = 0, failures = 0, errors = 0, skipped = 0;
     double time = 0;
     void add(const CaseResult& r) {
@@ -81,9 +82,9 @@ struct Counts {
             case Status::fail:
             case Status::xpass: ++failures; break;
             case Status::error: ++errors; break;
+            case Status::mistrusted: ++(fail_on_mistrusted ? failures : skipped); break;
             case Status::skip:
-            case Status::xfail:
-            case Status::mistrusted: ++skipped; break;
+            case Status::xfail: ++skipped; break;
             case Status::pass: break;
         }
         if (std::isfinite(r.seconds) && r.seconds > 0) time += r.seconds;
@@ -98,7 +99,15 @@ void write_property(std::ostream& out, const char* name, const std::string& valu
     out << "        <property name=\"" << name << "\" value=\"" << attr(value) << "\"/>\n";
 }
 
-void write_testcase(std::ostream& out, const std::string& classname, const CaseResult& r) {
+// A MISTRUSTED result that fails the run: a <failure> whose message names the flag that made it
+// one (a dashboard shows the message, not the command line), then the reason.
+void write_mistrusted_failure(std::ostream& out, const CaseResult& r, const std::string& details) {
+    const std::string why = kMistrustedFailsTheRun;
+    out << "      <failure message=\"" << attr(r.reason.empty() ? why : why + ": " + r.reason)
+        << "\" type=\"MISTRUSTED\">" << text(details) << "</failure>\n";
+}
+
+void write_testcase(std::ostream& out, const std::string& classname, const CaseResult& r, bool fail_on_mistrusted) {
     out << "    <testcase classname=\"" << attr(classname) << "\" name=\"" << attr(r.case_name) << "\"";
     if (!r.file.empty()) out << " file=\"" << attr(r.file) << "\"";
     out << " time=\"" << seconds(r.seconds) << "\">\n";
@@ -139,9 +148,14 @@ void write_testcase(std::ostream& out, const std::string& classname, const CaseR
             out << "      <error message=\"" << attr(r.reason.empty() ? "backend error" : r.reason)
                 << "\" type=\"ERROR\">" << text(details()) << "</error>\n";
             break;
+        case Status::mistrusted:
+            if (fail_on_mistrusted) {
+                write_mistrusted_failure(out, r, details());
+                break;
+            }
+            [[fallthrough]];
         case Status::skip:
         case Status::xfail:
-        case Status::mistrusted:
             out << "      <skipped message=\"" << attr(r.reason.empty() ? status : status + ": " + r.reason)
                 << "\"/>\n";
             break;
@@ -164,7 +178,7 @@ void write_junit_report(const std::string& file, const RunInfo& info, const std:
         by_backend[r.backend].push_back(&r);
     }
 
-    Counts total;
+    Counts total{info.fail_on_mistrusted};
     for (const auto& r : results) total.add(r);
     const double total_time = std::isfinite(info.seconds) && info.seconds > 0 ? info.seconds : total.time;
 
@@ -173,12 +187,12 @@ void write_junit_report(const std::string& file, const RunInfo& info, const std:
     out << "<testsuites name=\"moe-conform\"" << total.attributes() << " time=\"" << seconds(total_time) << "\">\n";
     for (const auto& backend : order) {
         const auto& cases = by_backend[backend];
-        Counts c;
+        Counts c{info.fail_on_mistrusted};
         for (const CaseResult* r : cases) c.add(*r);
         const std::string name = "moe-conform." + backend;
         out << "  <testsuite name=\"" << attr(name) << "\"" << c.attributes() << " time=\"" << seconds(c.time)
             << "\">\n";
-        for (const CaseResult* r : cases) write_testcase(out, name, *r);
+        for (const CaseResult* r : cases) write_testcase(out, name, *r, info.fail_on_mistrusted);
         out << "  </testsuite>\n";
     }
     out << "</testsuites>\n";

@@ -47,8 +47,6 @@ std::string err(double v) { return formatted("%.2e", v); }     // errors and bou
 std::string ratio(double v) { return formatted("%.3g", v); }   // error/bound ratios
 std::string ulps(double v) { return formatted("%.4g", v); }    // ulps: "4096", "0.5", "1.235e+05"
 
-bool is_failure(Status s) { return s == Status::fail || s == Status::error || s == Status::xpass; }
-
 // One line: control characters (newlines in an error message) become spaces, runs collapse.
 // What else a terminal acts on (C1 controls such as U+009B, a CSI; bidirectional overrides) and
 // invalid UTF-8 are escaped as printable() escapes them. A backslash stays: the note is read, not
@@ -260,6 +258,13 @@ std::string count_line(const RunSummary& s) {
     return line;
 }
 
+std::string closing_line(const RunSummary& s, const RunInfo& info) {
+    // On the count line itself, which stays the last line a log parser reads: its counts are
+    // unchanged, and the words after them say why a run with "0 failed" exits 1.
+    if (!info.fail_on_mistrusted || s.mistrusted == 0) return count_line(s);
+    return count_line(s) + "; " + kMistrustedFailsTheRun;
+}
+
 void write_text_report(std::ostream& out, const RunInfo& info, const std::vector<CaseResult>& results) {
     // Header.
     out << (info.tool_version.empty() ? std::string("moe-conform") : info.tool_version) << '\n';
@@ -317,7 +322,7 @@ void write_text_report(std::ostream& out, const RunInfo& info, const std::vector
     // Details of what went wrong.
     std::vector<const CaseResult*> failures;
     for (const auto& r : results)
-        if (is_failure(r.status)) failures.push_back(&r);
+        if (fails_run(r.status, info.fail_on_mistrusted)) failures.push_back(&r);
     if (!failures.empty()) {
         out << "\nDetails\n";
         for (const CaseResult* r : failures) {
@@ -347,7 +352,7 @@ void write_text_report(std::ostream& out, const RunInfo& info, const std::vector
     }
     // Just above the count line, which stays the last line a log parser reads.
     write_skip_reasons(out, results);
-    out << count_line(s) << '\n';
+    out << closing_line(s, info) << '\n';
 }
 
 }  // namespace moe::conformance

@@ -32,6 +32,11 @@ std::string_view status_name(Status s) {
     return "?";
 }
 
+bool fails_run(Status s, bool fail_on_mistrusted) {
+    return s == Status::fail || s == Status::error || s == Status::xpass ||
+           (fail_on_mistrusted && s == Status::mistrusted);
+}
+
 RunSummary summarize(const std::vector<CaseResult>& results) {
     RunSummary s;
     for (const auto& r : results) {

@@ -352,11 +352,12 @@ RunOutcome run_suite_from_makers(const RunOptions& o, const std::vector<BackendM
     return outcome;
 }
 
-int run_exit_code(const RunOutcome& outcome) {
+int run_exit_code(const RunOutcome& outcome, bool fail_on_mistrusted) {
     if (!outcome.input_errors.empty()) return 2;
     const auto s = summarize(outcome.results);
     if (s.total == 0) return 2;
-    if (s.failed + s.errors + s.xpassed > 0) return 1;
+    const auto fails = [fail_on_mistrusted](const CaseResult& r) { return fails_run(r.status, fail_on_mistrusted); };
+    if (std::any_of(outcome.results.begin(), outcome.results.end(), fails)) return 1;
     if (s.skipped == s.total) return 77;
     return 0;
 }

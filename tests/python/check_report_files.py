@@ -42,6 +42,16 @@ JUNIT_KIND = {
     "MISTRUSTED": "skipped",
 }
 SUITE_PREFIX = "moe-conform."
+# What names the flag in a MISTRUSTED <failure>'s message, when the run was given it.
+FAIL_ON_MISTRUSTED = "--fail-on-mistrusted"
+
+
+def junit_kind(status, fail_on_mistrusted):
+    """The child element of a <testcase> of this status: a MISTRUSTED result that fails the run
+    (the JSON's fail_on_mistrusted) is a <failure>, as a FAIL is."""
+    if status == "MISTRUSTED" and fail_on_mistrusted:
+        return "failure"
+    return JUNIT_KIND.get(status, "unknown")
 
 
 class Checker:
@@ -59,9 +69,9 @@ class Checker:
         return ok
 
 
-def junit_counts(statuses):
+def junit_counts(statuses, fail_on_mistrusted=False):
     """tests, failures, errors, skipped for a list of JSON status names."""
-    c = Counter(JUNIT_KIND.get(s, "unknown") for s in statuses)
+    c = Counter(junit_kind(s, fail_on_mistrusted) for s in statuses)
     return {
         "tests": len(statuses),
         "failures": c["failure"],
@@ -200,11 +210,13 @@ def main():
         if results is not None:
             # Totals against the JSON summary.
             summary = report["summary"]
+            gated = report.get("fail_on_mistrusted", False)
+            mistrusted = summary["mistrusted"]
             want_total = {
                 "tests": summary["total"],
-                "failures": summary["failed"] + summary["xpass"],
+                "failures": summary["failed"] + summary["xpass"] + (mistrusted if gated else 0),
                 "errors": summary["errors"],
-                "skipped": summary["skipped"] + summary["xfail"] + summary["mistrusted"],
+                "skipped": summary["skipped"] + summary["xfail"] + (0 if gated else mistrusted),
             }
             c.check("JUnit root counts agree with the JSON summary", attr_counts(root) == want_total,
                     f"JUnit {attr_counts(root)}, JSON summary gives {want_total}")
@@ -219,7 +231,7 @@ def main():
             problems = []
             suite_names = [(s.get("name") or "")[len(SUITE_PREFIX):] for s in suites]
             for s, backend in zip(suites, suite_names):
-                want = junit_counts(by_backend.get(backend, []))
+                want = junit_counts(by_backend.get(backend, []), gated)
                 if attr_counts(s) != want:
                     problems.append(f"{s.get('name')}: JUnit {attr_counts(s)}, JSON results give {want}")
             for backend in by_backend:
@@ -256,13 +268,17 @@ def main():
                 r = results[match]
                 if status != r["status"]:
                     problems.append(f"testcase {backend}/{name}: status property {status!r}, JSON {r['status']!r}")
-                if kind != JUNIT_KIND[r["status"]]:
+                if kind != junit_kind(r["status"], gated):
                     problems.append(f"testcase {backend}/{name}: child <{kind}> for JSON status {r['status']}")
                 if kind == "skipped":
                     msg = tc.find("skipped").get("message") or ""
                     if not msg.startswith(r["status"]):
                         problems.append(f"testcase {backend}/{name}: skipped message {msg!r} does not name "
                                         f"{r['status']}")
+                if (kind == "failure" and r["status"] == "MISTRUSTED"
+                        and FAIL_ON_MISTRUSTED not in (tc.find(kind).get("message") or "")):
+                    problems.append(f"testcase {backend}/{name}: MISTRUSTED <failure> message does not name "
+                                    f"{FAIL_ON_MISTRUSTED}")
                 if kind in ("failure", "error") and r["repro"] and r["repro"] not in (tc.find(kind).text or ""):
                     problems.append(f"testcase {backend}/{name}: <{kind}> text lacks the repro line")
             for i in unmatched:

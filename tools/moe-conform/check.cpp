@@ -164,7 +164,7 @@ int check(const CheckCommand& c) {
         return 2;
     }
     const Selection selection = selected_files(in.golden_files, c, c.shard);
-    auto info = make_run_info(c.command_line, {prepared.replay.name}, c.suite.empty() ? "(files)" : c.suite, c.tier);
+    auto info = make_run_info(c.command_line, {prepared.replay.name}, c.suite.empty() ? "(files)" : c.suite, c);
     if (selection.empty_shard()) return report_empty_shard(info, {c.json, c.junit, c.html});
     conformance::RunOptions o = run_options(c, selection.files);
     const auto start = std::chrono::steady_clock::now();
@@ -187,7 +187,9 @@ int check(const CheckCommand& c) {
                                                     : conformance::shell_word(it->second->file)) +
                   (c.precision.empty() ? "" : " --precision " + conformance::shell_word(c.precision)) +
                   // An XFAIL or XPASS is one only against the expectation file, as in run's lines.
-                  (c.expect.empty() ? "" : " --expect " + conformance::shell_word(c.expect));
+                  (c.expect.empty() ? "" : " --expect " + conformance::shell_word(c.expect)) +
+                  // A MISTRUSTED result fails only under the flag: the rerun exits as this run did.
+                  (c.fail_on_mistrusted ? " --fail-on-mistrusted" : "");
     }
     info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // Before the report, whose count line stays the last line a log parser reads.

@@ -25,6 +25,9 @@ struct SuiteRunFlags {
     // --expect FILE: known failures (XFAIL) and skips. Shared, so that check gates result files
     // exactly as run gates a backend: one loader, one format, the same statuses and exit codes.
     std::string expect;
+    // --fail-on-mistrusted: a MISTRUSTED result fails the run (exit 1) and the reports say so, for
+    // a CI that must not accept a pass the suite cannot tell from a wrong answer.
+    bool fail_on_mistrusted = false;
 };
 // The runner's options for `files` under these flags (the expectations loaded, and --expect on
 // the repro lines: an XFAIL or XPASS is one only against the file).
@@ -65,8 +68,10 @@ int check(const CheckCommand& c);
 struct ReportFiles {
     std::string json, junit, html;
 };
+// The header, with the flags' tier and whether MISTRUSTED fails the run (report_outcome's exit
+// code and every report follow it from here).
 conformance::RunInfo make_run_info(const std::string& command_line, const std::vector<std::string>& backends,
-                                   const std::string& suite, const std::string& tier);
+                                   const std::string& suite, const SuiteRunFlags& flags);
 int report_outcome(const conformance::RunInfo& info, const conformance::RunOutcome& outcome, const ReportFiles& files);
 // A shard with none of the selected cases: its report files hold no result (a CI collecting one
 // report per shard finds every one), exit 77.

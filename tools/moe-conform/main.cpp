@@ -68,6 +68,15 @@ void add_expect_option(CLI::App* cmd, SuiteRunFlags& flags) {
         ->check(CLI::ExistingFile);
 }
 
+// --fail-on-mistrusted, one definition for run and check (report_outcome gates both on it).
+void add_fail_on_mistrusted_flag(CLI::App* cmd, SuiteRunFlags& flags) {
+    cmd->add_flag("--fail-on-mistrusted", flags.fail_on_mistrusted,
+                  "Exit 1 on any MISTRUSTED result, as on a FAIL (by default MISTRUSTED exits 0): for a CI that must "
+                  "not accept a pass whose bound cannot tell a right answer from a wrong one (spec/tolerance.md). "
+                  "The count line, the JSON (fail_on_mistrusted) and JUnit (a <failure>) say why")
+        ->disable_flag_override();  // `--fail-on-mistrusted=false` would read as given
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -91,8 +100,9 @@ int main(int argc, char** argv) {
         "worker processes: a file or backend that crashes or hangs (--case-timeout) is an ERROR of its\n"
         "own, the run goes on and its reports are written (--no-isolation for debugging).\n\n"
         "Exit codes: 0 every case has its expected status (PASS, XFAIL, SKIP, MISTRUSTED), 1 a FAIL,\n"
-        "ERROR or XPASS, 2 usage or input error (bad, corrupt, malformed or refused golden file, a\n"
-        "manifest mismatch: named), 77 every case was skipped (nothing compared), 3 internal error."};
+        "ERROR or XPASS (or a MISTRUSTED, with --fail-on-mistrusted), 2 usage or input error (bad,\n"
+        "corrupt, malformed or refused golden file, a manifest mismatch: named), 77 every case was\n"
+        "skipped (nothing compared), 3 internal error."};
     app.require_subcommand(1);
     const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
@@ -116,10 +126,11 @@ int main(int argc, char** argv) {
               "  moe-conform run --backend all --suite data/golden\n"
               "  moe-conform run --backend cpu --suite data/golden --filter 'compressed_*' --json r.json --junit r.xml\n"
               "  moe-conform run --backend-lib ./libmy_moe.so --suite data/golden --expect known_failures.json\n"
-              "  moe-conform run --backend reference --case data/golden/exact_gemm3_openvino_f32.h5\n\n"
+              "  moe-conform run --backend reference --case data/golden/exact_gemm3_openvino_f32.h5\n"
+              "  moe-conform run --backend all --suite data/golden --fail-on-mistrusted   # a CI that accepts no vacuous pass\n\n"
               "Exit codes: 0 every case has its expected status (PASS, XFAIL, SKIP, MISTRUSTED), 1 a FAIL, ERROR or "
-              "XPASS,\n2 usage or input error (named), 77 every case was skipped, 3 internal error. "
-              "docs/moe-conform.md has the guide.");
+              "XPASS\n(or a MISTRUSTED, with --fail-on-mistrusted), 2 usage or input error (named), 77 every case was "
+              "skipped,\n3 internal error. docs/moe-conform.md has the guide.");
     // Each value whole, split by run (moe::cli::list_items): CLI11's ->delimiter(',') dropped the
     // empty item of "cpu,,loop_f32", "loop_f32," or ",loop_f32" before any check saw it.
     r->add_option("--backend", rc.backends,
@@ -152,6 +163,7 @@ int main(int argc, char** argv) {
     r->add_option("--html", rc.html, "Also write a self-contained HTML report here (heatmaps of the failures)")
         ->check(moe::cli::kOutputFile);
     add_expect_option(r, rc);
+    add_fail_on_mistrusted_flag(r, rc);
     r->add_option("--threads", rc.threads, threads_help())->transform(moe::cli::threads_check());
     r->add_option("--device", rc.device,
                   "OpenCL device for the opencl backend and its mutants: P:D (platform, device index) or a name "
@@ -205,10 +217,11 @@ int main(int argc, char** argv) {
               "  moe-conform check --suite data/golden --results my_results/\n"
               "  moe-conform check --case data/golden/gemm3_qwen_spec_f32.h5 --results out.npy --precision f32\n"
               "  moe-conform check --suite data/golden --results my_results/ --json r.json --junit r.xml\n"
-              "  moe-conform check --suite data/golden --results my_results/ --expect known_failures.json\n\n"
-              "Exit codes as run: 0 expected statuses, 1 a FAIL, ERROR (a case with no result file) or XPASS, 2 "
-              "usage or input\nerror (a bad result or golden file, named), 77 every case skipped. spec/results-format.md "
-              "has the file format.");
+              "  moe-conform check --suite data/golden --results my_results/ --expect known_failures.json\n"
+              "  moe-conform check --suite data/golden --results my_results/ --fail-on-mistrusted\n\n"
+              "Exit codes as run: 0 expected statuses, 1 a FAIL, ERROR (a case with no result file) or XPASS\n"
+              "(or a MISTRUSTED, with --fail-on-mistrusted), 2 usage or input error (a bad result or golden file, "
+              "named),\n77 every case skipped. spec/results-format.md has the file format.");
     auto* ksuite = k->add_option("--suite", cc.suite, "Folder of golden files (*.h5)")->check(CLI::ExistingDirectory);
     auto* kcases = k->add_option("--case", cc.cases, "Golden file(s)");  // checked by check (cases_exist)
     ksuite->excludes(kcases);
@@ -236,6 +249,7 @@ int main(int argc, char** argv) {
     k->add_option("--html", cc.html, "Also write a self-contained HTML report here (heatmaps of the failures)")
         ->check(moe::cli::kOutputFile);
     add_expect_option(k, cc);
+    add_fail_on_mistrusted_flag(k, cc);
     k->add_option("--threads", cc.threads, threads_help())->transform(moe::cli::threads_check());
     k->add_flag("--quiet", cc.quiet, "No progress lines on stderr");
     k->add_flag("--no-manifest", cc.no_manifest, "Do not check the suite folder's MANIFEST.sha256");

@@ -9,13 +9,14 @@
 namespace moe::conform_cli {
 
 conformance::RunInfo make_run_info(const std::string& command_line, const std::vector<std::string>& backends,
-                                   const std::string& suite, const std::string& tier) {
+                                   const std::string& suite, const SuiteRunFlags& flags) {
     conformance::RunInfo info;
     info.tool_version = "moe-conform 0.1.0";
     info.command_line = command_line;
     info.backends = backends;
     info.suite = suite;
-    info.tier = tier;
+    info.tier = flags.tier;
+    info.fail_on_mistrusted = flags.fail_on_mistrusted;
     const std::time_t t = std::time(nullptr);
     char buf[32];
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
@@ -37,7 +38,7 @@ void write_report_files(const conformance::RunInfo& info, const std::vector<conf
 
 int report_outcome(const conformance::RunInfo& info, const conformance::RunOutcome& outcome, const ReportFiles& files) {
     conformance::write_text_report(std::cout, info, outcome.results);
-    const int code = conformance::run_exit_code(outcome);
+    const int code = conformance::run_exit_code(outcome, info.fail_on_mistrusted);
     // The count line above reads like a verdict to a log parser; an input error makes it none.
     if (!outcome.input_errors.empty())
         std::cout << "NOT A VERDICT: " << outcome.input_errors.size()

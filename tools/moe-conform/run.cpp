@@ -84,7 +84,7 @@ int run(const RunCommand& c) {
     const Selection selection = selected_files(c.suite.empty() ? c.cases : golden::suite_files(c.suite), c, c.shard);
     std::vector<std::string> names;
     for (const auto& m : makers) names.push_back(m.name);
-    conformance::RunInfo info = make_run_info(c.command_line, names, c.suite.empty() ? "(files)" : c.suite, c.tier);
+    conformance::RunInfo info = make_run_info(c.command_line, names, c.suite.empty() ? "(files)" : c.suite, c);
     if (selection.empty_shard()) return report_empty_shard(info, {c.json, c.junit, c.html});
     conformance::RunOptions o = run_options(c, selection.files);
     // Each backend's repro line carries only what it needs: its own plugin, the device if opencl

@@ -31,6 +31,8 @@ conformance::RunOptions run_options(const SuiteRunFlags& f, std::vector<std::str
         // An XFAIL or XPASS is one only against the expectation file: the rerun reads it too.
         o.repro_command += " --expect " + conformance::shell_word(f.expect);
     }
+    // A MISTRUSTED result fails only under the flag: the rerun exits as this run did.
+    if (f.fail_on_mistrusted) o.repro_command += " --fail-on-mistrusted";
     return o;
 }
 

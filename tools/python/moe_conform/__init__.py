@@ -22,7 +22,8 @@ __all__ = ["Case", "Result", "Summary", "ShrinkResult", "InputError", "GoldenFil
 
 
 def run_suite(fn, suite_dir, compute="f32", storage=None, filter=None, json=None, junit=None, name=None,
-              quiet=False, dequant=None, expect=None, shard=None, manifest=True, expert_type=None):
+              quiet=False, dequant=None, expect=None, shard=None, manifest=True, expert_type=None,
+              fail_on_mistrusted=False):
     """Calls fn(case) for every case of suite_dir (a folder of golden files, or one golden file)
     and judges what it returns.
 
@@ -55,6 +56,10 @@ def run_suite(fn, suite_dir, compute="f32", storage=None, filter=None, json=None
     match it, else nothing runs: exit_code 2, the files named in input_errors (manifest=False
     skips this check, as --no-manifest); and a file whose stored output or bounds disagree with
     the reference recomputed from its inputs is not run (exit_code 2, named in input_errors).
+
+    fail_on_mistrusted: as `--fail-on-mistrusted`, a MISTRUSTED result (a pass whose bound cannot
+    tell a right answer from a wrong one, spec/tolerance.md) gives exit_code 1, as a FAIL does, and
+    the report text, json and junit say so; by default it gives 0.
     """
     filters = [] if filter is None else ([filter] if isinstance(filter, str) else list(filter))
     label = name or getattr(fn, "__name__", "python")
@@ -62,7 +67,8 @@ def run_suite(fn, suite_dir, compute="f32", storage=None, filter=None, json=None
         if path is not None:
             _check_report_path(flag, str(path))
     return _impl._run_suite(fn, str(suite_dir), compute, storage, dequant, filters, json, junit, label, quiet,
-                            None if expect is None else str(expect), shard, bool(manifest), expert_type)
+                            None if expect is None else str(expect), shard, bool(manifest), expert_type,
+                            bool(fail_on_mistrusted))
 
 
 class _Inputs(_abc.Mapping):

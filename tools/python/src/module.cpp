@@ -148,7 +148,7 @@ Summary run_suite(const py::function& fn, const std::string& suite_dir, const st
                   const std::optional<std::string>& json, const std::optional<std::string>& junit,
                   const std::string& name, bool quiet, const std::optional<std::string>& expect,
                   const std::optional<std::string>& shard, bool manifest,
-                  const std::optional<std::string>& expert_type) {
+                  const std::optional<std::string>& expert_type, bool fail_on_mistrusted) {
     // A bad value is refused before anything runs (InputError, a ValueError).
     const std::optional<ExpertType> type =
         expert_type ? std::optional<ExpertType>(conformance::expert_type_option(*expert_type, "expert_type"))
@@ -182,6 +182,8 @@ Summary run_suite(const py::function& fn, const std::string& suite_dir, const st
     const std::string args = precision_args(compute, storage, dequant) + (manifest ? "" : ", manifest=False") +
                              (type ? ", expert_type=" + literal(type_name) : "");
     auto info = run_info(name, suite_dir, "moe_conform.run_suite(" + name + ", " + literal(suite_dir) + args + ")");
+    // As moe-conform's --fail-on-mistrusted: exit_code 1 on a MISTRUSTED, and the reports say why.
+    info.fail_on_mistrusted = fail_on_mistrusted;
     conformance::RunOptions o;
     o.files = one_file ? std::vector<std::string>{suite_dir} : golden::suite_files(suite_dir);
     // As moe-conform run: the cases filter and expert_type leave out are passed over before the
@@ -237,7 +239,7 @@ Summary run_suite(const py::function& fn, const std::string& suite_dir, const st
     if (json) conformance::write_json_report(*json, info, outcome.results);
     if (junit) conformance::write_junit_report(*junit, info, outcome.results);
     s.counts = conformance::summarize(outcome.results);
-    s.exit_code = conformance::run_exit_code(outcome);
+    s.exit_code = conformance::run_exit_code(outcome, info.fail_on_mistrusted);
     s.results = std::move(outcome.results);
     s.input_errors = std::move(outcome.input_errors);
     return s;
@@ -306,6 +308,7 @@ PYBIND11_MODULE(_moe_conform, m) {
           "storage, dequant: the declared precision (spec/tolerance.md); storage and dequant None = compute.");
     m.def("_run_suite", &run_suite, py::arg("fn"), py::arg("suite_dir"), py::arg("compute"), py::arg("storage"),
           py::arg("dequant"), py::arg("filters"), py::arg("json"), py::arg("junit"), py::arg("name"), py::arg("quiet"),
-          py::arg("expect"), py::arg("shard"), py::arg("manifest"), py::arg("expert_type"));
+          py::arg("expect"), py::arg("shard"), py::arg("manifest"), py::arg("expert_type"),
+          py::arg("fail_on_mistrusted"));
     python::bind_shrink(m);
 }

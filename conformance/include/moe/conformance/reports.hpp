@@ -19,21 +19,35 @@ struct RunInfo {
     std::string tier;                   // quick | ci | full
     std::string started_utc;            // ISO 8601
     double seconds = 0;                 // wall time of the whole run
+    // --fail-on-mistrusted: a MISTRUSTED result fails this run (fails_run), and every report says
+    // so where it counts one; false leaves the reports exactly as they were before the flag.
+    bool fail_on_mistrusted = false;
 };
 
-// The table (one row per result), then the details of every FAIL/ERROR/XPASS (at most 10
-// violating elements each, the first divergent stage, the repro line), then the count line.
+// What the reports say of MISTRUSTED results that fail the run (RunInfo::fail_on_mistrusted):
+// the text's closing line and each JUnit <failure> name the flag, so that a log or a dashboard
+// showing "0 failed" and exit 1 says why.
+inline constexpr char kMistrustedFailsTheRun[] = "MISTRUSTED fails the run (--fail-on-mistrusted)";
+
+// The table (one row per result), then the details of every result that fails the run
+// (fails_run: FAIL/ERROR/XPASS, and MISTRUSTED under info.fail_on_mistrusted; at most 10
+// violating elements each, the first divergent stage, the repro line), then the count line
+// (closing_line).
 void write_text_report(std::ostream& out, const RunInfo& info, const std::vector<CaseResult>& results);
 
 // The final plain line, e.g. "96 passed, 0 failed, 2 skipped" (always these three counts, then
 // the non-zero ones among xfail, xpass, mistrusted, errors).
 std::string count_line(const RunSummary& s);
+// The text report's last line: the count line, and when MISTRUSTED results fail the run
+// (info.fail_on_mistrusted) the flag that made them fail, so the log says why it exits 1.
+std::string closing_line(const RunSummary& s, const RunInfo& info);
 
 // JSON document (schema: spec/report.schema.json). Written atomically to `file`.
 void write_json_report(const std::string& file, const RunInfo& info, const std::vector<CaseResult>& results);
 
-// JUnit XML: <testsuites> root, one <testsuite> per backend, one <testcase> per case; skipped
-// and xfail as <skipped message=reason/>, fail/xpass as <failure>, error as <error>; metrics as
+// JUnit XML: <testsuites> root, one <testsuite> per backend, one <testcase> per case; skipped,
+// xfail and mistrusted as <skipped message=reason/>, fail/xpass as <failure>, error as <error>
+// (mistrusted as <failure> naming the flag under info.fail_on_mistrusted); metrics as
 // <properties>. Written atomically to `file`.
 void write_junit_report(const std::string& file, const RunInfo& info, const std::vector<CaseResult>& results);
 

@@ -21,6 +21,11 @@ enum class Status {
     error,       // the backend threw; message given
 };
 std::string_view status_name(Status s);  // "PASS", "FAIL", ...
+// Whether a result of this status fails the run (exit 1, spec/report-format.md, section 2): FAIL,
+// ERROR and XPASS always; MISTRUSTED only when the run was asked to (--fail-on-mistrusted: a CI
+// that must not accept a pass the suite cannot tell from a wrong answer). One rule for the exit
+// code and for every report that calls a result a failure.
+bool fails_run(Status s, bool fail_on_mistrusted);
 
 // One element of the output, with its bound.
 struct ElementReport {

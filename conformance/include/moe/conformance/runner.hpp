@@ -90,7 +90,8 @@ RunOutcome run_suite(const RunOptions& o, const std::vector<Backend*>& backends)
 RunOutcome run_suite_from_makers(const RunOptions& o, const std::vector<BackendMaker>& backends);
 
 // The exit code a CI gates on (spec/report-format.md): 2 when a golden file could not be used or
-// nothing matched the selection, 1 on a FAIL, ERROR or XPASS, 77 when every case was skipped, else 0.
-int run_exit_code(const RunOutcome& outcome);
+// nothing matched the selection, 1 on a FAIL, ERROR or XPASS (and on a MISTRUSTED when
+// fail_on_mistrusted: --fail-on-mistrusted), 77 when every case was skipped, else 0.
+int run_exit_code(const RunOutcome& outcome, bool fail_on_mistrusted = false);
 
 }  // namespace moe::conformance
