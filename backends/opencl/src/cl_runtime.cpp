@@ -11,6 +11,7 @@
 #include "cl_tune.hpp"
 #include "kernel_override.hpp"
 #include "opencl_kernels.hpp"  // generated at configure time from kernels/*.cl
+#include "program_dump.hpp"
 
 namespace moe::backends::ocl {
 
@@ -234,6 +235,7 @@ Program Runtime::compile(const std::vector<std::string>& files, const std::strin
         if (!replaced.empty()) replaced = " (" + replaced + " from MOE_OPENCL_KERNEL_DIR)";
         throw ClError("clBuildProgram", rc, "build log" + replaced + ":\n" + log);
     }
+    dump_program_binary(p.program_, device_.device, files, all);
     cl_uint count = 0;
     check(clCreateKernelsInProgram(p.program_, 0, nullptr, &count), "clCreateKernelsInProgram");
     std::vector<cl_kernel> kernels(count);

@@ -16,6 +16,7 @@
 #include "host_transfer.hpp"
 #include "kernel_override.hpp"
 #include "opencl_pipeline.hpp"
+#include "program_dump.hpp"
 
 namespace moe::backends {
 
@@ -288,6 +289,7 @@ std::string opencl_environment_problem() {
         return e.what();
     }
     if (std::string dir = ocl::kernel_dir_problem(); !dir.empty()) return dir;
+    if (std::string dump = ocl::dump_dir_problem(); !dump.empty()) return dump;
     if (const char* g = std::getenv("MOE_OPENCL_GEMM"); g && *g && std::string(g) != "wide" && std::string(g) != "compact")
         return std::string("MOE_OPENCL_GEMM: '") + g + "' is neither wide nor compact";
     if (const char* f = std::getenv("MOE_OPENCL_FUSE"); f && *f && std::string(f) != "0" && std::string(f) != "1")
