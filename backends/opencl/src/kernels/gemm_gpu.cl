@@ -51,11 +51,26 @@ inline float4 moe_keep4(float4 v, uint k, uint K) {
     return (float4)(k < K ? v.s0 : 0.0f, k + 1 < K ? v.s1 : 0.0f, k + 2 < K ? v.s2 : 0.0f, 0.0f);
 }
 
-// 8 consecutive weights from element i on, widened to f32 (16-bit types: one 16-byte load).
+// 16 bytes from p in one load where p is 16-byte aligned. vloadn promises only its
+// element's alignment, so a compiler may split it into element loads (eight 2-byte loads for
+// eight bf16 weights); a pointer to a vector type is aligned to the vector's size and loads it
+// whole. A row whose byte length is a multiple of the load's takes whole loads in every lane;
+// another (K = 100 in f16, say) falls back to vloadn, with the same bytes and the same result.
+inline uint4 moe_bytes16(__global const uchar* p) {
+    if ((size_t)p & 15) return as_uint4(vload16(0, p));
+    return *(__global const uint4*)p;
+}
+
+// Two bf16 in one word (element 2j in the low half, as stored) widened: bf16 = top half of an f32.
+inline float2 moe_bf16x2(uint u) { return (float2)(as_float(u << 16), as_float(u & 0xffff0000u)); }
+
+// 8 consecutive elements from element i on, widened to f32 (f16 through vload_half on the
+// loaded bits in private memory: no cl_khr_fp16 needed).
 inline float8 moe_load8(__global const uchar* p, ulong i, const int type) {
-    if (type == MOE_F16) return vload_half8(0, (__global const half*)p + i);
-    if (type == MOE_BF16) return as_float8(convert_uint8(vload8(0, (__global const ushort*)p + i)) << 16);
-    return vload8(0, (__global const float*)p + i);
+    if (type == MOE_F32) return (float8)(as_float4(moe_bytes16(p + 4 * i)), as_float4(moe_bytes16(p + 4 * i + 16)));
+    const uint4 u = moe_bytes16(p + 2 * i);
+    if (type == MOE_BF16) return (float8)(moe_bf16x2(u.s0), moe_bf16x2(u.s1), moe_bf16x2(u.s2), moe_bf16x2(u.s3));
+    return vload_half8(0, (const half*)&u);
 }
 
 inline float8 moe_keep8(float8 v, uint k, uint K) {
@@ -241,7 +256,7 @@ inline void moe_gemm_rows_nk_wide(__global const float* restrict A, __global con
         for (uint c = 0; c < CPW; ++c) w[c] = moe_keep8(moe_load8(W, w_rows[c] + k, w_type), k, K);
 #pragma unroll
         for (uint i = 0; i < MR; ++i) {
-            const float8 a = moe_keep8(vload8(0, a_rows[i] + k), k, K);
+            const float8 a = moe_keep8(moe_load8((__global const uchar*)a_rows[i], k, MOE_F32), k, K);
 #pragma unroll
             for (uint c = 0; c < CPW; ++c) acc[i][c] += dot(a.lo, w[c].lo) + dot(a.hi, w[c].hi);
         }
