@@ -10,6 +10,7 @@
 
 #include "moe/golden/golden_file.hpp"
 #include "moe/conformance/case_file_name.hpp"
+#include "moe/spec/problem.hpp"
 #include "run_command.hpp"
 #include "temp_dir.hpp"
 
@@ -31,29 +32,8 @@ std::string line_after(const std::string& s, const std::string& prefix) {
     return s.substr(start, s.find('\n', start) - start);
 }
 
-// The unfinished shrunk case a stopped shrink left in `out` (gemm2_medium's), which `plugin` still fails.
-void check_unfinished_and_still_failing(const std::string& out, const std::string& plugin) {
-    REQUIRE(fs::exists(out));
-    const auto c = moe::golden::read_golden(out);
-    CHECK(c.problem.name == "gemm2_medium_shrunk");
-    CHECK(has(c.description, "the search had not finished"));
-    const auto again = run_command(moe_conform() + " run --quiet --backend-lib " + plugin + " --case " + out);
-    CAPTURE(again.output);
-    CHECK(again.exit_code == 1);
-    CHECK(has(again.output, "0 passed, 1 failed"));
-}
-
-// A shrink `command` (its -o added) that stops (exit `code`) on the case as given, a one-token one:
-// nothing smaller was found, nothing written.
-void check_stopped_on_case_as_given(const std::string& command, int code, const TempDir& dir) {
-    const std::string none = (dir / "none.h5").string();
-    const auto first = run_command(command + " --case " + kSuite + "/gemm3_single_token.h5 -o " + none);
-    CAPTURE(first.output);
-    CHECK(first.exit_code == code);
-    CHECK(has(first.output, "a backend run on the case as given (T 1,"));
-    CHECK(has(first.output, "no smaller failing case was found before it: nothing was written"));
-    CHECK_FALSE(fs::exists(none));
-}
+// The sizes of a golden file's case (the problem validated, as run validates it).
+moe::Dims dims_of(const std::string& file) { return moe::validate(moe::golden::read_golden(file).problem); }
 
 }  // namespace
 
@@ -196,43 +176,105 @@ TEST_CASE("shrink --backend-lib: a plugin with a bug shrinks, and its repro line
     CHECK(has(bad.output, MOE_CRASHING_PLUGIN));
 }
 
-TEST_CASE("shrink: a plugin that crashes on a smaller candidate ends the shrink (exit 6), naming the run, the file kept") {
-    // The plugin fails every case and crashes (SIGSEGV) on one token: the search dies at T 1, and
-    // the output file holds the case of the last accepted edit, which the plugin still fails.
-    // Without the handler the shell saw 139 (here -1: killed) and nothing was said.
+TEST_CASE("shrink: a plugin that crashes on a case shrinks it to a small case that crashes the same way, which run reproduces") {
+    // The plugin computes every case right but segfaults on more than 8 experts or 64 hidden
+    // features. Each run is in a worker process, so the crash is the verdict to keep: the search
+    // goes on, and ends at the smallest layer that still crashes. Before, the first run (the case
+    // as given) ended the shrink with exit 6 and wrote nothing.
     TempDir dir;
-    const std::string out = (dir / "small.h5").string(), plugin = MOE_CRASHES_WHEN_SMALL;
+    const std::string out = (dir / "small.h5").string(), plugin = MOE_CRASHES_WHEN_WIDE;
     const auto r = run_command(moe_conform() + " shrink --quiet --backend-lib " + plugin + " --case " + kSuite +
                                "/gemm2_medium.h5 -o " + out);
     CAPTURE(r.output);
-    CHECK(r.exit_code == 6);
-    CHECK(has(r.output, "moe-conform: error: a backend run on the candidate 'tokens 67 -> 1' (T 1, K 4, E 16, H 96, I 48,"));
-    CHECK(has(r.output, "crashed the process (SIGSEGV, a segmentation fault: an invalid memory access); shrink stopped "
-                        "(exit 6)\n"));
-    CHECK(has(r.output, "the smallest failing case found before it is in " + out + "\n"));
-    CHECK(has(r.output, "repro: moe-conform run --backend-lib " + plugin + " --backend bad_plugin --case " + out));
-    check_unfinished_and_still_failing(out, plugin);
-    // A crash on the case as given (one token already).
-    check_stopped_on_case_as_given(moe_conform() + " shrink --quiet --backend-lib " + plugin, 6, dir);
+    REQUIRE(r.exit_code == 0);
+    CHECK(has(r.output, "before: T 67, K 4, E 16, H 96, I 48,"));
+    // Tokens, slots, experts and intermediate features down to one; the hidden features to 65,
+    // the fewest that still crash (the experts went first, so the width is what crashes).
+    CHECK(has(r.output, "after:  T 1, K 1, E 1, H 65, I 1,"));
+    CHECK(has(r.output, "still:  ERROR: the backend run crashed its worker process: SIGSEGV, a segmentation fault: "
+                        "an invalid memory access\n"));
+    CHECK_FALSE(has(r.output, "stopped early"));
+    const moe::Dims d = dims_of(out);
+    CHECK(d.T == 1);
+    CHECK(d.E == 1);
+    CHECK(d.H == 65);
+    CHECK(d.I == 1);
+    CHECK(has(moe::golden::read_golden(out).description, "Shrunk from case gemm2_medium for backend crashes_when_wide ("));
+    const std::string repro = line_after(r.output, "repro: moe-conform ");
+    REQUIRE(repro == "run --backend-lib " + plugin + " --backend crashes_when_wide --case " + out);
+    const auto again = run_command(moe_conform() + " " + repro + " --quiet");
+    CAPTURE(again.output);
+    CHECK(again.exit_code == 1);
+    CHECK(has(again.output, "running the backend on this case crashed: the worker process was killed by signal 11 (SIGSEGV"));
+    CHECK(has(again.output, "0 passed, 0 failed, 0 skipped, 1 errors"));
 }
 
-TEST_CASE("shrink: a plugin that hangs on a smaller candidate ends the shrink (exit 5), naming the run, the file kept") {
-    // The plugin fails every case and deadlocks on one token. Without the watchdog the shrink
-    // never ended (--max-seconds is only looked at between runs): `timeout` bounds this test.
+TEST_CASE("shrink: a plugin that hangs on a case shrinks it to a smaller case that hangs; the repro line carries the limit") {
+    // The plugin deadlocks on every one-token case. Each run that still hangs takes the whole
+    // --candidate-seconds, so --max-seconds ends the search after a few edits; the total stays
+    // bounded (the case as given, the search, the last run, two reruns: about 3 + 4 x 1 s).
     TempDir dir;
     const std::string out = (dir / "small.h5").string(), plugin = MOE_HANGS_WHEN_SMALL;
-    const auto r = run_command("timeout 60 " + moe_conform() + " shrink --quiet --candidate-seconds 1 --backend-lib " +
-                               plugin + " --case " + kSuite + "/gemm2_medium.h5 -o " + out);
+    const std::string original = kSuite + "/gemm3_single_token.h5";
+    const auto r = run_command("timeout 60 " + moe_conform() + " shrink --quiet --candidate-seconds 1 --max-seconds 3 "
+                               "--backend-lib " + plugin + " --case " + original + " -o " + out);
     CAPTURE(r.output);
-    CHECK(r.exit_code == 5);
-    CHECK(has(r.output, "a backend run on the candidate 'tokens 67 -> 1' (T 1, K 4, E 16, H 96, I 48,"));
-    CHECK(has(r.output, "has not returned after 1 s (--candidate-seconds)"));
-    CHECK(has(r.output, "the smallest failing case found before it is in " + out));
-    CHECK(has(r.output, "repro: moe-conform run --backend-lib " + plugin + " --backend bad_plugin --case " + out));
-    check_unfinished_and_still_failing(out, plugin);
-    // A hang on the case as given (one token already).
-    check_stopped_on_case_as_given(
-        "timeout 60 " + moe_conform() + " shrink --quiet --candidate-seconds 1 --backend-lib " + plugin, 5, dir);
+    REQUIRE(r.exit_code == 0);
+    CHECK(has(r.output, "still:  ERROR: the backend run hangs: it had not returned after 1 s, and its worker process was "
+                        "killed\n"));
+    const moe::Dims before = dims_of(original), after = dims_of(out);
+    CHECK(after.T == 1);
+    CHECK(after.K * after.E * after.H * after.I < before.K * before.E * before.H * before.I);
+    // run's own limit (600 s) would wait ten minutes for the hang: the repro line sets shrink's.
+    const std::string repro = line_after(r.output, "repro: moe-conform ");
+    REQUIRE(repro == "run --backend-lib " + plugin + " --backend bad_plugin --case " + out + " --case-timeout 1");
+    const auto again = run_command("timeout 60 " + moe_conform() + " " + repro + " --quiet");
+    CAPTURE(again.output);
+    CHECK(again.exit_code == 1);
+    CHECK(has(again.output, "running the backend on this case timed out after 1 s (--case-timeout)"));
+}
+
+TEST_CASE("shrink: candidates that crash or hang where the case fails are not that failure: the search goes on past them") {
+    // Both plugins fail every case (all zeros), one crashes and one deadlocks on a single token:
+    // the one-token candidates are refused (another failure), and the shrunk case has two tokens
+    // and fails as the original did. Before, the first one-token candidate ended the shrink
+    // (exit 6, exit 5).
+    TempDir dir;
+    for (const std::string plugin : {MOE_CRASHES_WHEN_SMALL, MOE_HANGS_WHEN_SMALL}) {
+        CAPTURE(plugin);
+        const std::string out = (dir / "small.h5").string();
+        const auto r = run_command("timeout 60 " + moe_conform() + " shrink --quiet --candidate-seconds 1 --backend-lib " +
+                                   plugin + " --case " + kSuite + "/gemm2_medium.h5 -o " + out);
+        CAPTURE(r.output);
+        CHECK(r.exit_code == 0);
+        CHECK(has(r.output, "after:  T 2,"));
+        CHECK(has(r.output, "still:  FAIL: "));
+        const auto again = run_command(moe_conform() + " " + line_after(r.output, "repro: moe-conform ") + " --quiet");
+        CAPTURE(again.output);
+        CHECK(again.exit_code == 1);
+        CHECK(has(again.output, "0 passed, 1 failed"));
+    }
+}
+
+TEST_CASE("shrink: killed mid-search, it leaves the smallest failing case found so far, and no worker behind") {
+    // Each accepted edit is written at once. With every run of this case hanging for 1 s, the
+    // search has accepted two edits when it is killed at 3.5 s.
+    TempDir dir;
+    const std::string out = (dir / "small.h5").string();
+    const auto r = run_command("timeout -s KILL 3.5 " + moe_conform() + " shrink --quiet --candidate-seconds 1 --backend-lib " +
+                               std::string(MOE_HANGS_WHEN_SMALL) + " --case " + kSuite + "/gemm3_single_token.h5 -o " + out);
+    CAPTURE(r.output);
+    CHECK(r.exit_code != 0);
+    REQUIRE(fs::exists(out));
+    const auto c = moe::golden::read_golden(out);
+    CHECK(c.problem.name == "gemm3_single_token_shrunk");
+    CHECK(has(c.description, "the search had not finished"));
+    // The worker was killed with the shrink (it would deadlock forever): none is left running it.
+    // ([-]o: the pattern does not match the shell that runs pgrep.)
+    const auto left = run_command("for i in $(seq 20); do pgrep -f -- '[-]o " + out +
+                                  "' > /dev/null || exit 0; sleep 0.1; done; exit 1");
+    CAPTURE(left.output);
+    CHECK(left.exit_code == 0);
 }
 
 TEST_CASE("shrink: a backend that does not fail the shrunk case the same way every time exits 4, the file kept") {

@@ -112,12 +112,13 @@ struct ShrinkCommand {
     std::string device;       // --device, as for run
     int threads = 1;
     double max_seconds = 120;
-    double candidate_seconds = 0;  // --candidate-seconds: a backend run past it ends the shrink; 0 = derived
+    double candidate_seconds = 0;  // --candidate-seconds: a backend run past it is a hang; 0 = derived
     bool no_manifest = false;      // --no-manifest: do not check --case against its folder's manifest
     bool quiet = false;
 };
 // 0 shrunk and written, 1 the case does not fail on the backend, 2 usage or input error, and
-// shrink's own codes (moe/shrink/shrink_file.hpp): 4 not deterministic, 5 a run overran.
+// shrink's own code 4 (moe/shrink/shrink_file.hpp): not deterministic. A crash or hang is a verdict
+// of the worker's run (shrink_isolated), not an exit code.
 int shrink(const ShrinkCommand& c);
 
 // The golden files among `files` that --filter, --expert-type and --tier select (from their root attributes

@@ -314,15 +314,13 @@ int main(int argc, char** argv) {
                "  moe-conform shrink --backend-lib ./libmy_moe.so --case data/golden/gemm2_medium.h5   # your plugin\n\n"
                "Exit codes: 0 shrunk and written, 1 the case does not fail on that backend, 2 usage or input error,\n"
                "4 shrunk and written, but two more runs did not both fail the same way (not deterministic: the\n"
-               "repro may pass), 5 a backend run went past --candidate-seconds (a hang), 6 a backend run crashed\n"
-               "(SIGSEGV, SIGBUS, SIGFPE, SIGILL or SIGABRT in this process): for 5 and 6 what it ran is named, and\n"
-               "the smallest failing case found before it is left in the output file.");
+               "repro may pass). The backend runs in a worker process: a case that crashes it (the same signal)\n"
+               "or hangs it (past --candidate-seconds) shrinks like a failing one, and the written case reproduces it.");
     sh->add_option("--backend", kc.backend, "The backend: a built-in name, or a selftest mutant (mutant:NAME or NAME)")
         ->check(moe::cli::kNonEmpty);
     sh->add_option("--backend-lib", kc.backend_lib,
-                   "Or your backend plugin (shared library, as for run; --backend then optional). Runs in this "
-                   "process: a plugin that crashes ends the shrink (exit 6, the run named), leaving the smallest "
-                   "failing case found so far in the output file")
+                   "Or your backend plugin (shared library, as for run; --backend then optional). Runs in a worker "
+                   "process: a case that crashes or hangs the plugin is shrunk like a failing one")
         ->check(CLI::ExistingFile);
     // Not CLI::ExistingFile: shrink names a missing file's suite, and a close name in it.
     sh->add_option("--case", kc.case_file, "The failing golden case")->required();
@@ -338,8 +336,9 @@ int main(int argc, char** argv) {
                    "written, with a 'stopped early:' line")
         ->check(moe::cli::kPositive);
     sh->add_option("--candidate-seconds", kc.candidate_seconds,
-                   "A backend run still going after this long is taken for a hang and ends the shrink (exit 5) "
-                   "(default: 10 times the case as given took, at least 10 s, at most --max-seconds)")
+                   "A backend run still going after this long is a hang: its worker is killed, and a case that "
+                   "hangs shrinks to one that hangs; give a short value to shrink a hang (default: 10 times the "
+                   "case as given took, at least 10 s, at most --max-seconds)")
         ->check(moe::cli::kPositive);
     sh->add_flag("--no-manifest", kc.no_manifest, "Do not check --case against its folder's MANIFEST.sha256");
     sh->add_flag("--quiet", kc.quiet, "No progress lines on stderr");

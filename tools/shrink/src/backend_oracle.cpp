@@ -4,6 +4,7 @@
 // way: comparing the output alone missed what run adds (a misshapen stage is a FAIL there, a
 // backend that writes into its inputs an ERROR).
 #include <exception>
+#include <memory>
 
 #include "moe/conformance/judge.hpp"
 #include "moe/shrink/shrink.hpp"
@@ -53,6 +54,18 @@ Oracle make_backend_oracle(Backend& backend, int threads) {
         v.reason = r.reason;
         if (v.status == conformance::Status::fail && r.first_divergent_stage) v.stage = r.first_divergent_stage->stage;
         return v;
+    };
+}
+
+OracleMaker backend_oracle_maker(BackendMaker maker, int threads) {
+    return [maker = std::move(maker), threads]() -> Oracle {
+        // Made (and asked whether it can run) in the worker process: availability() may open a
+        // device context, which must not be opened in the process that forks the workers.
+        std::shared_ptr<Backend> backend = maker.make();
+        const Availability a = backend->availability();
+        if (!a.available) throw InputError("backend " + backend->name() + " is unavailable: " + a.reason);
+        Oracle run = make_backend_oracle(*backend, threads);
+        return [backend, run = std::move(run)](const golden::GoldenCase& c) { return run(c); };
     };
 }
 

@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <stdexcept>
 
 namespace moe::shrink {
@@ -91,7 +92,10 @@ std::string crash_signal_text(int signal) {
         case SIGFPE: return "SIGFPE, an arithmetic fault such as an integer division by zero";
         case SIGILL: return "SIGILL, an illegal instruction (one this CPU lacks, or a corrupt jump)";
         case SIGABRT: return "SIGABRT: abort(), a failed assert or an uncaught C++ exception";
-        default: return "signal " + std::to_string(signal);
+        // A worker of shrink_isolated may end by any signal; SIGKILL that no one here sent is
+        // most often the kernel's out-of-memory killer.
+        case SIGKILL: return "SIGKILL (the system may have run out of memory)";
+        default: return "signal " + std::to_string(signal) + " (" + ::strsignal(signal) + ")";
     }
 }
 

@@ -16,6 +16,7 @@
 #include "moe/shrink/candidate_limit.hpp"
 #include "moe/shrink/shrink_file.hpp"
 #include "moe/spec/error.hpp"
+#include "oracle_worker.hpp"
 
 namespace moe::shrink {
 
@@ -33,21 +34,23 @@ std::string arrow(const char* what, std::size_t from, std::size_t to) {
     return std::string(what) + " " + std::to_string(from) + " -> " + std::to_string(to);
 }
 
-// The oracle under Options::overrun's watchdog and Options::crashed's signal handlers, each run
-// described by what it runs (the message a hang or a crash leaves), and the limit on the runs
-// after the first set from its time.
+// The oracle, each run described by what it runs, and the limit on the runs after the first set
+// from its time. In this process: under Options::overrun's watchdog and Options::crashed's signal
+// handlers (the message a hang or a crash leaves). In a worker process (OracleWorker): a hang or
+// a crash is the run's verdict, with nothing to watch here.
 class WatchedOracle {
 public:
-    WatchedOracle(const Oracle& oracle, const Options& o) : oracle_(oracle), o_(o) {
+    WatchedOracle(const Oracle& oracle, const Options& o) : oracle_(&oracle), o_(o) {
         // The timer calls back while the run is stuck in the oracle: limit_ is not being set then
         // (first() sets it after its run's end(), which waits on the timer's lock).
         if (o.overrun) timer_.emplace([this](const std::string& running, double) { o_.overrun(running, limit_); });
         if (o.crashed) guard_.emplace(o.crashed, kExitBackendCrashed);
-        // The case as given: nothing measured yet, so the whole search's budget (with the floor).
-        limit_ = o.candidate_seconds > 0 ? o.candidate_seconds : std::max(o.max_seconds, kMinCandidateSeconds);
+        limit_ = first_limit();
     }
+    WatchedOracle(OracleWorker& worker, const Options& o) : worker_(&worker), o_(o) { limit_ = first_limit(); }
 
     Verdict operator()(const golden::GoldenCase& c, const std::string& what) {
+        if (worker_) return worker_->run(c, limit_);
         const std::string running = what + " (" + problem_size(c.problem).to_string() + ")";
         if (timer_) timer_->begin(running, limit_);
         struct End {  // also when the oracle throws (a Python fn's KeyboardInterrupt)
@@ -59,7 +62,7 @@ public:
             }
         } end{timer_, guard_};
         if (guard_) guard_->arm(running);  // after `end`: the timed run ends if making the messages throws
-        return oracle_(c);
+        return (*oracle_)(c);
     }
 
     // The case as given, run first: its time sets the limit on every later run (unless given).
@@ -67,11 +70,17 @@ public:
         const auto t0 = Clock::now();
         Verdict v = (*this)(c, "the case as given");
         const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+        const double given_limit = limit_;
         if (o_.candidate_seconds <= 0) limit_ = default_candidate_seconds(took, o_.max_seconds);
-        if (timer_ && o_.progress) {
+        if ((timer_ || worker_) && o_.progress) {
             std::ostringstream line;  // said once: what a later hang is measured against
             line.precision(3);
-            line << "the case as given ran in " << took << " s; a later run past " << limit_ << " s is taken for a hang";
+            if (v.hung_after > 0)  // then every run that still hangs takes the whole limit
+                line << "the case as given hangs (no verdict after " << given_limit << " s); each later run that "
+                     << "still hangs takes " << limit_ << " s (--candidate-seconds sets a shorter limit)";
+            else
+                line << "the case as given ran in " << took << " s; a later run past " << limit_
+                     << " s is taken for a hang";
             o_.progress(line.str());
         }
         return v;
@@ -80,7 +89,13 @@ public:
     double limit() const { return limit_; }
 
 private:
-    const Oracle& oracle_;
+    // The case as given: nothing measured yet, so the whole search's budget (with the floor).
+    double first_limit() const {
+        return o_.candidate_seconds > 0 ? o_.candidate_seconds : std::max(o_.max_seconds, kMinCandidateSeconds);
+    }
+
+    const Oracle* oracle_ = nullptr;
+    OracleWorker* worker_ = nullptr;
     const Options& o_;
     std::optional<conformance::StepTimer> timer_;
     std::optional<CrashGuard> guard_;
@@ -249,6 +264,10 @@ std::string without_digits(const std::string& s) {
 
 bool same_failure(const Verdict& original, const Verdict& candidate) {
     using conformance::Status;
+    // A crash is the same crash by its signal alone (its message names the signal only); a hang
+    // is a hang. Neither is the same as an ERROR the backend returned, nor the reverse.
+    if (original.signal != 0 || candidate.signal != 0) return candidate.signal == original.signal;
+    if (original.hung_after > 0 || candidate.hung_after > 0) return original.hung_after > 0 && candidate.hung_after > 0;
     if (original.status == Status::fail) return candidate.status == Status::fail && candidate.stage == original.stage;
     if (original.status == Status::error)
         return candidate.status == Status::error && without_digits(candidate.reason) == without_digits(original.reason);
@@ -274,8 +293,9 @@ golden::GoldenCase rebuild_case(const Problem& p, const golden::GoldenCase& orig
     return c;
 }
 
-Result shrink_case(const golden::GoldenCase& failing, const Oracle& oracle, const Options& o) {
-    WatchedOracle watched(oracle, o);
+namespace {
+
+Result shrink_watched(const golden::GoldenCase& failing, WatchedOracle& watched, const Options& o) {
     const Verdict first = watched.first(failing);
     if (first.status != conformance::Status::fail && first.status != conformance::Status::error)
         throw InputError("case " + failing.problem.name + " does not fail on this backend (" +
@@ -295,6 +315,19 @@ Result shrink_case(const golden::GoldenCase& failing, const Oracle& oracle, cons
     for (int i = 0; i < 2 && r.stable; ++i, ++r.runs)
         r.stable = same_failure(first, watched(r.shrunk, "a rerun of the shrunk case"));
     return r;
+}
+
+}  // namespace
+
+Result shrink_case(const golden::GoldenCase& failing, const Oracle& oracle, const Options& o) {
+    WatchedOracle watched(oracle, o);
+    return shrink_watched(failing, watched, o);
+}
+
+Result shrink_isolated(const golden::GoldenCase& failing, const OracleMaker& make, const Options& o) {
+    OracleWorker worker(make);
+    WatchedOracle watched(worker, o);
+    return shrink_watched(failing, watched, o);
 }
 
 }  // namespace moe::shrink

@@ -1,11 +1,10 @@
 #pragma once
-// The time limit on each backend run of a shrink. The backend runs in the shrinking process, and a
-// run that never returns (a kernel that deadlocks or spins at some small shape) cannot be stopped
-// from inside it: the limit (a conformance::StepTimer) only gets a chance to say what was running
-// and to end the process (moe-conform shrink exits with its own code; the smallest failing case so
-// far is already on disk, written after every accepted edit). A forked child per candidate was not
-// used: the backend's state (an OpenCL context, a plugin's) is made once and is not safe to use
-// across a fork, and a fresh backend per candidate would add its set-up to each of thousands of runs.
+// The time limit on each backend run of a shrink: a run still going past it is taken for a hang
+// (a kernel that deadlocks or spins at some small shape). In a worker process (shrink_isolated,
+// what moe-conform shrink uses) the worker is killed and the hang is that run's verdict, so a case
+// that hangs shrinks like one that fails. In the shrinking process itself (shrink_case) a run that
+// never returns cannot be stopped: the limit (a conformance::StepTimer) only gets a chance to say
+// what was running and to end the process.
 
 namespace moe::shrink {
 

@@ -1,7 +1,8 @@
 #pragma once
-// What a backend run that crashes the shrinking process leaves. The backend runs in this process
-// (candidate_limit.hpp says why not in a child per candidate), so a plugin's segfault on some small
-// candidate ended moe-conform shrink by the signal (139 to a shell), saying nothing of the file
+// What a backend run that crashes the shrinking process leaves, where the backend runs in that
+// process (shrink_case with Options::crashed; moe-conform shrink runs it in a worker process
+// instead, shrink_isolated, where a crash is a verdict). Unguarded, a plugin's segfault on some
+// small candidate ended the process by the signal (139 to a shell), saying nothing of the file
 // that holds the smallest failing case found so far. While a run is armed, a handler for the
 // crash signals writes a message made before the run and ends the process with an exit code of
 // its own; outside a run, a crash is the process's own (the handler that was there before, the
@@ -22,7 +23,8 @@ namespace moe::shrink {
 // The signals a crashing backend raises: a bad address (SIGSEGV, SIGBUS), arithmetic (SIGFPE),
 // a bad instruction (SIGILL), abort() or a failed assert (SIGABRT).
 const std::vector<int>& crash_signals();
-// "SIGSEGV (a segmentation fault: an invalid memory access)", ... for each of crash_signals().
+// "SIGSEGV, a segmentation fault: an invalid memory access", ... for each of crash_signals();
+// "signal N (its strsignal name)" for another.
 std::string crash_signal_text(int signal);
 
 // Installs the handlers (one CrashGuard at a time in a process: a second is std::logic_error);

@@ -13,12 +13,13 @@ namespace moe::shrink {
 // The shrunk case was written, but two more runs on it did not both fail the same way: the
 // backend is not deterministic and the repro line may pass, which exit 0 would hide from a script.
 inline constexpr int kExitNotDeterministic = 4;
-// A backend run went past the per-run limit (a hang): the smallest failing case found before it
-// is left in the output file (Options::overrun).
+// The codes of a shrink whose backend runs in the shrinking process (shrink_case with
+// Options::overrun and Options::crashed): a run went past the per-run limit (a hang), or crashed
+// the process (a signal of crash_signals(): SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT; not 128 +
+// the signal, which a shell reads as the process killed, with no message). The smallest failing
+// case found before it is left in the output file. moe-conform shrink runs the backend in a
+// worker process (shrink_isolated), where a hang or a crash is a verdict, and no longer ends so.
 inline constexpr int kExitRunOverran = 5;
-// A backend run crashed the process (a signal of crash_signals(): SIGSEGV, SIGBUS, SIGFPE, SIGILL,
-// SIGABRT): the smallest failing case found before it is left in the output file (Options::crashed).
-// Not 128 + the signal, which a shell reads as the process killed, with no message.
 inline constexpr int kExitBackendCrashed = 6;
 
 // Reads `file` as `moe-conform run` reads it: the problem validated, and the stored output and
