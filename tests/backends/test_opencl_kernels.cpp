@@ -78,6 +78,9 @@ const std::vector<Case>& cases() {
         {"expert 0 takes 140 tokens (a big block and a tiny remainder)", 140, {}, {0}},
         {"H = 200, I = 70 (several column tiles and k-steps)", 45, {}, {}, 200, 70},
         {"T = 3, H = 600 (decode GEMMs over more than two of the NK rows kernel's k-steps)", 3, {}, {}, 600, 70},
+        // GPU bodies: rows of 298 floats (1192 bytes) are not all 16-byte aligned, so the NK rows
+        // kernel's whole k-step takes vloadn rather than whole-vector loads.
+        {"T = 3, H = 298 (decode: a whole k-step on rows not 16-byte aligned, then a partial one)", 3, {}, {}, 298, 70},
     };
     return list;
 }
@@ -225,8 +228,9 @@ TEST_CASE("opencl kernels: weights read in their own type (f16, bf16), both layo
     for (auto dtype : {DType::f16, DType::bf16}) {
         for (auto conv : {Convention::spec, Convention::openvino}) {
             // H = 600: the GPU bodies' NK rows kernel over two whole k-steps of 256 and a partial
-            // third (H = 33 is a single partial step).
-            for (std::size_t H : {33u, 600u})
+            // third, with whole-vector loads (1200-byte rows); H = 300: one whole step with vloadn
+            // (600-byte rows, not all 16-byte aligned) and a partial one; H = 33 a single partial step.
+            for (std::size_t H : {33u, 300u, 600u})
                 for (std::size_t T : {8u, 45u}) {  // moe_gemm_rows only; mostly moe_gemm
                     CAPTURE(dtype_name(dtype));
                     CAPTURE(convention_name(conv));

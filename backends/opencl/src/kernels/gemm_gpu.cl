@@ -51,26 +51,28 @@ inline float4 moe_keep4(float4 v, uint k, uint K) {
     return (float4)(k < K ? v.s0 : 0.0f, k + 1 < K ? v.s1 : 0.0f, k + 2 < K ? v.s2 : 0.0f, 0.0f);
 }
 
-// 16 bytes from p in one load where p is 16-byte aligned. vloadn promises only its
-// element's alignment, so a compiler may split it into element loads (eight 2-byte loads for
-// eight bf16 weights); a pointer to a vector type is aligned to the vector's size and loads it
-// whole. A row whose byte length is a multiple of the load's takes whole loads in every lane;
-// another (K = 100 in f16, say) falls back to vloadn, with the same bytes and the same result.
-inline uint4 moe_bytes16(__global const uchar* p) {
-    if ((size_t)p & 15) return as_uint4(vload16(0, p));
-    return *(__global const uint4*)p;
-}
-
 // Two bf16 in one word (element 2j in the low half, as stored) widened: bf16 = top half of an f32.
 inline float2 moe_bf16x2(uint u) { return (float2)(as_float(u << 16), as_float(u & 0xffff0000u)); }
 
-// 8 consecutive elements from element i on, widened to f32 (f16 through vload_half on the
-// loaded bits in private memory: no cl_khr_fp16 needed).
-inline float8 moe_load8(__global const uchar* p, ulong i, const int type) {
-    if (type == MOE_F32) return (float8)(as_float4(moe_bytes16(p + 4 * i)), as_float4(moe_bytes16(p + 4 * i + 16)));
-    const uint4 u = moe_bytes16(p + 2 * i);
+// 8 consecutive elements from element i on, widened to f32, from a 16-byte aligned address: one
+// uint4 load (two for f32). vloadn promises only its element's alignment, so NVIDIA's compiler
+// makes a vload8 eight element loads; a pointer to uint4 is aligned to 16 and loads it whole.
+// f16 is widened by vload_half from the loaded bits in private memory (no cl_khr_fp16 needed).
+inline float8 moe_whole8(__global const uchar* p, ulong i, const int type) {
+    if (type == MOE_F32) {
+        __global const uint4* q = (__global const uint4*)(p + 4 * i);
+        return (float8)(as_float4(q[0]), as_float4(q[1]));
+    }
+    const uint4 u = *(__global const uint4*)(p + 2 * i);
     if (type == MOE_BF16) return (float8)(moe_bf16x2(u.s0), moe_bf16x2(u.s1), moe_bf16x2(u.s2), moe_bf16x2(u.s3));
     return vload_half8(0, (const half*)&u);
+}
+
+// The same from any address.
+inline float8 moe_load8(__global const uchar* p, ulong i, const int type) {
+    if (type == MOE_F16) return vload_half8(0, (__global const half*)p + i);
+    if (type == MOE_BF16) return as_float8(convert_uint8(vload8(0, (__global const ushort*)p + i)) << 16);
+    return vload8(0, (__global const float*)p + i);
 }
 
 inline float8 moe_keep8(float8 v, uint k, uint K) {
@@ -227,6 +229,28 @@ inline void moe_gemm_tile_wide(__global const float* restrict A, __global const 
     moe_wide_store(acc, C, bias, has_bias, b_type, N, expert, c_row0, rows, n0, x, y, LX, MWI, NV, TN);
 }
 
+// One step of moe_gemm_rows_nk_wide: the lane's 8 weights of each of its CPW rows at k, and the
+// same 8 elements of each of the MR rows of A, into acc. `whole`: every address is 16-byte
+// aligned (moe_whole8); `edge`: elements from K on are zeroed. Both are constants where it is
+// inlined, so the body is straight-line code.
+inline void moe_rows_step(__global const uchar* restrict W, const ulong* w_rows, __global const float** a_rows,
+                          uint k, uint K, const int w_type, const uint MR, const uint CPW, float acc[8][4],
+                          const bool whole, const bool edge) {
+    float8 w[4];
+#pragma unroll
+    for (uint c = 0; c < CPW; ++c) {
+        w[c] = whole ? moe_whole8(W, w_rows[c] + k, w_type) : moe_load8(W, w_rows[c] + k, w_type);
+        if (edge) w[c] = moe_keep8(w[c], k, K);
+    }
+#pragma unroll
+    for (uint i = 0; i < MR; ++i) {
+        float8 a = whole ? moe_whole8((__global const uchar*)a_rows[i], k, MOE_F32) : vload8(0, a_rows[i] + k);
+        if (edge) a = moe_keep8(a, k, K);
+#pragma unroll
+        for (uint c = 0; c < CPW; ++c) acc[i][c] += dot(a.lo, w[c].lo) + dot(a.hi, w[c].hi);
+    }
+}
+
 // Lane groups of 32 (any device: the partial sums are reduced in local memory, `red`, of
 // MR * CPW * (WG / 32) * 33 floats). Columns n0 + g*CPW + c for lane group g; rows of the tile
 // (at most MR) share every weight vector loaded.
@@ -250,17 +274,19 @@ inline void moe_gemm_rows_nk_wide(__global const float* restrict A, __global con
     for (uint i = 0; i < MR; ++i)
 #pragma unroll
         for (uint c = 0; c < CPW; ++c) acc[i][c] = 0.0f;
-    for (uint k = lane * 8; k < K; k += LG * 8) {  // 8 weights per lane and step: 16-byte loads for 16-bit types
-        float8 w[4];
-#pragma unroll
-        for (uint c = 0; c < CPW; ++c) w[c] = moe_keep8(moe_load8(W, w_rows[c] + k, w_type), k, K);
-#pragma unroll
-        for (uint i = 0; i < MR; ++i) {
-            const float8 a = moe_keep8(moe_load8((__global const uchar*)a_rows[i], k, MOE_F32), k, K);
-#pragma unroll
-            for (uint c = 0; c < CPW; ++c) acc[i][c] += dot(a.lo, w[c].lo) + dot(a.hi, w[c].hi);
-        }
-    }
+    // 8 weights per lane and step. Whole-vector loads where every row of W and A starts 16-byte
+    // aligned (then so does every lane's k, a multiple of 8), decided once: the steps' bodies have
+    // no branch, so a warp issues all its rows' loads before it waits for the first (a branch
+    // between two loads, as a per-load alignment test or the edge test made, has it wait for
+    // each in turn). The last step, past K for some lanes, is masked apart. Same sums, same order.
+    const uint step = LG * 8, full = K / step * step, es = w_type == MOE_F32 ? 4u : 2u;
+    const bool whole = (((size_t)W | (size_t)A) & 15) == 0 && (K * es) % 16 == 0 && K % 4 == 0;
+    uint k = lane * 8;
+    if (whole)
+        for (; k < full; k += step) moe_rows_step(W, w_rows, a_rows, k, K, w_type, MR, CPW, acc, true, false);
+    else
+        for (; k < full; k += step) moe_rows_step(W, w_rows, a_rows, k, K, w_type, MR, CPW, acc, false, false);
+    if (k < K) moe_rows_step(W, w_rows, a_rows, k, K, w_type, MR, CPW, acc, false, true);
 #pragma unroll
     for (uint i = 0; i < MR; ++i)
 #pragma unroll
