@@ -110,11 +110,63 @@ struct Replayed {
     std::map<std::string, Shape> stages;
 };
 
+// A result file passed over because it answers no case of the run (CheckInputs::others_ignored).
+struct PassedOver {
+    std::string file, case_name;  // as stored
+};
+
 struct ReplaySource {
     std::map<std::string, Replayed> by_case;
     std::uint64_t max_memory = 0;
     bool read_precision = true;
+    // For a missing result's message: what the results given answer instead, and the typo finder.
+    std::vector<PassedOver> passed_over;
+    std::function<std::optional<std::string>(const std::string&, const std::vector<std::string>&)> closest_case;
 };
+
+// The passed-over result most likely meant for `wanted`: one named for it (run --write-results
+// names each <case>.h5) whose `case` attribute says otherwise, else the closest `case` attribute.
+std::optional<PassedOver> meant_result(const std::string& wanted, const ReplaySource& s) {
+    for (const auto& p : s.passed_over)
+        if (fs::path(p.file).stem() == wanted) return p;
+    if (!s.closest_case) return std::nullopt;
+    std::vector<std::string> names;
+    for (const auto& p : s.passed_over) names.push_back(p.case_name + ".h5");  // as closest_name compares file names
+    const auto near = s.closest_case(wanted + ".h5", names);
+    if (!near) return std::nullopt;
+    for (const auto& p : s.passed_over)
+        if (p.case_name + ".h5" == *near) return p;
+    return std::nullopt;
+}
+
+// "F1 (case 'X1'), F2 (case 'X2'), F3 (case 'X3') and 5 more": what the results given answer.
+std::string passed_over_list(const std::vector<PassedOver>& passed_over) {
+    constexpr std::size_t kShown = 3;
+    std::string list;
+    for (std::size_t i = 0; i < passed_over.size() && i < kShown; ++i)
+        list += (i ? ", " : "") + golden::printable(passed_over[i].file) + " (case '" +
+                golden::printable(passed_over[i].case_name) + "')";
+    if (passed_over.size() > kShown) list += " and " + std::to_string(passed_over.size() - kShown) + " more";
+    return list;
+}
+
+// Why no result answers `wanted`. Where `check --case FILE --results FOLDER` passed over the
+// folder's results for other cases, they are named, with the one most likely meant: a typo in a
+// `case` attribute read as a missing result alone, the file that held the answer never named.
+std::string unanswered_message(const std::string& wanted, const ReplaySource& s) {
+    const std::string missing = "no result file answers this case (missing result)";
+    if (s.passed_over.empty())
+        return missing + ": give --case FILE... or --filter/--expert-type to judge only the cases you answer";
+    const std::string others = "the results given answer " + std::to_string(s.passed_over.size()) + " other case" +
+                               (s.passed_over.size() == 1 ? "" : "s") + ": " + passed_over_list(s.passed_over);
+    const auto meant = meant_result(wanted, s);
+    if (!meant)
+        return missing + "; " + others + " (a result answers the case its `case` attribute names: '" +
+               golden::printable(wanted) + "' here)";
+    return missing + "; did you mean " + golden::printable(meant->file) + "? Its `case` attribute is '" +
+           golden::printable(meant->case_name) + "', not this case's name '" + golden::printable(wanted) + "' (" +
+           others + ")";
+}
 
 // The file's output and stages, refused when they are not what prepare_check accepted (the file
 // was replaced since: its verdict would be of a result nobody checked).
@@ -154,10 +206,7 @@ public:
         const auto it = source_->by_case.find(p.name);
         // The user's to fix, not a fault of the results: say how (a suite's other cases are left
         // out with --filter or --expert-type, or the cases answered named with --case).
-        if (it == source_->by_case.end())
-            throw CaseUnanswered(
-                "no result file answers this case (missing result): give --case FILE... or --filter/--expert-type "
-                "to judge only the cases you answer");
+        if (it == source_->by_case.end()) throw CaseUnanswered(unanswered_message(p.name, *source_));
         Output out = pending_ && pending_->first == p.name ? std::move(pending_->second) : read_answer(it->second, *source_);
         pending_.reset();
         if (!want_stages) out.stages.clear();
@@ -277,6 +326,7 @@ PreparedCheck prepare_check(const CheckInputs& in, const std::string& golden_sum
     auto source = std::make_shared<ReplaySource>();
     source->max_memory = in.max_memory;
     source->read_precision = !in.precision;
+    source->closest_case = in.closest_case;
     std::string implementation;
     for (std::size_t i = 0; i < in.result_files.size(); ++i) {
         const std::string& file = in.result_files[i];
@@ -294,7 +344,10 @@ PreparedCheck prepare_check(const CheckInputs& in, const std::string& golden_sum
         const std::string case_name = npy ? cases.begin()->first : r.at("case").get<std::string>();
         const std::string sha = npy ? cases.begin()->second.sha256 : r.at("golden_sha256").get<std::string>();
         const auto c = cases.find(case_name);
-        if (c == cases.end() && in.others_ignored) continue;
+        if (c == cases.end() && in.others_ignored) {
+            source->passed_over.push_back({file, case_name});
+            continue;
+        }
         if (c == cases.end()) {
             const auto near = meant_case(case_name, cases, in);
             problem(file + ": answers case '" + case_name + "', which is not among the golden files of this run (an "

@@ -76,7 +76,7 @@ TEST_CASE("run --fail-on-mistrusted: a MISTRUSTED case exits 1 and the text, JSO
     CHECK(last_line(r.output) == kCountLine + "; " + kWhy);
     // A failure of this run: its details and a repro line that exits as this run did.
     CHECK(has(r.output, "\nDetails\n\nMISTRUSTED reference_dense nonfinite_gate_lane_nan_f32"));
-    CHECK(has(r.output, "repro: moe-conform run --fail-on-mistrusted --backend reference_dense --case " +
+    CHECK(has(r.output, "repro: " + moe_conform() + " run --fail-on-mistrusted --backend reference_dense --case " +
                             kMistrustedCase));
     CHECK(has(file_text(json), "\"fail_on_mistrusted\": true"));
     const std::string xml = file_text(junit);

@@ -78,7 +78,7 @@ TEST_CASE("a wrong output fails with the worst element, the first divergent stag
     CHECK(r.exit_code == 1);
     CHECK(has(r.output, "FAIL"));
     CHECK(has(r.output, "1 of 224 elements outside their bound"));
-    CHECK(has(r.output, "repro: moe-conform run --backend loop_f32 --case " + f.string()));
+    CHECK(has(r.output, "repro: " + moe_conform() + " run --backend loop_f32 --case " + f.string()));
     CHECK(last_line(r.output) == "0 passed, 1 failed, 0 skipped");
     // The repro line reruns exactly that case.
     const auto again = run_command(moe_conform() + " run --quiet --trust-stored-results --backend loop_f32 --case " + f.string());
@@ -169,7 +169,7 @@ TEST_CASE("expectations: XPASS fails the run, SKIP is reported with its reason, 
     CHECK(has(r.output, "not this week"));
     CHECK(last_line(r.output) == "0 passed, 0 failed, 4 skipped, 1 xpass");
     // An XPASS is one against the expectation file only: the repro line names it.
-    CHECK(has(r.output, "repro: moe-conform run --expect " + e.string() + " --backend loop_f32 --case " + kSuite +
+    CHECK(has(r.output, "repro: " + moe_conform() + " run --expect " + e.string() + " --backend loop_f32 --case " + kSuite +
                             "/topk_one.h5"));
     CHECK_FALSE(has(r.output, "applied to no result"));  // both entries applied
 
@@ -463,7 +463,7 @@ TEST_CASE("selftest --family runs only those families' correct backends and muta
     const auto one = run_command(moe_conform() + " selftest --quiet --family opencl --device 0:0 --shard 5/5 --json " + json);
     CAPTURE(one.output);
     CHECK(one.exit_code == 0);
-    CHECK(has(file_bytes(json), R"("repro": "moe-conform run --device 0:0 --backend mutant:opencl_)"));
+    CHECK(has(file_bytes(json), R"("repro": ")" + moe_conform() + " run --device 0:0 --backend mutant:opencl_"));
     // A mutant of another family in the same selftest: its repro line has no --device (run refuses
     // --device where no opencl backend runs), and runs as printed. The items: the correct opencl
     // and expert_parallel backends, 4 opencl mutants, then expert_parallel's 2: the last one.
@@ -472,10 +472,10 @@ TEST_CASE("selftest --family runs only those families' correct backends and muta
     CAPTURE(other.output);
     CHECK(other.exit_code == 0);
     const std::string report = file_bytes(json);
-    const auto at = report.find(R"("repro": "moe-conform run --backend mutant:expert_parallel_)");
+    const auto at = report.find(R"("repro": ")" + moe_conform() + " run --backend mutant:expert_parallel_");
     REQUIRE(at != std::string::npos);
     const auto begin = at + 10, end = report.find('"', begin);  // past "repro": "
-    const auto again = run_command(std::string(MOE_BINARY_DIR) + "/bin/" + report.substr(begin, end - begin));
+    const auto again = run_command(report.substr(begin, end - begin));  // as pasted
     CAPTURE(again.output);
     CHECK(again.exit_code == 1);
 }
@@ -795,7 +795,7 @@ TEST_CASE("shrink's repro line carries --device") {
     CAPTURE(r.output);
     if (has(r.output, "unavailable")) return;  // no OpenCL device on this machine
     CHECK(r.exit_code == 0);
-    CHECK(has(r.output, "repro: moe-conform run --backend mutant:opencl_wrong_offset --device 0:0 --case " + out));
+    CHECK(has(r.output, "repro: " + moe_conform() + " run --backend mutant:opencl_wrong_offset --device 0:0 --case " + out));
 }
 
 TEST_CASE("--max-memory past 2^64 - 1 bytes is out of range, not 2^64 - 1") {

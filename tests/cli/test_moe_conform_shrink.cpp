@@ -47,7 +47,7 @@ TEST_CASE("shrink writes a much smaller case that still fails, and prints a repr
     CHECK(has(r.output, "before: T 67, K 4, E 16, H 96, I 48"));
     CHECK(has(r.output, "after:  T 1,"));
     CHECK(has(r.output, "wrote " + out));
-    const std::string repro = line_after(r.output, "repro: moe-conform ");
+    const std::string repro = line_after(r.output, "repro: " + moe_conform() + " ");
     REQUIRE(repro == "run --backend mutant:cpu_scatter_race --case " + out);
     const auto again = run_command(moe_conform() + " " + repro + " --quiet");
     CAPTURE(again.output);
@@ -155,7 +155,7 @@ TEST_CASE("shrink --backend-lib: a plugin with a bug shrinks, and its repro line
     CAPTURE(r.output);
     REQUIRE(r.exit_code == 0);
     CHECK(has(r.output, "after:  T 1,"));
-    const std::string repro = line_after(r.output, "repro: moe-conform ");
+    const std::string repro = line_after(r.output, "repro: " + moe_conform() + " ");
     REQUIRE(repro == "run --backend-lib " + plugin + " --backend example_loops_broken --case " + out);
     const auto again = run_command(moe_conform() + " " + repro + " --quiet");
     CAPTURE(again.output);
@@ -200,7 +200,7 @@ TEST_CASE("shrink: a plugin that crashes on a case shrinks it to a small case th
     CHECK(d.H == 65);
     CHECK(d.I == 1);
     CHECK(has(moe::golden::read_golden(out).description, "Shrunk from case gemm2_medium for backend crashes_when_wide ("));
-    const std::string repro = line_after(r.output, "repro: moe-conform ");
+    const std::string repro = line_after(r.output, "repro: " + moe_conform() + " ");
     REQUIRE(repro == "run --backend-lib " + plugin + " --backend crashes_when_wide --case " + out);
     const auto again = run_command(moe_conform() + " " + repro + " --quiet");
     CAPTURE(again.output);
@@ -226,7 +226,7 @@ TEST_CASE("shrink: a plugin that hangs on a case shrinks it to a smaller case th
     CHECK(after.T == 1);
     CHECK(after.K * after.E * after.H * after.I < before.K * before.E * before.H * before.I);
     // run's own limit (600 s) would wait ten minutes for the hang: the repro line sets shrink's.
-    const std::string repro = line_after(r.output, "repro: moe-conform ");
+    const std::string repro = line_after(r.output, "repro: " + moe_conform() + " ");
     REQUIRE(repro == "run --backend-lib " + plugin + " --backend bad_plugin --case " + out + " --case-timeout 1");
     const auto again = run_command("timeout 60 " + moe_conform() + " " + repro + " --quiet");
     CAPTURE(again.output);
@@ -249,7 +249,7 @@ TEST_CASE("shrink: candidates that crash or hang where the case fails are not th
         CHECK(r.exit_code == 0);
         CHECK(has(r.output, "after:  T 2,"));
         CHECK(has(r.output, "still:  FAIL: "));
-        const auto again = run_command(moe_conform() + " " + line_after(r.output, "repro: moe-conform ") + " --quiet");
+        const auto again = run_command(moe_conform() + " " + line_after(r.output, "repro: " + moe_conform() + " ") + " --quiet");
         CAPTURE(again.output);
         CHECK(again.exit_code == 1);
         CHECK(has(again.output, "0 passed, 1 failed"));

@@ -350,7 +350,9 @@ int main(int argc, char** argv) {
         "a built-in --backend beside --backend-lib (moe-bench times one backend), or a --json that cannot be\n"
         "written or is the --backend-lib plugin; 3 an internal error of moe-bench. A row the backend declines\n"
         "(its supports(), as moe-conform run SKIPs a case) is not timed: its line in the table says\n"
-        "\"skipped: BACKEND: not supported: REASON\", and it has no --json row; the others are timed (exit 0).");
+        "\"skipped: BACKEND: not supported: REASON\", and it has no --json row; the others are timed (exit 0).\n"
+        "On stderr, under the progress line that named it, \"ROW not timed: BACKEND does not support it: REASON\"\n"
+        "as soon as supports() answers (the table line comes once every data type of the shape and T has run).");
     Flags f;
     add_flags(app, f);
     if (const int code = moe::cli::parse_flags(app, argc, argv); code >= 0) return code;

@@ -175,15 +175,18 @@ int check(const CheckCommand& c) {
     // Results show their golden file escaped too; the repro line names the real path.
     std::map<std::string, std::string> golden_of_shown_file;
     for (const auto& f : selection.files) golden_of_shown_file[golden::printable(f)] = f;
+    std::string given_results;
+    for (const auto& f : c.results) given_results += (given_results.empty() ? "" : " ") + conformance::shell_word(f);
     for (auto& r : outcome.results) {
         const auto it = answer_of_shown_case.find(r.case_name);
         if (r.status == conformance::Status::fail && it != answer_of_shown_case.end())
             note_narrow_output(r, it->second->output_type);
         const auto golden_file = golden_of_shown_file.find(r.file);
-        r.repro = "moe-conform check --case " +
+        r.repro = c.tool + " check --case " +
                   conformance::shell_word(golden_file == golden_of_shown_file.end() ? r.file : golden_file->second) +
                   " --results " +
-                  (it == answer_of_shown_case.end() ? std::string("<no result file for this case>")
+                  // No result answers the case: the results given, which rerun to the same ERROR.
+                  (it == answer_of_shown_case.end() ? given_results
                                                     : conformance::shell_word(it->second->file)) +
                   (c.precision.empty() ? "" : " --precision " + conformance::shell_word(c.precision)) +
                   // An XFAIL or XPASS is one only against the expectation file, as in run's lines.

@@ -28,6 +28,8 @@ struct SuiteRunFlags {
     // --fail-on-mistrusted: a MISTRUSTED result fails the run (exit 1) and the reports say so, for
     // a CI that must not accept a pass the suite cannot tell from a wrong answer.
     bool fail_on_mistrusted = false;
+    // What the repro lines run: moe-conform as it was invoked (moe::cli::rerun_tool).
+    std::string tool = "moe-conform";
 };
 // The runner's options for `files` under these flags (the expectations loaded, and --expect on
 // the repro lines: an XFAIL or XPASS is one only against the file).
@@ -101,6 +103,7 @@ struct SelftestCommand {
     std::string html;  // --html: the same as one page
     bool quiet = false;  // --quiet: no line per backend and mutant on stderr
     std::string command_line;
+    std::string tool = "moe-conform";  // what the repro lines run (moe::cli::rerun_tool)
 };
 int selftest(const SelftestCommand& c);
 
@@ -115,6 +118,7 @@ struct ShrinkCommand {
     double candidate_seconds = 0;  // --candidate-seconds: a backend run past it is a hang; 0 = derived
     bool no_manifest = false;      // --no-manifest: do not check --case against its folder's manifest
     bool quiet = false;
+    std::string tool = "moe-conform";  // what the repro line runs (moe::cli::rerun_tool)
 };
 // 0 shrunk and written, 1 the case does not fail on the backend, 2 usage or input error, and
 // shrink's own code 4 (moe/shrink/shrink_file.hpp): not deterministic. A crash or hang is a verdict

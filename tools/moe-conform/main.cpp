@@ -9,6 +9,7 @@
 #include "moe/backends/registry.hpp"
 #include "cli_checks.hpp"
 #include "installed_path.hpp"
+#include "rerun_tool.hpp"
 #include "cli_errors.hpp"
 #include "moe/conformance/shell_word.hpp"
 #include "moe/golden/suite.hpp"
@@ -358,6 +359,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < argc; ++i) rc.command_line += (i ? " " : "") + moe::conformance::shell_word(argv[i]);
     cc.command_line = rc.command_line;
     sc.command_line = rc.command_line;
+    // Every repro line names the tool as this command did, so that it runs when pasted.
+    rc.tool = cc.tool = sc.tool = kc.tool = moe::cli::rerun_tool(argv[0], "moe-conform");
     return moe::cli::run_with_exit_codes("moe-conform", [&] {
         if (*s) {
             if (sc.suite.empty()) sc.suite = default_suite();  // looked up only for selftest

@@ -13,6 +13,7 @@ namespace moe::conform_cli {
 conformance::RunOptions run_options(const SuiteRunFlags& f, std::vector<std::string> files) {
     conformance::RunOptions o;
     o.files = std::move(files);
+    o.repro_command = f.tool + " run";
     o.filters = f.filters;
     if (!f.expert_type.empty()) {
         o.expert_type = parse_expert_type(f.expert_type);

@@ -132,6 +132,7 @@ int selftest(const SelftestCommand& c) {
     refuse_unused_device(c.device, opencl_runs, "--family " + family_list);
     conformance::RunOptions o;
     o.files = golden::suite_files(c.suite);
+    o.repro_command = c.tool + " run";
     // The reports must not replace what the selftest reads, nor each other: `--json` onto a golden
     // file of the suite replaced it, and `--json s.x --html s.x` left the HTML alone, both with exit 0.
     RunPaths paths{o.files, {{"--json", c.json}, {"--html", c.html}}, {}};

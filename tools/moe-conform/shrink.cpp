@@ -69,7 +69,7 @@ int shrink(const ShrinkCommand& c) {
     }
 
     shrink::write_shrunk(file, original, r, maker.name);
-    std::string repro = "moe-conform run" + lib_flag + " --backend " + shell_word(maker.name) + device_flag +
+    std::string repro = c.tool + " run" + lib_flag + " --backend " + shell_word(maker.name) + device_flag +
                         " --case " + shell_word(file);
     // A hang: run's own limit (600 s) would make the repro wait ten minutes for what shrink saw
     // after this many seconds.

@@ -11,6 +11,23 @@
 
 namespace moe::bench {
 
+namespace {
+
+// "f32", or "bf16 u4": a row as the progress lines name it.
+std::string kind_label(const RowRequest& q) {
+    return std::string(dtype_name(q.dtype)) + (q.weights.empty() ? "" : " " + q.weights);
+}
+
+// A row the backend declines, said under the progress line that named it, as soon as supports()
+// answers: that line promised timed rounds, and the row's table line comes only once every data
+// type of the shape and T has run.
+void say_declined(const Shape& s, std::size_t tokens, const RowRequest& q, const BenchRow& r) {
+    std::fprintf(stderr, "moe-bench: %s, T = %zu: %s not timed: %s does not support it: %s\n", s.name.c_str(), tokens,
+                 kind_label(q).c_str(), r.backend.c_str(), r.not_supported.c_str());
+}
+
+}  // namespace
+
 std::vector<BenchRow> time_backends_together(const std::vector<RowRequest>& requests, const Shape& s,
                                              std::size_t tokens, const std::string& routing, Probe& gemm,
                                              Probe& bandwidth, const TimingOptions& o) {
@@ -19,9 +36,7 @@ std::vector<BenchRow> time_backends_together(const std::vector<RowRequest>& requ
     // Progress on stderr (stdout holds the table): a model shape's problems take seconds to make
     // and its rows are printed only once every data type of the shape and T has run.
     std::string kinds;
-    for (const RowRequest& q : requests)
-        kinds += (kinds.empty() ? "" : ", ") + std::string(dtype_name(q.dtype)) +
-                 (q.weights.empty() ? "" : " " + q.weights);
+    for (const RowRequest& q : requests) kinds += (kinds.empty() ? "" : ", ") + kind_label(q);
     std::fprintf(stderr, "moe-bench: %s, T = %zu: making the problems (%s), then %d timed rounds\n", s.name.c_str(),
                  tokens, kinds.c_str(), n);
     std::vector<Problem> problems;
@@ -41,6 +56,7 @@ std::vector<BenchRow> time_backends_together(const std::vector<RowRequest>& requ
         if (const Support support = q.backend->supports(problems.back()); !support.supported) {
             r.not_supported = support.reason.empty() ? "(no reason given)" : support.reason;
             problems.back() = Problem{};
+            say_declined(s, tokens, q, r);
         }
     }
     std::vector<std::size_t> timed;  // the rows the backend supports
