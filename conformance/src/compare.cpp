@@ -101,7 +101,7 @@ Comparison compare_output(const golden::GoldenCase& c, const Tensor& got, const 
     const DType data = c.problem.input(kHiddenStates).dtype();
     const ToleranceModel model = tolerance_model(precision, c.problem, d);
     r.exact = c.exact && exact_comparison_applies(c.exact, precision,
-                                                  intermediates_exact_in(c, precision.storage, threads),
+                                                  storage_loses_nothing(c, precision.storage, got.dtype(), threads),
                                                   has_compressed_weights(c.problem));
     const auto terms = output_error_terms(c, threads);
     const auto dense_it = c.outputs.find("output_dense");

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "moe/reference/interpreter.hpp"
+#include "moe/reference/storage_rounding.hpp"
 
 namespace moe::conformance {
 
@@ -24,11 +25,29 @@ std::optional<std::string> first_inexact_intermediate(const std::map<std::string
     return std::nullopt;
 }
 
+namespace {
+
+std::map<std::string, Tensor> reference_stages(const golden::GoldenCase& c, int threads) {
+    return reference::run(c.problem, {reference::Mode::sparse, true, threads}).stages;
+}
+
+}  // namespace
+
 bool intermediates_exact_in(const golden::GoldenCase& c, DType storage, int threads) {
     if (unit_roundoff(storage) <= unit_roundoff(DType::f32)) return true;
     if (!c.stages.empty()) return !first_inexact_intermediate(c.stages, storage);
-    const auto stages = reference::run(c.problem, {reference::Mode::sparse, true, threads}).stages;
-    return !first_inexact_intermediate(stages, storage);
+    return !first_inexact_intermediate(reference_stages(c, threads), storage);
+}
+
+bool storage_loses_nothing(const golden::GoldenCase& c, DType storage, DType output, int threads) {
+    if (unit_roundoff(storage) <= unit_roundoff(DType::f32)) return true;
+    std::map<std::string, Tensor> computed;
+    if (c.stages.empty()) computed = reference_stages(c, threads);
+    const auto& stages = c.stages.empty() ? computed : c.stages;
+    if (!first_inexact_intermediate(stages, storage)) return true;
+    if (output != c.problem.input(kHiddenStates).dtype()) return false;
+    // The readings are the reference's: the stages decide only which values to look at.
+    return !reference::storage_rounding_shows(c.problem, stages, storage, threads);
 }
 
 }  // namespace moe::conformance

@@ -35,6 +35,9 @@ Grid sum_of_products(const Grid& a, const Grid& b, std::size_t terms) {
     return {a.quantum * b.quantum, static_cast<double>(terms) * a.max_abs * b.max_abs};
 }
 Grid add(const Grid& a, const Grid& b) {
+    // Zeros alone add nothing, their quantum included (a linear lane clamped to [0, 0], plus 1).
+    if (a.max_abs == 0.0) return b;
+    if (b.max_abs == 0.0) return a;
     return {std::min(a.quantum, b.quantum), a.max_abs + b.max_abs};
 }
 
@@ -44,12 +47,25 @@ double largest_finite(DType t) { return t == DType::f16 ? 65504.0 : 3.0e38; }
 
 class Certifier {
 public:
-    Certifier(int bits, DType storage) : bits_(bits), storage_(storage) {}
-    // A value a backend keeps between stages: it must also fit the storage type.
+    Certifier(int bits, DType storage, bool rounded) : bits_(bits), storage_(storage), rounded_(rounded) {}
+    // A value a backend keeps between stages: it must also fit the storage type, or (rounded)
+    // its range, with room for the rounding.
     Grid stored(const std::string& step, Grid g) {
         check(step, g);
         if (storage_ == DType::f32) return g;
         const std::string type(dtype_name(storage_));
+        if (rounded_) {
+            // Rounding to nearest moves v by at most u |v| (half the smallest subnormal below the
+            // normal range) onto a multiple of v's spacing in the type, itself a multiple of
+            // g.quantum wherever v is not a value of the type.
+            const double u = std::ldexp(1.0, -storage_bits(storage_));
+            const Grid r{g.quantum, g.max_abs == 0.0 ? 0.0
+                                                      : g.max_abs + std::max(u * g.max_abs, 0.5 * smallest_subnormal(storage_))};
+            if (r.max_abs > largest_finite(storage_))
+                throw InputError("not exact in " + type + " storage: " + step + " reaches " + std::to_string(r.max_abs) +
+                                 " rounded, beyond the type's range");
+            return r;
+        }
         if (g.bits() > storage_bits(storage_))
             throw InputError("not exact in " + type + " storage: " + step + " needs " + std::to_string(g.bits()) +
                              " significand bits, more than " + std::to_string(storage_bits(storage_)));
@@ -71,6 +87,7 @@ public:
 private:
     int bits_;
     DType storage_;
+    bool rounded_;
     double worst_ = 0.0;
 };
 
@@ -92,14 +109,14 @@ Grid grid_of(const Tensor& t) {
     return g;
 }
 
-double certify_exact(const Problem& p, int significand_bits, DType storage) {
+double certify_exact(const Problem& p, int significand_bits, DType storage, bool rounded) {
     const Dims d = validate(p);
     const ResolvedParams rp = resolve(p.attributes);
     const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
     if (rp.swish_beta != 0.0)
         throw InputError("not exact: swish_beta is " + std::to_string(rp.swish_beta) +
                          "; only swish_beta 0 (swish(x) = x / 2) keeps the activation exact");
-    Certifier c(significand_bits, storage);
+    Certifier c(significand_bits, storage, rounded);
     const Grid x = c.check("hidden_states", grid_of(p.input(kHiddenStates)));
     // A compressed weight's grid is that of its dequantised values (W - Z) * S.
     auto input = [&](const char* name) {

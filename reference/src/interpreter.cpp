@@ -1,6 +1,7 @@
 #include "moe/reference/interpreter.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "expert_stages.hpp"
 #include "modes.hpp"
@@ -26,6 +27,8 @@ Result run(const Problem& problem, const Options& options) {
     const ResolvedParams rp = resolve(problem.attributes);
     Options o = options;
     o.threads = std::max(1, o.threads);
+    if (o.rounded_stages != 0 && o.mode == Mode::dense)
+        throw std::logic_error("reference::run: rounded stages are a sparse-mode reading");
     return o.mode == Mode::dense ? detail::run_dense(problem, d, rp, o) : detail::run_sparse(problem, d, rp, o);
 }
 

@@ -7,6 +7,7 @@
 #include "modes.hpp"
 #include "moe/reference/operands.hpp"
 #include "moe/reference/scalar_math.hpp"
+#include "moe/spec/dtype.hpp"
 
 namespace moe::reference::detail {
 
@@ -16,6 +17,12 @@ void add_bias(std::vector<double>& rows, std::size_t n_rows, const std::vector<d
     const std::size_t n = bias.size();
     for (std::size_t r = 0; r < n_rows; ++r)
         for (std::size_t j = 0; j < n; ++j) rows[r * n + j] += bias[j];
+}
+
+// Options::rounded_stages: stage `bit` (its index in stage_names()) kept in o.storage.
+void keep_in_storage(const Options& o, unsigned bit, double* v, std::size_t n) {
+    if (!(o.rounded_stages >> bit & 1u)) return;
+    for (std::size_t i = 0; i < n; ++i) v[i] = round_to(o.storage, v[i]);
 }
 
 }  // namespace
@@ -40,11 +47,13 @@ Result run_sparse(const Problem& p, const Dims& d, const ResolvedParams& rp, con
         weight_rows_into(p, kWeight0, e, rp.weight_layout, w_first);
         gemm_abt(xe, w_first, first.data(), n0, o.threads);
         if (gemm2) add_bias(first, n, bias_row(p, kBias0, e, n0));
+        keep_in_storage(o, 0, first.data(), first.size());  // gate_up or gate
         std::vector<double> up;
         if (!gemm2) {
             up.resize(n * d.I);
             weight_rows_into(p, kWeight1, e, rp.weight_layout, w_up);
             gemm_abt(xe, w_up, up.data(), d.I, o.threads);
+            keep_in_storage(o, 1, up.data(), up.size());
         }
 
         PaddedMatrix act(n, d.I);
@@ -56,12 +65,14 @@ Result run_sparse(const Problem& p, const Dims& d, const ResolvedParams& rp, con
                                                 rp.swish_beta)
                              : gemm3_activation(f[j], up[i * d.I + j], rp.swish_beta);
             }
+            keep_in_storage(o, gemm2 ? 1 : 2, a, d.I);
         }
 
         std::vector<double> down(n * d.H);
         weight_rows_into(p, down_name, e, rp.weight_layout, w_down);
         gemm_abt(act, w_down, down.data(), d.H, o.threads);
         if (gemm2) add_bias(down, n, bias_row(p, kBias1, e, d.H));
+        keep_in_storage(o, gemm2 ? 2 : 3, down.data(), down.size());
 
         for (std::size_t i = 0; i < n; ++i) {
             const auto [t, k] = pairs[i];

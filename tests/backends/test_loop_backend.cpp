@@ -201,7 +201,7 @@ TEST_CASE("loop_lowp keeps its stages in the data type and passes the comparison
             }
 }
 
-TEST_CASE("the loop mutants: 47 mutations, unique names, mutant:<name>") {
+TEST_CASE("the loop mutants: 48 mutations, unique names, mutant:<name>") {
     const auto mutants = backends::loop_mutants();
     const std::vector<std::string> expected = {
         "lanes_swapped", "alpha_beta_swapped", "plus_one_dropped", "clamp_lower_dropped", "zero_limit_unclamped",
@@ -214,7 +214,8 @@ TEST_CASE("the loop mutants: 47 mutations, unique names, mutant:<name>") {
         "e8m0_bias_off_by_one", "fp8_subnormals_flushed", "e4m3_nan_as_number", "odd_group_scale_dropped",
         "e5m2_inf_saturated", "e5m2_nan_as_inf", "e8m0_zero_code_flushed", "e4m3_negative_nan_as_number",
         "swish_exp_overflow", "expert_tail_rows_dropped", "experts_from_128_ignored", "u4_zero_point_sign_extended",
-        "row_scale_read_per_tensor", "u4_scales_read_as_f16", "group_size_from_weight_0"};
+        "row_scale_read_per_tensor", "u4_scales_read_as_f16", "group_size_from_weight_0",
+        "lowp_intermediates_truncated"};
     REQUIRE(mutants.size() == expected.size());
     std::set<std::string> names;
     for (std::size_t i = 0; i < mutants.size(); ++i) {
@@ -241,7 +242,8 @@ TEST_CASE("every mutant changes the output of a problem where its mistake matter
         CAPTURE(m.name);
         if (m.name == "f16_accumulation") continue;  // below, on a problem of its own
         // Their mistakes show only on the cases of their classes (test_power_classes.cpp).
-        const std::set<std::string> power = {"lowp_output_truncated", "small_weight_routes_skipped",
+        const std::set<std::string> power = {"lowp_output_truncated", "lowp_intermediates_truncated",
+                                             "small_weight_routes_skipped",
                                              "subnormal_weights_flushed", "subnormal_gemm_weights_flushed",
                                              "tf32_gemm_inputs", "bias1_after_routing", "zero_limit_unclamped", "clamp_nan_dropped",
                                              "gate_nan_capped", "fp8_subnormals_flushed", "e4m3_nan_as_number",

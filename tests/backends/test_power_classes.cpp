@@ -1,5 +1,6 @@
-// The four classes of bugs the bundled suite did not catch before its power cases (exact cases
-// for bf16/f16 storage, wide routing weights, long wide-range reductions): each new loop mutant
+// The classes of bugs the bundled suite did not catch before its power cases (exact cases for
+// bf16/f16 storage, wide routing weights, long wide-range reductions; later, storage-rounding
+// cases for truncated f16/bf16 intermediates): each new loop mutant
 // fails exactly the cases of its class, and correct variants (another summation order, rounding
 // of intermediates within the declared precision, zero-weight routes skipped, TF32 declared
 // honestly) pass every bundled case. Judged by the product's runner on data/golden.
@@ -55,7 +56,11 @@ std::set<std::string> matching(const Verdicts& v, const std::string& glob) {
     return out;
 }
 
-LoopBackend mutant(LoopMutation m) { return LoopBackend(LoopOptions{m == LoopMutation::lowp_output_truncated, m}); }
+// The truncating mutants are loop_lowp, as in the selftest.
+bool lowp_mutant(LoopMutation m) {
+    return m == LoopMutation::lowp_output_truncated || m == LoopMutation::lowp_intermediates_truncated;
+}
+LoopBackend mutant(LoopMutation m) { return LoopBackend(LoopOptions{lowp_mutant(m), m}); }
 
 // A backend's arithmetic under another declaration: the same bits, another bound.
 class Redeclared : public Backend {
@@ -77,12 +82,42 @@ private:
 TEST_CASE("lowp_output_truncated: caught by the exact cases for bf16/f16 storage, nowhere else") {
     auto b = mutant(LoopMutation::lowp_output_truncated);
     const Verdicts v = run_bundled(b, {"exact_*"});
-    CHECK(v.failed == matching(v, "exact_*_storage_*"));
-    CHECK(v.failed.size() == 4);
+    // Its output conversion fails the exact_storage cases, its intermediates the rounding ones.
+    std::set<std::string> want = matching(v, "exact_*_storage_*");
+    for (const auto& c : matching(v, "exact_rounding_*")) want.insert(c);
+    CHECK(v.failed == want);
+    CHECK(v.failed.size() == 4 + 14);
     // The exact cases certified for f32 only give it the ordinary bound, which its declared
     // storage widens: there the truncation slips through.
     for (const char* c : {"exact_gemm2_openvino_bf16", "exact_gemm2_spec_bf16", "exact_gemm3_openvino_f16"})
         CHECK_MESSAGE(v.passed.count(c), c);
+}
+
+TEST_CASE("lowp_intermediates_truncated: caught by the storage-rounding cases alone, each stage by its own") {
+    // Its output is rounded correctly: the exact_storage cases, whose intermediates are values of
+    // the type, cannot see it, and the ordinary bound allows a rounding of each intermediate.
+    auto b = mutant(LoopMutation::lowp_intermediates_truncated);
+    const Verdicts v = run_bundled(b);
+    CHECK(v.failed == matching(v, "exact_rounding_*"));
+    CHECK(v.failed.size() == 14);
+    // One stage truncated, the others kept in f32: caught by that stage's cases (and by those
+    // whose chain of powers of two passes through it: down follows every stage there).
+    for (const auto& [stage, cases] : std::vector<std::pair<std::string, std::string>>{
+             {"gate_up", "exact_rounding_gemm2_gate_up_*"},
+             {"gate", "exact_rounding_gemm3_gate_*"},
+             {"up", "exact_rounding_gemm3_up_*"},
+             {"act", "exact_rounding_gemm?_act_*"},
+             {"down", "exact_rounding_gemm?_down_*"}}) {
+        LoopOptions o{true, LoopMutation::lowp_intermediates_truncated};
+        o.stages_kept_in_f32 = {"gate_up", "gate", "up", "act", "down"};
+        o.stages_kept_in_f32.erase(stage);
+        LoopBackend one(o);
+        CAPTURE(stage);
+        const Verdicts w = run_bundled(one, {"exact_rounding_*"});
+        const std::set<std::string> own = matching(w, cases);
+        CHECK(own.size() == (stage == "act" || stage == "down" ? 4 : 2));
+        for (const auto& c : own) CHECK_MESSAGE(w.failed.count(c), c);
+    }
 }
 
 TEST_CASE("small routes skipped or subnormal weights flushed: caught by the wide-weight cases") {
@@ -119,10 +154,12 @@ TEST_CASE("routes with a negative routing weight skipped: caught by the negative
 }
 
 TEST_CASE("a clamp limit of 0 read as no clamp: caught by the zero-limit cases alone") {
-    // Every other GEMM2 case sets a positive limit, where the mistake changes nothing.
+    // Every other GEMM2 case sets a positive limit, where the mistake changes nothing. The
+    // storage-rounding case for gate_up uses limit 0 to make the linear lane's factor 1.
     auto b = mutant(LoopMutation::zero_limit_unclamped);
     const Verdicts v = run_bundled(b);
-    CHECK(v.failed == std::set<std::string>{"gemm2_clamp_limit_zero_openvino", "gemm2_clamp_limit_zero_spec"});
+    CHECK(v.failed == std::set<std::string>{"gemm2_clamp_limit_zero_openvino", "gemm2_clamp_limit_zero_spec",
+                                            "exact_rounding_gemm2_gate_up_bf16", "exact_rounding_gemm2_gate_up_f16"});
 }
 
 TEST_CASE("a clamp that turns NaN into -L: caught by the NaN-in-the-linear-lane cases") {
@@ -250,6 +287,27 @@ TEST_CASE("correct variants pass every bundled case: reversed sums, rounded inte
                 else CHECK(v.failed.empty());
                 CHECK(v.passed.size() >= 80);
             }
+        }
+    }
+}
+
+TEST_CASE("correct variants that keep some stages in f32 under a declared f16/bf16 storage pass every bundled case") {
+    // A fused kernel keeps what it never writes out (the cpu backend keeps all but act): the
+    // storage-rounding cases accept a stage rounded to nearest even or kept exact, in any mix.
+    using Kept = std::set<std::string>;
+    for (const Kept& kept : {Kept{"gate_up", "gate", "up"}, Kept{"act"}, Kept{"down"},
+                             Kept{"gate_up", "gate", "up", "down"}, Kept{"gate", "act"}}) {
+        for (bool reverse : {false, true}) {
+            LoopOptions o;
+            o.store_in_data_type = true;
+            o.reverse_order = reverse;
+            o.stages_kept_in_f32 = kept;
+            LoopBackend b(o);
+            CAPTURE(b.name());
+            const Verdicts v = run_bundled(b);
+            CHECK(v.failed.empty());
+            CHECK(matching(v, "exact_rounding_*").size() == 14);
+            for (const auto& c : matching(v, "exact_rounding_*")) CHECK_MESSAGE(v.passed.count(c), c);
         }
     }
 }

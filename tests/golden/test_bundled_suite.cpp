@@ -10,6 +10,7 @@
 #include "moe/golden/golden_file.hpp"
 #include "moe/generator/case_spec.hpp"
 #include "moe/reference/interpreter.hpp"
+#include "moe/reference/storage_rounding.hpp"
 #include "moe/spec/compression.hpp"
 
 using namespace moe;
@@ -106,6 +107,14 @@ TEST_CASE("the bundled suite covers what spec/README.md promises") {
         mark(c.exact && gemm2, "exact GEMM2");
         mark(c.exact && !gemm2, "exact GEMM3");
         mark(gemm2 && r.swish_beta == 1.702 && r.clamp_limit == 7.0, "GPT-OSS attributes");
+        // Storage-rounding cases (spec/tolerance.md, "Zero tolerance"): for each narrow data type,
+        // every stage has values the type lacks in a case where no correct rounding shows.
+        const DType data = p.input(kHiddenStates).dtype();
+        if (c.exact && (data == DType::bf16 || data == DType::f16) &&
+            !reference::storage_rounding_shows(p, c.stages, data, 1))
+            for (const auto& [name, t] : c.stages)
+                mark(reference::values_storage_lacks({{name, t}}, data) > 0,
+                     "storage rounding " + std::string(dtype_name(data)) + " " + name);
         // Compressed weights (spec/compressed.md): every type with both expert types, grouped and
         // per channel, zero points in the weight's type and as f16, every scale layout, exact.
         if (const auto wc = weight_compression(p, kWeight0)) {
@@ -216,6 +225,10 @@ TEST_CASE("the bundled suite covers what spec/README.md promises") {
         CHECK_MESSAGE(seen.count("compressed " + type + " per channel"), "no per-channel case: ", type);
         if (type[0] != 'f') CHECK_MESSAGE(seen.count("compressed " + type + " zero point"), "no zero point: ", type);
     }
+    for (const char* t : {"bf16", "f16"})
+        for (const char* stage : {"gate_up", "gate", "up", "act", "down"})
+            CHECK_MESSAGE(seen.count(std::string("storage rounding ") + t + " " + stage), "no storage-rounding case: ", t,
+                          " ", stage);
 }
 
 TEST_CASE("the catalogue's full tier holds the model-shaped cases") {

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <stdexcept>
 
 #include "moe/reference/error_terms.hpp"
 #include "moe/reference/gemm.hpp"
@@ -273,6 +274,34 @@ TEST_CASE("an infinite first-GEMM value carries no error: the bounds stay finite
                 CHECK(finite == out.size());  // token 0's output included
         }
     }
+}
+
+TEST_CASE("rounded stages: the named stages kept in the storage type, the next step reading them; sparse mode only") {
+    // The readings of a storage-rounding case (moe/reference/storage_rounding.hpp).
+    const Problem p = plain_problem(ExpertType::gemm3_swiglu, Convention::openvino);
+    const auto plain = reference::run(p, {reference::Mode::sparse, true, 1});
+    reference::Options o{reference::Mode::sparse, true, 1};
+    o.storage = DType::bf16;
+    o.rounded_stages = 1u << 2;  // stage_names(): gate, up, act, down
+    const auto act = reference::run(p, o);
+    CHECK(bit_identical(act.stages.at("gate"), plain.stages.at("gate")));
+    CHECK(bit_identical(act.stages.at("up"), plain.stages.at("up")));
+    bool moved = false;
+    for (std::size_t i = 0; i < plain.stages.at("act").size(); ++i) {
+        const double v = plain.stages.at("act").get(i);
+        CHECK(act.stages.at("act").get(i) == round_to(DType::bf16, v));
+        moved |= round_to(DType::bf16, v) != v;
+    }
+    CHECK(moved);
+    CHECK_FALSE(bit_identical(act.output, plain.output));
+
+    const Problem g2 = plain_problem(ExpertType::gemm2_bias_swiglu_clamp, Convention::spec);
+    o.rounded_stages = 7u;  // gate_up, act, down
+    o.storage = DType::f16;
+    for (const auto& [name, t] : reference::run(g2, o).stages)
+        for (std::size_t i = 0; i < t.size(); ++i) CHECK_MESSAGE(round_to(DType::f16, t.get(i)) == t.get(i), name);
+    o.mode = reference::Mode::dense;
+    CHECK_THROWS_AS(reference::run(g2, o), std::logic_error);
 }
 
 TEST_CASE("run() validates before computing") {

@@ -64,6 +64,10 @@ int generate(const GenerateOptions& o) {
                                   << (spec.exact_storage != DType::f32
                                           ? ", intermediates in " + std::string(dtype_name(spec.exact_storage))
                                           : std::string())
+                                  << (spec.rounded_storage != DType::f32
+                                          ? ", " + std::to_string(report.values_rounded) + " intermediates not " +
+                                                std::string(dtype_name(spec.rounded_storage)) + " values"
+                                          : std::string())
                                   << ")";
         if (report.dense_differs) std::cerr << ", dense reading differs (output_dense stored)";
         std::cerr << "\n";

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -103,6 +104,8 @@ constexpr MutationEntry<LoopMutation> kLoopMutations[] = {
      "compressed weights: u4 scales read as f16 whatever their type (bf16 bits decoded as f16, f32 read as pairs of halves)"},
     {LoopMutation::group_size_from_weight_0, "group_size_from_weight_0",
      "compressed weights: every weight's group index computed with weight_0's group size, as a kernel that takes one group size per layer"},
+    {LoopMutation::lowp_intermediates_truncated, "lowp_intermediates_truncated",
+     "loop_lowp whose stored f16/bf16 intermediates (gate_up or gate and up, act, down) are truncated instead of rounded to nearest even; the output is rounded correctly"},
 };
 
 // Everything one run needs: sizes, the arithmetic parameters as this backend (mutation included)
@@ -117,9 +120,11 @@ struct Setup {
     bool nk = true;
     bool compact_routing = true;
     DType storage = DType::f32;
-    bool truncate = false;  // conversions to f16/bf16 truncate (lowp_output_truncated)
+    bool truncate = false;  // stored intermediates truncated, not rounded (both truncating mutants)
+    bool truncate_output = false;  // ... and the output's conversion too (lowp_output_truncated)
     bool tf32 = false;      // GEMM inputs rounded to TF32 (tf32_gemm_inputs)
     bool reverse = false;   // dot products in reverse index order (a correct variant)
+    std::set<std::string> kept;  // stages kept in f32 whatever the storage (a correct variant)
     LoopMutation m = LoopMutation::none;
     DType dequant = DType::f32;  // the type compressed weights are dequantised to
     std::vector<float> x, routing, b0, b1;  // b0/b1 empty when absent or dropped
@@ -212,17 +217,18 @@ float add(float sum, float term, bool f16) {
     return f16 ? static_cast<float>(round_to(DType::f16, s)) : s;
 }
 
-// Keeps an intermediate between stages in the declared storage type (a no-op for f32 storage).
-float store(const Setup& s, float v) {
-    if (s.storage == DType::f32) return v;
+// Keeps an intermediate of `stage` between stages in the declared storage type (a no-op for f32
+// storage, and for a stage the variant keeps in f32).
+float store(const Setup& s, const char* stage, float v) {
+    if (s.storage == DType::f32 || s.kept.count(stage)) return v;
     return static_cast<float>(s.truncate ? lowp::truncate_to(s.storage, v) : round_to(s.storage, v));
 }
 
 // y = W[e] x (+ b[e]) for one expert, W[e] (`we`) of `rows` outputs by `cols` inputs laid out NK
 // ([rows, cols]) or KN ([cols, rows]). Each dot product runs in float in index order over the
 // first `used` inputs (hidden_off_by_one shortens it); the bias is added after the sum; each
-// result is then stored in the storage type.
-std::vector<float> gemv(const Setup& s, const float* we, const std::vector<float>& bias, std::size_t e,
+// result is then stored in the storage type as stage `stage`.
+std::vector<float> gemv(const Setup& s, const char* stage, const float* we, const std::vector<float>& bias, std::size_t e,
                         std::size_t rows, std::size_t cols, const float* in, std::size_t used) {
     const bool f16 = s.mutated(LoopMutation::f16_accumulation);
     std::vector<float> y(rows);
@@ -235,7 +241,7 @@ std::vector<float> gemv(const Setup& s, const float* we, const std::vector<float
             sum = add(sum, a * b, f16);
         }
         if (!bias.empty()) sum += bias[e * rows + n];  // [E, 1, N] and [E, N] share the flat layout
-        y[n] = store(s, sum);
+        y[n] = store(s, stage, sum);
     }
     return y;
 }
@@ -265,7 +271,7 @@ std::vector<float> gemm2_act(const Setup& s, const std::vector<float>& gate_up) 
         const float capped = s.mutated(LoopMutation::minimum_dropped)   ? gate
                              : s.mutated(LoopMutation::gate_nan_capped) ? std::fmin(gate, s.limit)
                                                                         : minimum(gate, s.limit);
-        act[j] = store(s, linear * swish(capped, s.beta, s.mutated(LoopMutation::swish_exp_overflow)));
+        act[j] = store(s, "act", linear * swish(capped, s.beta, s.mutated(LoopMutation::swish_exp_overflow)));
     }
     return act;
 }
@@ -275,7 +281,7 @@ std::vector<float> gemm3_act(const Setup& s, const std::vector<float>& gate, con
     std::vector<float> act(s.d.I);
     for (std::size_t j = 0; j < s.d.I; ++j) {
         const float sw = swish(gate[j], s.beta, s.mutated(LoopMutation::swish_exp_overflow));
-        act[j] = store(s, s.mutated(LoopMutation::gemm3_up_ignored) ? sw : sw * up[j]);
+        act[j] = store(s, "act", s.mutated(LoopMutation::gemm3_up_ignored) ? sw : sw * up[j]);
     }
     return act;
 }
@@ -289,18 +295,18 @@ PairStages run_expert(const Setup& s, std::size_t e, const ExpertWeights& w, con
     const Dims& d = s.d;
     const std::size_t used = s.mutated(LoopMutation::hidden_off_by_one) ? d.H - 1 : d.H;
     if (s.gemm2) {
-        auto gate_up = gemv(s, w.w0.data(), s.b0, e, 2 * d.I, d.H, x, used);
+        auto gate_up = gemv(s, "gate_up", w.w0.data(), s.b0, e, 2 * d.I, d.H, x, used);
         auto act = gemm2_act(s, gate_up);
         // bias1_after_routing adds bias_1 after the routing sum instead (add_bias_after_routing).
-        auto down = gemv(s, w.w1.data(), s.mutated(LoopMutation::bias1_after_routing) ? std::vector<float>{} : s.b1, e,
+        auto down = gemv(s, "down", w.w1.data(), s.mutated(LoopMutation::bias1_after_routing) ? std::vector<float>{} : s.b1, e,
                          d.H, d.I, act.data(), d.I);
         return {{"gate_up", std::move(gate_up)}, {"act", std::move(act)}, {"down", std::move(down)}};
     }
     const std::vector<float> none;
-    auto gate = gemv(s, w.w0.data(), none, e, d.I, d.H, x, used);
-    auto up = gemv(s, w.w1.data(), none, e, d.I, d.H, x, d.H);
+    auto gate = gemv(s, "gate", w.w0.data(), none, e, d.I, d.H, x, used);
+    auto up = gemv(s, "up", w.w1.data(), none, e, d.I, d.H, x, d.H);
     auto act = gemm3_act(s, gate, up);
-    auto down = gemv(s, w.w2.data(), none, e, d.H, d.I, act.data(), d.I);
+    auto down = gemv(s, "down", w.w2.data(), none, e, d.H, d.I, act.data(), d.I);
     return {{"gate", std::move(gate)}, {"up", std::move(up)}, {"act", std::move(act)}, {"down", std::move(down)}};
 }
 
@@ -328,6 +334,7 @@ std::string LoopBackend::name() const {
     std::string plain = options_.store_in_data_type ? "loop_lowp" : "loop_f32";
     if (options_.skip_weight_at_most >= 0.0) plain += "_skipping";
     if (options_.reverse_order) plain += "_reversed";
+    for (const auto& stage : options_.stages_kept_in_f32) plain += "_" + stage + "_f32";
     return mutant_or_plain_name(kLoopMutations, options_.mutation, plain);
 }
 
@@ -372,9 +379,11 @@ Output LoopBackend::run(const Problem& p, bool want_stages) {
     s.compact_routing = rp.routing_layout == RoutingLayout::compact;
     const Tensor& hidden = p.input(kHiddenStates);
     s.storage = precision(hidden.dtype()).storage;
-    s.truncate = m == LoopMutation::lowp_output_truncated;
+    s.truncate_output = m == LoopMutation::lowp_output_truncated;
+    s.truncate = s.truncate_output || m == LoopMutation::lowp_intermediates_truncated;
     s.tf32 = m == LoopMutation::tf32_gemm_inputs;
     s.reverse = options_.reverse_order;
+    s.kept = options_.stages_kept_in_f32;
 
     s.x = widen(hidden);
     if (m == LoopMutation::hidden_subnormals_flushed && (hidden.dtype() == DType::f16 || hidden.dtype() == DType::bf16))
@@ -456,7 +465,7 @@ Output LoopBackend::run(const Problem& p, bool want_stages) {
     // The op's output has the type of hidden_states: the float sums rounded to it once (or, by
     // the truncating mutant, cut).
     std::vector<double> wide(out.begin(), out.end());
-    if (s.truncate && (hidden.dtype() == DType::f16 || hidden.dtype() == DType::bf16))
+    if (s.truncate_output && (hidden.dtype() == DType::f16 || hidden.dtype() == DType::bf16))
         for (double& v : wide) v = lowp::truncate_to(hidden.dtype(), v);
     Output result;
     result.output = Tensor::from_f64(hidden.dtype(), hidden.shape(), wide);
@@ -477,8 +486,9 @@ Output LoopBackend::run(const Problem& p, bool want_stages) {
 
 std::vector<Mutant> loop_mutants() {
     return mutants_from_table<LoopMutation>(kLoopMutations, "loop", [](LoopMutation m) {
-        // The truncating mutant is loop_lowp: its declared f16/bf16 storage widens its bound.
-        return std::make_unique<LoopBackend>(LoopOptions{m == LoopMutation::lowp_output_truncated, m});
+        // The truncating mutants are loop_lowp: their declared f16/bf16 storage widens their bound.
+        const bool lowp = m == LoopMutation::lowp_output_truncated || m == LoopMutation::lowp_intermediates_truncated;
+        return std::make_unique<LoopBackend>(LoopOptions{lowp, m});
     });
 }
 

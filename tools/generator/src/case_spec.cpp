@@ -119,7 +119,7 @@ void parse_extended_routing(const Json& r, CaseSpec& c, const Where& w) {
 CaseSpec parse_case(const Json& j, const Where& w) {
     check_keys(j, {"name", "tier", "description", "expert_type", "convention", "attributes", "params", "shape", "dtype",
                    "index_dtype", "biases", "bias_layout", "seed", "fill", "routing", "overrides", "exact", "exact_storage",
-                   "kink_guard", "weight_dtype", "group_size", "scale_dtype", "zero_point", "scale_layout",
+                   "rounded_storage", "kink_guard", "weight_dtype", "group_size", "scale_dtype", "zero_point", "scale_layout",
                    "fp8_values", "compressed_weights"},
                w, "");
     CaseSpec c;
@@ -236,6 +236,13 @@ CaseSpec parse_case(const Json& j, const Where& w) {
     c.exact_storage = dtype("exact_storage", DType::f32);
     if (j.contains("exact_storage") && (!c.exact || !is_floating(c.exact_storage) || c.exact_storage == DType::f64))
         w.fail("exact_storage", "needs exact = true and one of f32, f16, bf16");
+    // "data": the case's data type, so that one entry expanded over dtype declares each its own.
+    const bool rounded_as_data = j.contains("rounded_storage") && j.at("rounded_storage").is_string() &&
+                                 j.at("rounded_storage").get<std::string>() == "data";
+    c.rounded_storage = rounded_as_data ? c.dtype : dtype("rounded_storage", DType::f32);
+    if (j.contains("rounded_storage") &&
+        (!c.exact || (c.rounded_storage != DType::f16 && c.rounded_storage != DType::bf16) || j.contains("exact_storage")))
+        w.fail("rounded_storage", "needs exact = true, no exact_storage, and f16, bf16 or \"data\" (the data type, f16 or bf16)");
     if (j.contains("kink_guard")) c.kink_guard = get<bool>(j, "kink_guard", w);
     parse_compression(j, c, w);
     return c;

@@ -10,6 +10,7 @@
 #include "moe/generator/synthesize.hpp"
 #include "moe/reference/error_terms.hpp"
 #include "moe/reference/interpreter.hpp"
+#include "moe/reference/storage_rounding.hpp"
 
 namespace moe::generator {
 
@@ -29,6 +30,20 @@ bool has_non_finite(const Problem& p) {
         }
     }
     return false;
+}
+
+// A storage-rounding case (CaseSpec::rounded_storage) must test something, values the type
+// lacks, and no correct rounding of them may show in the output; returns how many it has.
+std::size_t certify_storage_rounding(const CaseSpec& spec, const Problem& p, int threads) {
+    const auto stages = reference::run(p, {reference::Mode::sparse, true, threads}).stages;
+    const std::string type(dtype_name(spec.rounded_storage));
+    const std::size_t lacking = reference::values_storage_lacks(stages, spec.rounded_storage);
+    if (lacking == 0)
+        throw InputError("case " + spec.name + " declares rounded_storage " + type + " but every intermediate is a " +
+                         type + " value: declare exact_storage");
+    if (auto why = reference::storage_rounding_shows(p, stages, spec.rounded_storage, threads))
+        throw InputError("case " + spec.name + " declares rounded_storage " + type + " but rounding shows: " + *why);
+    return lacking;
 }
 
 // Equal element by element, NaN matching NaN whatever its payload or sign.
@@ -77,10 +92,13 @@ golden::GoldenCase build_golden(const CaseSpec& spec, const BuildOptions& o, Bui
     validate(c.problem);
     if (spec.exact) {
         try {
-            r.exact_bits = reference::certify_exact(c.problem, 24, spec.exact_storage);
+            const bool rounded = spec.rounded_storage != DType::f32;
+            r.exact_bits = reference::certify_exact(c.problem, 24, rounded ? spec.rounded_storage : spec.exact_storage,
+                                                    rounded);
         } catch (const InputError& e) {
             throw InputError("case " + spec.name + " is declared exact but is " + e.what());
         }
+        if (spec.rounded_storage != DType::f32) r.values_rounded = certify_storage_rounding(spec, c.problem, o.threads);
     } else if (spec.kink_guard) {
         r.kinks = keep_off_kinks(c.problem, spec, o.threads);
     }

@@ -68,8 +68,9 @@ ToleranceModel tolerance_model(const Precision& p, const Problem& problem, const
 
 // An exact-by-construction case is compared with a zero tolerance (got == the reference rounded
 // to the output type) when the backend's compute type has at least f32's 24 significand bits,
-// which the case's certificate assumes, and its storage type either has them too or holds every
-// intermediate of the case exactly (intermediates_fit_storage; exact_storage.hpp). A case with
+// which the case's certificate assumes, and its storage type either has them too or loses
+// nothing on the case: it holds every intermediate exactly, or the case is a storage-rounding
+// case for it (intermediates_fit_storage; storage_loses_nothing, exact_storage.hpp). A case with
 // compressed weights also needs the dequantisation type to have 24 bits (its certificate holds
 // for W_f exact in f32).
 bool exact_comparison_applies(bool case_is_exact, const Precision& p, bool intermediates_fit_storage = false,

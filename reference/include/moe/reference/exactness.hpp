@@ -24,6 +24,10 @@ Grid grid_of(const Tensor& t);  // throws InputError for NaN or Inf
 // must also be values of that type (its significand bits and its range), so that a backend that
 // stores them there loses nothing: the case is then exact for it too, and the only rounding left
 // is the output's conversion to the data type.
-double certify_exact(const Problem& p, int significand_bits = 24, DType storage = DType::f32);
+// With `rounded` (a storage-rounding case, storage_rounding.hpp) the stored values need not be
+// values of `storage`: a backend rounds them there, to nearest, which keeps them on their grid
+// and grows them by at most a factor (1 + u), so the steps after each stored value are certified
+// for that larger magnitude; only the type's range is required.
+double certify_exact(const Problem& p, int significand_bits = 24, DType storage = DType::f32, bool rounded = false);
 
 }  // namespace moe::reference

@@ -22,6 +22,12 @@ struct Options {
     Mode mode = Mode::sparse;
     bool stages = false;  // also return the intermediates, laid out [T, K, features]
     int threads = 1;
+    // Sparse mode only (run() refuses it in dense mode): the stages whose bit is set (bit i:
+    // stage_names()[i]) are rounded to `storage`, to nearest, ties to even, before the next step
+    // reads them, as a backend that declares that storage type keeps them. The readings of a
+    // storage-rounding case (storage_rounding.hpp); 0, the op itself.
+    unsigned rounded_stages = 0;
+    DType storage = DType::f64;
 };
 
 struct Result {

@@ -3,6 +3,7 @@
 // summing the K slots in slot order. Simple enough to trust by reading; a correct f32
 // implementation to measure the tolerance against; and, with a LoopMutation, the deliberately broken
 // variants that `moe-conform selftest` must catch.
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,8 @@ enum class LoopMutation {
     row_scale_read_per_tensor,    // [E, 1, G] scales with G > 1 read as per tensor: [e, 0, 0] for every group
     u4_scales_read_as_f16,        // u4 weights: the scale tensor read as f16 whatever its type
     group_size_from_weight_0,     // every weight's group index k / GS taken with weight_0's GS
+    // Caught by the storage-rounding cases (exact_*_rounding_*, spec/tolerance.md).
+    lowp_intermediates_truncated,  // loop_lowp whose stored intermediates truncate; its output rounds correctly
 };
 
 // The loop mutants, in declaration order (every LoopMutation but none).
@@ -77,6 +80,10 @@ struct LoopOptions {
     // none), and run every dot product and the routing sum in reverse index order.
     double skip_weight_at_most = -1.0;
     bool reverse_order = false;
+    // A correct variant too: these stages ("gate_up", "gate", "up", "act", "down") kept in f32
+    // although f16/bf16 storage is declared, as a fused kernel keeps what it never writes out
+    // (the cpu backend keeps all but act). Names the mutants' truncation skips as well.
+    std::set<std::string> stages_kept_in_f32{};
 };
 
 class LoopBackend : public Backend {

@@ -94,6 +94,9 @@ struct CaseSpec {
     std::vector<Override> overrides;
     bool exact = false;       // exact by construction: the generator certifies it
     DType exact_storage = DType::f32;  // ... and that every stored intermediate is a value of this type
+    // ... or (a storage-rounding case, f16 or bf16) that some stored intermediates are not, and
+    // that rounding them to this type cannot change the output (moe/reference/storage_rounding.hpp)
+    DType rounded_storage = DType::f32;
     bool kink_guard = true;   // GEMM2: redraw tokens whose pre-activations sit on a clamp edge
     std::optional<CompressionSpec> compression;  // absent: every weight in the data type
 

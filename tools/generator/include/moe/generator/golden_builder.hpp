@@ -19,6 +19,7 @@ struct BuildOptions {
 struct BuildReport {
     KinkReport kinks;
     double exact_bits = 0.0;        // exact cases: the most significand bits any step needs
+    std::size_t values_rounded = 0; // storage-rounding cases: the intermediates the type lacks
     bool dense_differs = false;     // output_dense was stored
     double reference_seconds = 0.0; // time in the reference (sparse mode)
     std::size_t dropped_pairs = 0;  // capacity_factor cases: (token, expert) pairs given weight 0
