@@ -179,7 +179,8 @@ TEST_CASE("each backend's repro line loads only its own plugin, and runs as prin
         ++repros;
         CHECK(repro.find(other) == std::string::npos);  // the passing plugin's library is not needed
         CHECK((repro.find(failing) != std::string::npos) == (repro.find("--backend bad_plugin") != std::string::npos));
-        const auto again = run_command(std::string(MOE_BINARY_DIR) + "/bin/" + repro);
+        CHECK(repro.rfind(moe_conform() + " run ", 0) == 0);  // the tool as this test invoked it
+        const auto again = run_command(repro);
         CAPTURE(again.output);
         CHECK(again.exit_code == 1);  // the failure again, not a refused command line
     }
