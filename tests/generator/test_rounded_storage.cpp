@@ -12,6 +12,7 @@
 #include "moe/generator/synthesize.hpp"
 #include "moe/reference/exactness.hpp"
 #include "moe/spec/error.hpp"
+#include "catalog_text.hpp"
 #include "temp_dir.hpp"
 
 using namespace moe;
@@ -19,12 +20,7 @@ using namespace moe::generator;
 
 namespace {
 
-std::vector<CaseSpec> catalog(const std::string& cases) {
-    test::TempDir dir;
-    const auto file = dir / "c.json";
-    std::ofstream(file) << R"({"format": "moe-catalog", "format_version": 1, "cases": [)" << cases << "]}";
-    return load_catalog(file);
-}
+std::vector<CaseSpec> catalog(const std::string& cases) { return test::load_catalog_cases(cases); }
 
 // exact_rounding_gemm3_act's design, with the fills and routing given by the caller.
 std::string act_case(const std::string& extra) {

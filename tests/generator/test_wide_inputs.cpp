@@ -12,6 +12,7 @@
 #include "moe/reference/exactness.hpp"
 #include "moe/generator/synthesize.hpp"
 #include "moe/spec/error.hpp"
+#include "catalog_text.hpp"
 #include "temp_dir.hpp"
 
 using namespace moe;
@@ -20,12 +21,7 @@ using moe::reference::certify_exact;
 
 namespace {
 
-std::vector<CaseSpec> catalog(const std::string& cases) {
-    test::TempDir dir;
-    const auto file = dir / "c.json";
-    std::ofstream(file) << R"({"format": "moe-catalog", "format_version": 1, "cases": [)" << cases << "]}";
-    return load_catalog(file);
-}
+std::vector<CaseSpec> catalog(const std::string& cases) { return test::load_catalog_cases(cases); }
 
 const char* kWide = R"({"name": "w", "expert_type": "GEMM2_BIAS_SWIGLU_CLAMP", "convention": "openvino",
     "shape": {"tokens": 16, "hidden": 8, "inter": 4, "experts": 4, "topk": 2}, "routing": {"weights": "wide"},

@@ -18,6 +18,11 @@ inline std::vector<generator::CaseSpec> load_catalog_text(const std::string& tex
     return generator::load_catalog(f);
 }
 
+// A catalogue of `cases` (its "cases" array's items, comma-separated JSON objects), loaded.
+inline std::vector<generator::CaseSpec> load_catalog_cases(const std::string& cases) {
+    return load_catalog_text(R"({"format": "moe-catalog", "format_version": 1, "cases": [)" + cases + "]}");
+}
+
 // The refusal's message, "" when the catalogue is read.
 inline std::string catalog_text_error(const std::string& text) {
     try {
