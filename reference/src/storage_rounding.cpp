@@ -36,6 +36,9 @@ std::optional<std::string> storage_rounding_shows(const Problem& p, const std::m
                                                   DType storage, int threads) {
     const Dims d = validate(p);
     const std::string type(dtype_name(storage));
+    for (const auto& [name, s] : stages)  // the layout the slot test below indexes
+        if (s.rank() != 3 || s.shape()[0] != d.T || s.shape()[1] != d.K)
+            return "stage " + name + " has shape " + shape_to_string(s.shape()) + ", not [T, K, features]";
     // 1. At most one slot per token with values the type lacks (stages are [T, K, width]).
     for (std::size_t t = 0; t < d.T; ++t) {
         std::size_t first = d.K;

@@ -144,3 +144,19 @@ TEST_CASE("storage_rounding_shows: two slots of a token with values the type lac
     CHECK(reading->find("rounded to bf16") != std::string::npos);
     CHECK_FALSE(storage_loses_nothing(cb, DType::bf16, DType::bf16, 1));
 }
+
+TEST_CASE("a file's stages do not decide the zero tolerance: another shape, or values the op does not produce") {
+    // A golden file is untrusted: its /stages may hold anything. The rule reads the reference's.
+    golden::GoldenCase c = built(act_rounding_spec(DType::bf16));
+    const auto stored = c.stages;
+    for (auto& [name, t] : c.stages) {
+        Tensor flat(t.dtype(), {t.size()});  // rank 1 where [T, K, features] is read
+        c.stages[name] = flat;
+    }
+    const auto misshapen = reference::storage_rounding_shows(c.problem, c.stages, DType::bf16, 1);
+    REQUIRE(misshapen);
+    CHECK(misshapen->find("not [T, K, features]") != std::string::npos);
+    CHECK(storage_loses_nothing(c, DType::bf16, DType::bf16, 1));  // the reference's stages: zeros stored change nothing
+    c.stages = stored;
+    CHECK(storage_loses_nothing(c, DType::bf16, DType::bf16, 1));
+}
