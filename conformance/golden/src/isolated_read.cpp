@@ -16,98 +16,18 @@
 #include <string>
 #include <vector>
 
+#include "moe/golden/case_bytes.hpp"
+
 namespace moe::golden {
 
 namespace {
 
-// ---------------------------------------------------------------------------------------------
-// A GoldenCase (and the FileStorage) as bytes: fixed-width little-endian numbers, sized strings,
-// tensors as their raw element bytes.
+using bytes::Reader;
+using bytes::Writer;
 
-struct Writer {
-    std::vector<unsigned char> out;
-    void u64(std::uint64_t v) {
-        for (int i = 0; i < 8; ++i) out.push_back(static_cast<unsigned char>(v >> (8 * i)));
-    }
-    void f64(double v) {
-        std::uint64_t bits;
-        std::memcpy(&bits, &v, 8);
-        u64(bits);
-    }
-    void str(const std::string& s) {
-        u64(s.size());
-        out.insert(out.end(), s.begin(), s.end());
-    }
-    void tensors(const std::map<std::string, Tensor>& m) {
-        u64(m.size());
-        for (const auto& [name, t] : m) {
-            str(name);
-            u64(static_cast<std::uint64_t>(t.dtype()));
-            u64(t.rank());
-            for (std::size_t d : t.shape()) u64(d);  // the element bytes follow the message
-        }
-    }
-};
-
-struct Reader {
-    const std::vector<unsigned char>& in;
-    std::size_t at = 0;
-    void need(std::size_t n) {
-        if (in.size() - at < n) throw std::runtime_error("truncated message from the reading process");
-    }
-    std::uint64_t u64() {
-        need(8);
-        std::uint64_t v = 0;
-        for (int i = 0; i < 8; ++i) v |= std::uint64_t{in[at + i]} << (8 * i);
-        at += 8;
-        return v;
-    }
-    double f64() {
-        const std::uint64_t bits = u64();
-        double v;
-        std::memcpy(&v, &bits, 8);
-        return v;
-    }
-    std::string str() {
-        const std::uint64_t n = u64();
-        need(n);
-        std::string s(in.begin() + static_cast<std::ptrdiff_t>(at), in.begin() + static_cast<std::ptrdiff_t>(at + n));
-        at += n;
-        return s;
-    }
-    std::map<std::string, Tensor> tensors() {
-        std::map<std::string, Tensor> m;
-        for (std::uint64_t n = u64(); n > 0; --n) {
-            std::string name = str();
-            const auto dt = static_cast<DType>(u64());
-            Shape shape(u64());
-            for (auto& d : shape) d = u64();
-            // Not zero-filled: filled from the stream afterwards, and a case whose bytes do not
-            // all arrive is never returned.
-            m.emplace(std::move(name), Tensor::uninitialised(dt, shape));
-        }
-        return m;
-    }
-};
-
+// The case (case_bytes.hpp), then how its file stores it.
 void encode(Writer& w, const GoldenCase& c, const FileStorage& s) {
-    const OpAttributes& a = c.problem.attributes;
-    w.str(c.problem.name);
-    w.u64(static_cast<std::uint64_t>(a.expert_type));
-    w.u64(static_cast<std::uint64_t>(a.convention));
-    w.f64(a.expert_alpha);
-    w.f64(a.expert_beta);
-    w.u64(a.gate_idx.has_value());
-    w.u64(static_cast<std::uint64_t>(a.gate_idx.value_or(0)));
-    w.u64(c.seed.has_value());
-    w.u64(c.seed.value_or(0));
-    w.str(c.generator);
-    w.str(c.tier);
-    w.str(c.description);
-    w.u64(c.exact);
-    w.tensors(c.problem.inputs);
-    w.tensors(c.outputs);
-    w.tensors(c.stages);
+    bytes::write_case(w, c);
     w.u64(s.superblock_version);
     w.u64(s.metadata_checksums);
     w.u64(s.file_bytes);
@@ -122,26 +42,7 @@ void encode(Writer& w, const GoldenCase& c, const FileStorage& s) {
 }
 
 GoldenCase decode(Reader& r, FileStorage* s) {
-    GoldenCase c;
-    OpAttributes& a = c.problem.attributes;
-    c.problem.name = r.str();
-    a.expert_type = static_cast<ExpertType>(r.u64());
-    a.convention = static_cast<Convention>(r.u64());
-    a.expert_alpha = r.f64();
-    a.expert_beta = r.f64();
-    const bool has_gate = r.u64() != 0;
-    const auto gate = static_cast<std::int64_t>(r.u64());
-    if (has_gate) a.gate_idx = gate;
-    const bool has_seed = r.u64() != 0;
-    const std::uint64_t seed = r.u64();
-    if (has_seed) c.seed = seed;
-    c.generator = r.str();
-    c.tier = r.str();
-    c.description = r.str();
-    c.exact = r.u64() != 0;
-    c.problem.inputs = r.tensors();
-    c.outputs = r.tensors();
-    c.stages = r.tensors();
+    GoldenCase c = bytes::read_case(r);
     FileStorage local;
     FileStorage& st = s ? *s : local;
     st.superblock_version = static_cast<unsigned>(r.u64());
@@ -162,6 +63,8 @@ GoldenCase decode(Reader& r, FileStorage* s) {
     }
     return c;
 }
+
+constexpr const char* kChild = "the reading process";
 
 void write_all(int fd, const unsigned char* bytes, std::size_t size) {
     for (std::size_t done = 0; done < size;) {
@@ -198,8 +101,7 @@ void write_all(int fd, const unsigned char* bytes, std::size_t size) {
     write_all(fd, length.out.data(), length.out.size());
     write_all(fd, w.out.data(), w.out.size());
     if (w.out[0] == 0)
-        for (const auto* group : {&c.problem.inputs, &c.outputs, &c.stages})
-            for (const auto& [name, t] : *group) write_all(fd, t.data(), t.nbytes());
+        for (const Tensor* t : bytes::case_tensors(c)) write_all(fd, t->data(), t->nbytes());
     ::_exit(0);
 }
 
@@ -251,8 +153,7 @@ GoldenCase read_golden_isolated(const std::filesystem::path& file, const ReadOpt
     unsigned char length[8];
     Got got = read_exact(fds[0], length, 8, timeout_seconds, deadline);
     if (got == Got::all) {
-        const std::vector<unsigned char> prefix(length, length + 8);
-        Reader lr{prefix};
+        Reader lr{length, 8, kChild};
         const std::uint64_t n = lr.u64();
         if (n == 0 || n > (std::uint64_t{1} << 30)) {
             got = Got::ended;
@@ -262,11 +163,10 @@ GoldenCase read_golden_isolated(const std::filesystem::path& file, const ReadOpt
         }
     }
     if (got == Got::all && message[0] == 0) {
-        Reader r{message, 1};
+        Reader r{message.data(), message.size(), kChild, 1};
         c = decode(r, &storage);
-        for (auto* group : {&c->problem.inputs, &c->outputs, &c->stages})
-            for (auto& [name, t] : *group)
-                if (got == Got::all) got = read_exact(fds[0], t.data(), t.nbytes(), timeout_seconds, deadline);
+        for (Tensor* t : bytes::case_tensors(*c))
+            if (got == Got::all) got = read_exact(fds[0], t->data(), t->nbytes(), timeout_seconds, deadline);
     }
     if (got == Got::timed_out) ::kill(pid, SIGKILL);
     ::close(fds[0]);
@@ -287,7 +187,7 @@ GoldenCase read_golden_isolated(const std::filesystem::path& file, const ReadOpt
         if (options.storage) *options.storage = std::move(storage);
         return std::move(*c);
     }
-    Reader r{message, 1};
+    Reader r{message.data(), message.size(), kChild, 1};
     if (message[0] == 1) {
         const auto kind = static_cast<FileError::Kind>(message.at(1));
         r.at = 2;

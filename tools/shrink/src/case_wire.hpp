@@ -1,12 +1,10 @@
 #pragma once
 // A golden case and a verdict as bytes, for the worker process of an isolated shrink
 // (oracle_worker.hpp): a candidate is made after the worker started, so it can only reach the
-// worker down its socket, and the verdict comes back the same way. Plain binary (lengths, then
-// the tensors' bytes as they are): the first candidates of a model-sized case are hundreds of MB,
-// which a text or tree encoding would copy several times over.
-//
-// Every field of GoldenCase, Problem and OpAttributes crosses: a field added there must be added
-// here, or the worker judges a case that lacks it.
+// worker down its socket, and the verdict comes back the same way. The case as
+// moe/golden/case_bytes.hpp writes it (every field, once for both worker processes), its
+// tensors' element bytes after it as they are: the first candidates of a model-sized case are
+// hundreds of MB, which a text or tree encoding would copy several times over.
 #include <string>
 
 #include "moe/golden/golden_file.hpp"
