@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cl_runtime.hpp"
+#include "whole_file.hpp"
 
 namespace moe::backends::ocl {
 
@@ -63,14 +64,9 @@ void write_file_cache(const fs::path& f, const std::string& key, const std::stri
     m[key] = value;
     std::error_code ec;
     fs::create_directories(f.parent_path(), ec);
-    const fs::path tmp = f.string() + ".tmp" + std::to_string(std::rand());
-    {
-        std::ofstream out(tmp);
-        for (const auto& [k, v] : m) out << k << "\t" << v << "\n";
-        if (!out) return;
-    }
-    fs::rename(tmp, f, ec);
-    if (ec) fs::remove(tmp, ec);
+    std::string text;
+    for (const auto& [k, v] : m) text += k + "\t" + v + "\n";
+    write_whole_file(f, text);
 }
 
 // The trial GEMM: 8 experts x 512 rows, N = 4096, K = 2048 (full tiles, the prefill case the

@@ -4,10 +4,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <stdexcept>
 #include <system_error>
 #include <unistd.h>
+
+#include "whole_file.hpp"
 
 namespace moe::backends::ocl {
 
@@ -40,23 +41,7 @@ std::string options_hash(const std::string& options) {
 }
 
 void write_whole(const fs::path& path, const std::string& bytes) {
-    const fs::path tmp = path.string() + ".tmp" + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-        out.close();
-        if (!out) {
-            std::error_code ec;
-            fs::remove(tmp, ec);
-            throw std::runtime_error("MOE_OPENCL_DUMP_BINARIES: cannot write " + path.string());
-        }
-    }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        throw std::runtime_error("MOE_OPENCL_DUMP_BINARIES: cannot write " + path.string());
-    }
+    if (!write_whole_file(path, bytes)) throw std::runtime_error("MOE_OPENCL_DUMP_BINARIES: cannot write " + path.string());
 }
 
 // The program's binary for `device` (a program built for one device has one).
