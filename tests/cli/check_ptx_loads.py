@@ -35,9 +35,12 @@ PTX = """//
 }
 \0\0"""
 failures = []
+checks = 0
 
 
 def expect(cond, what):
+    global checks
+    checks += 1
     if not cond:
         failures.append(what)
 
@@ -68,5 +71,5 @@ with tempfile.TemporaryDirectory() as d:
 
 for f in failures:
     print('FAIL:', f)
-print(f'{9 - len(failures)} of 9 checks passed')
+print(f'{checks - len(failures)} of {checks} checks passed')
 sys.exit(1 if failures else 0)
