@@ -16,16 +16,11 @@
 #include "small_case_grid.hpp"
 #include "small_cases.hpp"
 #include "temp_dir.hpp"
+#include "text_contains.hpp"
 
 using namespace moe;
 using backends::OpenclBackend;
-
-namespace {
-
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-}  // namespace
+using moe::test::has;
 
 TEST_CASE("opencl is available on this machine") {
     OpenclBackend b;

@@ -8,10 +8,11 @@
 
 #include "run_command.hpp"
 #include "temp_dir.hpp"
+#include "text_contains.hpp"
+
+using moe::test::has;
 
 namespace {
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The selftest line of a mutant ("  name   SKIPPED  reason"), or "".
 std::string mutant_line(const std::string& output, const std::string& name) {

@@ -8,12 +8,12 @@
 
 #include "run_command.hpp"
 #include "temp_dir.hpp"
+#include "text_contains.hpp"
 
 namespace fs = std::filesystem;
+using moe::test::has;
 
 namespace {
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::string read_text(const fs::path& p) {
     std::ifstream in(p);

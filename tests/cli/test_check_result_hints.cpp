@@ -12,17 +12,20 @@
 #include <string>
 #include <vector>
 
+#include "bundled_suite.hpp"
 #include "run_command.hpp"
 #include "temp_dir.hpp"
+#include "text_contains.hpp"
 
 using moe::test::run_command;
 using moe::test::run_python;
 using moe::test::TempDir;
+using moe::test::kBundledSuite;
+using moe::test::has;
 namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kSuite = std::string(MOE_SOURCE_DIR) + "/data/golden";
 const std::string kGemm3 = "gemm3_qwen_openvino_f32", kGemm2 = "gemm2_gptoss_spec_f32";
 
 std::string tool() {
@@ -30,9 +33,7 @@ std::string tool() {
     return other && *other ? other : moe::test::moe_conform();
 }
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-std::string golden(const std::string& name) { return kSuite + "/" + name + ".h5"; }
+std::string golden(const std::string& name) { return kBundledSuite + "/" + name + ".h5"; }
 
 // Correct result files of `cases` (loop_f32's outputs and stages) in `dir`, as <case>.h5.
 void write_results(const fs::path& dir, const std::vector<std::string>& cases) {

@@ -10,23 +10,24 @@
 #include <iterator>
 #include <string>
 
+#include "bundled_suite.hpp"
 #include "run_command.hpp"
 #include "temp_dir.hpp"
+#include "text_contains.hpp"
 
 using moe::test::moe_conform;
 using moe::test::run_command;
 using moe::test::TempDir;
+using moe::test::kBundledSuite;
+using moe::test::has;
 namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kSuite = std::string(MOE_SOURCE_DIR) + "/data/golden";
-const std::string kMistrustedCase = kSuite + "/nonfinite_gate_lane_nan_f32.h5";
+const std::string kMistrustedCase = kBundledSuite + "/nonfinite_gate_lane_nan_f32.h5";
 const std::string kRunMistrusted = moe_conform() + " run --quiet --backend reference_dense --case " + kMistrustedCase;
 const std::string kCountLine = "0 passed, 0 failed, 0 skipped, 1 mistrusted";
 const std::string kWhy = "MISTRUSTED fails the run (--fail-on-mistrusted)";
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 std::string last_line(const std::string& s) {
     const auto end = s.find_last_not_of('\n');
@@ -88,7 +89,7 @@ TEST_CASE("run --fail-on-mistrusted: a MISTRUSTED case exits 1 and the text, JSO
 }
 
 TEST_CASE("run --fail-on-mistrusted on PASS results alone exits 0 with the usual count line") {
-    const auto r = run_command(moe_conform() + " run --quiet --fail-on-mistrusted --backend loop_f32 --case " + kSuite +
+    const auto r = run_command(moe_conform() + " run --quiet --fail-on-mistrusted --backend loop_f32 --case " + kBundledSuite +
                                "/topk_one.h5");
     CAPTURE(r.output);
     CHECK(r.exit_code == 0);
@@ -116,10 +117,10 @@ TEST_CASE("check --fail-on-mistrusted gates result files as run gates a backend"
 
     // A passing result under the flag: exit 0.
     const fs::path passing = dir.path() / "passing";
-    REQUIRE(run_command(moe_conform() + " run --quiet --backend loop_f32 --case " + kSuite +
+    REQUIRE(run_command(moe_conform() + " run --quiet --backend loop_f32 --case " + kBundledSuite +
                         "/topk_one.h5 --write-results " + passing.string())
                 .exit_code == 0);
-    const auto pass = run_command(moe_conform() + " check --quiet --fail-on-mistrusted --case " + kSuite +
+    const auto pass = run_command(moe_conform() + " check --quiet --fail-on-mistrusted --case " + kBundledSuite +
                                   "/topk_one.h5 --results " + passing.string());
     CAPTURE(pass.output);
     CHECK(pass.exit_code == 0);

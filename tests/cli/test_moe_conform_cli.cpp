@@ -11,9 +11,11 @@
 #include <utility>
 #include <unistd.h>
 
+#include "bundled_suite.hpp"
 #include "cli_expect.hpp"
 #include "run_command.hpp"
 #include "temp_dir.hpp"
+#include "text_contains.hpp"
 
 using moe::test::moe_conform;
 using moe::test::expect_refused_before_running;
@@ -21,13 +23,10 @@ using moe::test::run_command;
 using moe::test::run_python;
 namespace fs = std::filesystem;
 using moe::test::TempDir;
+using moe::test::kBundledSuite;
+using moe::test::has;
 
 namespace {
-
-const std::string kSuite = std::string(MOE_SOURCE_DIR) + "/data/golden";
-
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 std::string last_line(const std::string& s) {
     auto end = s.find_last_not_of('\n');
@@ -42,7 +41,7 @@ std::string file_bytes(const std::string& path) {
 
 fs::path copy_case(const TempDir& dir, const std::string& name) {
     const fs::path to = dir.path() / (name + ".h5");
-    fs::copy_file(kSuite + "/" + name + ".h5", to, fs::copy_options::overwrite_existing);
+    fs::copy_file(kBundledSuite + "/" + name + ".h5", to, fs::copy_options::overwrite_existing);
     return to;
 }
 
@@ -51,12 +50,12 @@ fs::path copy_case(const TempDir& dir, const std::string& name) {
 TEST_CASE("the bundled suite passes on the built-in backends; JSON and JUnit agree and validate") {
     TempDir dir;
     const auto json = (dir.path() / "r.json").string(), xml = (dir.path() / "r.xml").string();
-    const auto r = run_command(moe_conform() + " run --quiet --backend reference,loop_f32 --suite " + kSuite +
+    const auto r = run_command(moe_conform() + " run --quiet --backend reference,loop_f32 --suite " + kBundledSuite +
                                " --json " + json + " --junit " + xml);
     CAPTURE(r.output);
     REQUIRE(r.exit_code == 0);
     std::size_t files = 0;  // two backends, every bundled file
-    for (const auto& e : fs::directory_iterator(kSuite)) files += e.path().extension() == ".h5";
+    for (const auto& e : fs::directory_iterator(kBundledSuite)) files += e.path().extension() == ".h5";
     const std::string total = std::to_string(2 * files);
     CHECK(last_line(r.output) == total + " passed, 0 failed, 0 skipped");
     const auto check = run_command("/usr/bin/python3 " MOE_SOURCE_DIR "/tests/python/check_report_files.py " + json +
@@ -99,16 +98,16 @@ TEST_CASE("a wrong output fails with the worst element, the first divergent stag
 TEST_CASE("two files of one run with the same case name: exit 2 naming both, not two results under one name") {
     TempDir dir;
     const fs::path copy = dir / "again.h5";
-    fs::copy_file(kSuite + "/topk_one.h5", copy);
+    fs::copy_file(kBundledSuite + "/topk_one.h5", copy);
     const std::string junit = (dir / "r.xml").string();
-    const auto r = run_command(moe_conform() + " run --quiet --backend loop_f32 --case " + kSuite + "/topk_one.h5 --case " +
-                               copy.string() + " --case " + kSuite + "/gemm2_bias_en.h5 --junit " + junit);
+    const auto r = run_command(moe_conform() + " run --quiet --backend loop_f32 --case " + kBundledSuite + "/topk_one.h5 --case " +
+                               copy.string() + " --case " + kBundledSuite + "/gemm2_bias_en.h5 --junit " + junit);
     CAPTURE(r.output);
     CHECK(r.exit_code == 2);
-    CHECK(has(r.output, "case name 'topk_one' is in two files of this run: '" + kSuite + "/topk_one.h5' and '" +
+    CHECK(has(r.output, "case name 'topk_one' is in two files of this run: '" + kBundledSuite + "/topk_one.h5' and '" +
                             copy.string() + "'"));
     // The same in worker processes and in one process.
-    const auto one = run_command(moe_conform() + " run --quiet --no-isolation --backend loop_f32 --case " + kSuite +
+    const auto one = run_command(moe_conform() + " run --quiet --no-isolation --backend loop_f32 --case " + kBundledSuite +
                                  "/topk_one.h5 --case " + copy.string());
     CHECK(one.exit_code == 2);
     CHECK(has(one.output, "case name 'topk_one' is in two files"));
@@ -154,7 +153,7 @@ TEST_CASE("expectations: XPASS fails the run, SKIP is reported with its reason, 
         {"backend": "loop_f32", "case": "topk_one", "status": "FAIL", "reason": "stale entry", "ticket": "#1"},
         {"backend": "loop_*", "case": "gemm3_*", "status": "SKIP", "reason": "not this week"}]})";
     const fs::path html = dir.path() / "r.html";
-    auto r = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite +
+    auto r = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kBundledSuite +
                          " --filter topk_one --filter 'gemm3_qwen_spec_*' --expect " + e.string() + " --html " +
                          html.string());
     CAPTURE(r.output);
@@ -169,12 +168,12 @@ TEST_CASE("expectations: XPASS fails the run, SKIP is reported with its reason, 
     CHECK(has(r.output, "not this week"));
     CHECK(last_line(r.output) == "0 passed, 0 failed, 4 skipped, 1 xpass");
     // An XPASS is one against the expectation file only: the repro line names it.
-    CHECK(has(r.output, "repro: " + moe_conform() + " run --expect " + e.string() + " --backend loop_f32 --case " + kSuite +
+    CHECK(has(r.output, "repro: " + moe_conform() + " run --expect " + e.string() + " --backend loop_f32 --case " + kBundledSuite +
                             "/topk_one.h5"));
     CHECK_FALSE(has(r.output, "applied to no result"));  // both entries applied
 
     // An entry that applies to nothing in the run is said (a stale entry sat there unnoticed).
-    r = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite +
+    r = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kBundledSuite +
                     " --filter 'gemm3_qwen_spec_*' --expect " + e.string());
     CHECK(r.exit_code == 77);
     CHECK(has(r.output, "note: 1 of the 2 entries of " + e.string() + " applied to no result of this run"));
@@ -185,7 +184,7 @@ TEST_CASE("expectations: XPASS fails the run, SKIP is reported with its reason, 
     // XPASS too: it was MISTRUSTED, exit 0, and the stale entry went unseen.
     std::ofstream(e) << R"({"format": "moe-expectations", "format_version": 1, "expectations": [
         {"backend": "reference_dense", "case": "nonfinite_gate_lane_nan_f32", "status": "FAIL", "reason": "was wrong"}]})";
-    const std::string nan_case = " --backend reference_dense --case " + kSuite + "/nonfinite_gate_lane_nan_f32.h5";
+    const std::string nan_case = " --backend reference_dense --case " + kBundledSuite + "/nonfinite_gate_lane_nan_f32.h5";
     r = run_command(moe_conform() + " run --quiet" + nan_case);
     CHECK(r.exit_code == 0);
     CHECK(last_line(r.output) == "0 passed, 0 failed, 0 skipped, 1 mistrusted");
@@ -197,7 +196,7 @@ TEST_CASE("expectations: XPASS fails the run, SKIP is reported with its reason, 
 
     std::ofstream(e) << R"({"format": "moe-expectations", "format_version": 1, "expectations": [
         {"backend": "loop_f32", "case": "x", "status": "FAIL"}]})";
-    r = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite + " --expect " + e.string());
+    r = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kBundledSuite + " --expect " + e.string());
     CHECK(r.exit_code == 2);
     CHECK(has(r.output, "entry 0"));
 }
@@ -205,7 +204,7 @@ TEST_CASE("expectations: XPASS fails the run, SKIP is reported with its reason, 
 TEST_CASE("--shard divides the cases --filter and --tier select; a shard left with none exits 77") {
     std::size_t total = 0;
     for (int i = 1; i <= 3; ++i) {
-        const auto r = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite +
+        const auto r = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kBundledSuite +
                                    " --filter 'gemm2_*' --shard " + std::to_string(i) + "/3");
         CAPTURE(r.output);
         CHECK(r.exit_code == 0);
@@ -214,16 +213,16 @@ TEST_CASE("--shard divides the cases --filter and --tier select; a shard left wi
         CHECK(n > 0);  // cut before the filter, shares of the 170 files held 0 to 3 gemm2 cases
         total += n;
     }
-    const auto all = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite + " --filter 'gemm2_*'");
+    const auto all = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kBundledSuite + " --filter 'gemm2_*'");
     CHECK(std::to_string(total) + " passed, 0 failed, 0 skipped" == last_line(all.output));
-    const auto empty = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite +
+    const auto empty = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kBundledSuite +
                                    " --filter topk_one --shard 2/3");
     CHECK(empty.exit_code == 77);
     CHECK(has(empty.output, "shard 2/3 holds none of the 1 selected case(s)"));
     // Its report files are written, with no result: a CI collecting one per shard finds each.
     TempDir dir;
     const fs::path json = dir.path() / "r.json", junit = dir.path() / "r.xml";
-    const auto reported = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite +
+    const auto reported = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kBundledSuite +
                                       " --filter topk_one --shard 2/3 --json " + json.string() + " --junit " +
                                       junit.string());
     CHECK(reported.exit_code == 77);
@@ -233,7 +232,7 @@ TEST_CASE("--shard divides the cases --filter and --tier select; a shard left wi
     CHECK(no_work.exit_code == 77);
     CHECK(has(no_work.output, "selftest shard 1000/1000 holds none of the"));
     // A file the tier leaves out is not read at all: its size cannot fail the run.
-    const auto quick = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite +
+    const auto quick = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kBundledSuite +
                                    " --tier quick --max-memory 300k");
     CAPTURE(quick.output);
     CHECK(quick.exit_code == 0);
@@ -260,7 +259,7 @@ TEST_CASE("expectation files: a key given twice, an entry that can never apply, 
     };
     for (const auto& [text, message] : refused) {
         std::ofstream(e) << text;
-        expect_refused_before_running(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite +
+        expect_refused_before_running(moe_conform() + " run --quiet --backend loop_f32 --suite " + kBundledSuite +
                                           " --filter topk_one --expect " + e.string(),
                                       message);
     }
@@ -268,7 +267,7 @@ TEST_CASE("expectation files: a key given twice, an entry that can never apply, 
     std::ofstream(e) << head + R"("expectations": [)" + fail +
                             R"(, {"backend": "*", "case": "topk_?", "status": "SKIP", "reason": "r"},
                                {"backend": "*", "case": "topk_*", "status": "FAIL", "reason": "r"}]})";
-    const auto r = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite +
+    const auto r = run_command(moe_conform() + " run --quiet --backend loop_f32 --suite " + kBundledSuite +
                                " --filter topk_one --expect " + e.string());
     CAPTURE(r.output);
     CHECK(r.exit_code == 1);
@@ -277,7 +276,7 @@ TEST_CASE("expectation files: a key given twice, an entry that can never apply, 
 
 TEST_CASE("--shard: N near 2^64 does not wrap; one case name in two files is refused before the cut") {
     // i += N wrapped past 2^64: shard 5 of 2^64 - 1 held the first five files, overlapping 1 to 4.
-    const std::string run = moe_conform() + " run --quiet --backend loop_f32 --suite " + kSuite + " --filter 'gemm2_*'";
+    const std::string run = moe_conform() + " run --quiet --backend loop_f32 --suite " + kBundledSuite + " --filter 'gemm2_*'";
     auto r = run_command(run + " --shard 5/18446744073709551615");
     CAPTURE(r.output);
     CHECK(r.exit_code == 0);
@@ -286,7 +285,7 @@ TEST_CASE("--shard: N near 2^64 does not wrap; one case name in two files is ref
     // Unsharded, a run meeting both files is exit 2; each shard met one and passed.
     TempDir dir;
     copy_case(dir, "topk_one");
-    fs::copy_file(kSuite + "/topk_one.h5", dir.path() / "topk_one_again.h5");
+    fs::copy_file(kBundledSuite + "/topk_one.h5", dir.path() / "topk_one_again.h5");
     for (const char* shard : {"1/2", "2/2"})
         expect_refused_before_running(moe_conform() + " run --quiet --backend loop_f32 --suite " + dir.path().string() +
                                           " --shard " + shard,
@@ -300,13 +299,13 @@ TEST_CASE("files that hung or crashed HDF5, in a suite run with --filter and che
     TempDir dir;
     const fs::path suite = dir.path() / "suite", results = dir.path() / "results";
     fs::create_directories(suite);
-    REQUIRE(run_command(moe_conform() + " run --quiet --backend loop_f32 --case " + kSuite + "/topk_one.h5 --write-results " +
+    REQUIRE(run_command(moe_conform() + " run --quiet --backend loop_f32 --case " + kBundledSuite + "/topk_one.h5 --write-results " +
                         results.string()).exit_code == 0);
     for (const auto& e : fs::directory_iterator(std::string(MOE_SOURCE_DIR) + "/tests/golden/fuzz-regressions")) {
         if (e.path().extension() != ".h5") continue;
         CAPTURE(e.path().filename().string());
         for (const auto& f : fs::directory_iterator(suite)) fs::remove(f.path());
-        fs::copy_file(kSuite + "/topk_one.h5", suite / "topk_one.h5");
+        fs::copy_file(kBundledSuite + "/topk_one.h5", suite / "topk_one.h5");
         fs::copy_file(e.path(), suite / e.path().filename());
         const auto run = run_command(moe_conform() + " run --quiet --no-manifest --backend loop_f32 --filter '*' --suite " +
                                      suite.string());
@@ -325,9 +324,9 @@ TEST_CASE("check --results on the folder of a two-backend --write-results refuse
     // Subfolders are searched (a CI's shard artifacts): the per-backend folders answer each case twice.
     TempDir dir;
     const fs::path results = dir.path() / "results";
-    REQUIRE(run_command(moe_conform() + " run --quiet --backend loop_f32,reference --case " + kSuite +
+    REQUIRE(run_command(moe_conform() + " run --quiet --backend loop_f32,reference --case " + kBundledSuite +
                         "/topk_one.h5 --write-results " + results.string()).exit_code == 0);
-    const auto r = run_command(moe_conform() + " check --quiet --case " + kSuite + "/topk_one.h5 --results " +
+    const auto r = run_command(moe_conform() + " check --quiet --case " + kBundledSuite + "/topk_one.h5 --results " +
                                results.string());
     CAPTURE(r.output);
     CHECK(r.exit_code == 2);
@@ -335,7 +334,7 @@ TEST_CASE("check --results on the folder of a two-backend --write-results refuse
                             (results / "loop_f32" / "topk_one.h5").string() +
                             " (subfolders of a results folder are searched too: give --results the folder of one "
                             "implementation)"));
-    const auto one = run_command(moe_conform() + " check --quiet --case " + kSuite + "/topk_one.h5 --results " +
+    const auto one = run_command(moe_conform() + " check --quiet --case " + kBundledSuite + "/topk_one.h5 --results " +
                                  (results / "loop_f32").string());
     CAPTURE(one.output);
     CHECK(one.exit_code == 0);
@@ -343,11 +342,11 @@ TEST_CASE("check --results on the folder of a two-backend --write-results refuse
 
 TEST_CASE("a suite's manifest is read as sha256sum -c reads it: CRLF, upper-case hex, binary mode") {
     TempDir dir;
-    fs::copy_file(kSuite + "/topk_one.h5", dir.path() / "topk_one.h5");
-    fs::copy_file(kSuite + "/topk_equals_experts.h5", dir.path() / "topk_equals_experts.h5");
+    fs::copy_file(kBundledSuite + "/topk_one.h5", dir.path() / "topk_one.h5");
+    fs::copy_file(kBundledSuite + "/topk_equals_experts.h5", dir.path() / "topk_equals_experts.h5");
     std::string sums;
     {
-        std::ifstream in(kSuite + "/MANIFEST.sha256");
+        std::ifstream in(kBundledSuite + "/MANIFEST.sha256");
         for (std::string line; std::getline(in, line);)
             if (has(line, "  topk_one.h5") || has(line, "  topk_equals_experts.h5")) sums += line + "\n";
     }
@@ -380,7 +379,7 @@ TEST_CASE("usage errors exit 2 with a message") {
     auto r = run_command(moe_conform() + " frob");
     CHECK(r.exit_code == 2);
     CHECK(has(r.output, "unknown command 'frob' (commands: list, run, check, selftest, shrink"));
-    r = run_command(moe_conform() + " run --backend nosuch --suite " + kSuite);
+    r = run_command(moe_conform() + " run --backend nosuch --suite " + kBundledSuite);
     CHECK(r.exit_code == 2);
     CHECK(has(r.output, "unknown backend 'nosuch' (built-in backends: reference, reference_dense, loop_f32, loop_lowp"));
     r = run_command(moe_conform() + " run --backend reference");
@@ -388,19 +387,19 @@ TEST_CASE("usage errors exit 2 with a message") {
     CHECK(has(r.output, "--suite"));
     TempDir dir;
     const std::string json = (dir.path() / "r.json").string();
-    r = run_command(moe_conform() + " run --backend reference --suite " + kSuite + " --filter 'no_such_case*' --json " +
+    r = run_command(moe_conform() + " run --backend reference --suite " + kBundledSuite + " --filter 'no_such_case*' --json " +
                     json);
     CHECK(r.exit_code == 2);
     CHECK(has(r.output, "no case matched"));
     CHECK(has(r.output, "no report file written"));
     CHECK(!fs::exists(json));  // an empty report would read as a clean run
-    r = run_command(moe_conform() + " run --backend reference --suite " + kSuite + " --shard ''");
+    r = run_command(moe_conform() + " run --backend reference --suite " + kBundledSuite + " --shard ''");
     CHECK(r.exit_code == 2);
     CHECK(has(r.output, "expected I/N"));
     // A .h5 entry that is no file (a dangling link: an incomplete checkout) is not skipped.
     const fs::path short_suite = dir.path() / "short";
     fs::create_directories(short_suite);
-    fs::copy_file(kSuite + "/topk_one.h5", short_suite / "topk_one.h5");
+    fs::copy_file(kBundledSuite + "/topk_one.h5", short_suite / "topk_one.h5");
     fs::create_symlink(dir.path() / "nowhere.h5", short_suite / "missing.h5");
     r = run_command(moe_conform() + " run --backend reference --no-manifest --suite " + short_suite.string());
     CHECK(r.exit_code == 2);
@@ -417,12 +416,12 @@ TEST_CASE("usage errors exit 2 with a message") {
 TEST_CASE("selftest's repro lines run: a mutant by name, in worker processes, spelled either way") {
     // The names were checked by making the backends in the parent: an opencl mutant opened its
     // device there, and the forked workers hung on every case until --case-timeout.
-    const auto r = run_command(moe_conform() + " run --backend mutant:opencl_wrong_offset --case " + kSuite +
+    const auto r = run_command(moe_conform() + " run --backend mutant:opencl_wrong_offset --case " + kBundledSuite +
                                "/gemm2_gptoss_spec_bf16.h5 --case-timeout 60");
     CAPTURE(r.output);
     CHECK_FALSE(has(r.output, "timed out"));
     CHECK((r.exit_code == 1 || r.exit_code == 77));  // caught; 77 where no OpenCL device exists
-    const auto twice = run_command(moe_conform() + " run --backend lanes_swapped,mutant:lanes_swapped --case " + kSuite +
+    const auto twice = run_command(moe_conform() + " run --backend lanes_swapped,mutant:lanes_swapped --case " + kBundledSuite +
                                    "/topk_one.h5");
     CHECK(twice.exit_code == 2);
     CHECK(has(twice.output, "named twice"));
@@ -430,7 +429,7 @@ TEST_CASE("selftest's repro lines run: a mutant by name, in worker processes, sp
     // line is quoted as a shell reads it.
     TempDir dir;
     const std::string json = (dir.path() / "r.json").string();
-    const auto bare = run_command(moe_conform() + " run --quiet --backend loop_f32,lanes_swapped --case " + kSuite +
+    const auto bare = run_command(moe_conform() + " run --quiet --backend loop_f32,lanes_swapped --case " + kBundledSuite +
                                   "/topk_one.h5 --filter 'top*' --json " + json);
     CHECK(bare.exit_code == 1);
     const std::string report = file_bytes(json);
@@ -481,7 +480,7 @@ TEST_CASE("selftest --family runs only those families' correct backends and muta
 }
 
 TEST_CASE("flag values out of range exit 2 saying what is wanted, before anything runs") {
-    const std::string run = moe_conform() + " run --backend reference --suite " + kSuite;
+    const std::string run = moe_conform() + " run --backend reference --suite " + kBundledSuite;
     const std::pair<std::string, std::string> refused[] = {
         {run + " --threads 0", "--threads: 0: expected more than 0"},
         {run + " --case-timeout -1", "--case-timeout: -1: expected 0 or more"},
@@ -491,40 +490,40 @@ TEST_CASE("flag values out of range exit 2 saying what is wanted, before anythin
         {moe_conform() + " selftest --family frob", "--family: frob not in {reference,loop,cpu,opencl,blockwise,expert_parallel}"},
         {moe_conform() + " selftest --family cpu,loop,cpu", "--family: 'cpu' is named twice"},
         {moe_conform() + " selftest --family loop --device 9:9", "--device 9:9: no OpenCL device matches '9:9'"},
-        {moe_conform() + " check --suite " + kSuite + " --results " + kSuite + " --case-timeout -2", "--case-timeout: -2"},
+        {moe_conform() + " check --suite " + kBundledSuite + " --results " + kBundledSuite + " --case-timeout -2", "--case-timeout: -2"},
         {run + " --no-such-flag", "--no-such-flag"},  // CLI11 exits 109 by itself; the tools say 2
         // A device that does not exist (PoCL's is 0:0): every opencl case would SKIP.
-        {moe_conform() + " run --backend opencl,loop_f32 --device 9:9 --suite " + kSuite,
+        {moe_conform() + " run --backend opencl,loop_f32 --device 9:9 --suite " + kBundledSuite,
          "--device 9:9: no OpenCL device matches '9:9' (devices found: 0:0 "},
         // A malformed setting of the opencl backend's environment: every opencl case would SKIP.
-        {"MOE_OPENCL_STAGING=8y1024 " + moe_conform() + " run --backend opencl --suite " + kSuite,
+        {"MOE_OPENCL_STAGING=8y1024 " + moe_conform() + " run --backend opencl --suite " + kBundledSuite,
          "MOE_OPENCL_STAGING: '8y1024' is not THREADSxKIB"},
-        {"MOE_OPENCL_STAGING=0x1024 " + moe_conform() + " run --backend all --suite " + kSuite,
+        {"MOE_OPENCL_STAGING=0x1024 " + moe_conform() + " run --backend all --suite " + kBundledSuite,
          "MOE_OPENCL_STAGING: '0x1024' is not THREADSxKIB (threads 1-64"},
-        {"MOE_OPENCL_GEMM=wid " + moe_conform() + " selftest --suite " + kSuite,
+        {"MOE_OPENCL_GEMM=wid " + moe_conform() + " selftest --suite " + kBundledSuite,
          "MOE_OPENCL_GEMM: 'wid' is neither wide nor compact"},
-        {"MOE_OPENCL_KERNEL_DIR=/no/such/dir " + moe_conform() + " run --backend opencl --suite " + kSuite,
+        {"MOE_OPENCL_KERNEL_DIR=/no/such/dir " + moe_conform() + " run --backend opencl --suite " + kBundledSuite,
          "MOE_OPENCL_KERNEL_DIR: /no/such/dir is not a folder"},
-        {"MOE_OPENCL_FUSE=yes " + moe_conform() + " run --backend opencl --suite " + kSuite,
+        {"MOE_OPENCL_FUSE=yes " + moe_conform() + " run --backend opencl --suite " + kBundledSuite,
          "MOE_OPENCL_FUSE: 'yes' is neither 0"},
         // The opencl mutants read the same variables: SKIPped, they would read as "not caught".
-        {"MOE_OPENCL_STAGING=bad " + moe_conform() + " run --backend cpu,mutant:opencl_wrong_offset --suite " + kSuite,
+        {"MOE_OPENCL_STAGING=bad " + moe_conform() + " run --backend cpu,mutant:opencl_wrong_offset --suite " + kBundledSuite,
          "MOE_OPENCL_STAGING: 'bad' is not THREADSxKIB"},
-        {"MOE_OPENCL_STAGING=bad " + moe_conform() + " run --backend opencl_missing_barrier --suite " + kSuite,
+        {"MOE_OPENCL_STAGING=bad " + moe_conform() + " run --backend opencl_missing_barrier --suite " + kBundledSuite,
          "MOE_OPENCL_STAGING: 'bad' is not THREADSxKIB"},
         // One file twice: its results would be reported twice.
-        {moe_conform() + " run --backend loop_f32 --case " + kSuite + "/topk_one.h5 --case " + kSuite + "/../golden/topk_one.h5",
-         "the same file as --case " + kSuite + "/topk_one.h5"},
+        {moe_conform() + " run --backend loop_f32 --case " + kBundledSuite + "/topk_one.h5 --case " + kBundledSuite + "/../golden/topk_one.h5",
+         "the same file as --case " + kBundledSuite + "/topk_one.h5"},
         // A list of commas alone: CLI11 would take the next flag as the value (a backend "--suite").
-        {moe_conform() + " run --backend , --suite " + kSuite, "--backend: ',' is only commas"},
-        {moe_conform() + " run --backend=,, --suite " + kSuite, "--backend: ',,' is only commas"},
+        {moe_conform() + " run --backend , --suite " + kBundledSuite, "--backend: ',' is only commas"},
+        {moe_conform() + " run --backend=,, --suite " + kBundledSuite, "--backend: ',,' is only commas"},
     };
     for (const auto& [command, message] : refused) expect_refused_before_running(command, message);
     // Those variables concern the opencl backend only; a well-formed plan runs.
     const auto cpu = run_command("MOE_OPENCL_STAGING=bad " + run + " --filter 'exact_*'");
     CHECK(cpu.exit_code == 0);
     const auto staged = run_command("MOE_OPENCL_STAGING=3x4 MOE_OPENCL_FUSE=0 " + moe_conform() +
-                                    " run --backend opencl --suite " + kSuite + " --filter 'exact_*'");
+                                    " run --backend opencl --suite " + kBundledSuite + " --filter 'exact_*'");
     CAPTURE(staged.output);
     CHECK((staged.exit_code == 0 || staged.exit_code == 77));  // 77 where no OpenCL device exists
     // 0 is a value of its own for --case-timeout (no limit), not refused.
@@ -543,7 +542,7 @@ TEST_CASE("MOE_OPENCL_KERNEL_DIR: its .cl files replace the embedded ones (a cha
         std::ofstream out(dir.path() / "activation.cl", std::ios::binary);
         out << activation;
     }
-    const std::string run = moe_conform() + " run --backend opencl --suite " + kSuite + " --filter 'exact_gemm*'";
+    const std::string run = moe_conform() + " run --backend opencl --suite " + kBundledSuite + " --filter 'exact_gemm*'";
     const auto changed = run_command("MOE_OPENCL_KERNEL_DIR=" + dir.path().string() + " " + run);
     CAPTURE(changed.output);
     CHECK(changed.exit_code == 1);
@@ -573,16 +572,16 @@ TEST_CASE("MOE_OPENCL_KERNEL_DIR: its .cl files replace the embedded ones (a cha
 
 TEST_CASE("report paths that cannot be written exit 2 before anything runs, naming the path") {
     TempDir dir;
-    const std::string one = moe_conform() + " run --backend reference --case " + kSuite + "/exact_gemm2_lane1.h5";
+    const std::string one = moe_conform() + " run --backend reference --case " + kBundledSuite + "/exact_gemm2_lane1.h5";
     const std::string missing = dir.path().string() + "/no/such";
     const std::pair<std::string, std::string> refused[] = {
         {one + " --json " + missing + "/r.json",
          "--json: " + missing + "/r.json: folder " + missing + " does not exist"},
         {one + " --junit " + missing + "/r.xml", "folder " + missing + " does not exist"},
         {one + " --html " + dir.path().string(), "--html: " + dir.path().string() + " is a folder; give a file name"},
-        {one + " --write-results " + kSuite + "/exact_gemm2_lane1.h5/sub", "is not a folder"},
+        {one + " --write-results " + kBundledSuite + "/exact_gemm2_lane1.h5/sub", "is not a folder"},
         {moe_conform() + " selftest --json " + missing + "/s.json", "folder " + missing + " does not exist"},
-        {moe_conform() + " check --suite " + kSuite + " --results " + kSuite + " --html " + missing + "/c.html",
+        {moe_conform() + " check --suite " + kBundledSuite + " --results " + kBundledSuite + " --html " + missing + "/c.html",
          "folder " + missing + " does not exist"},
         // Only a worker process can be stopped: a timeout in one process would be silently ignored.
         {one + " --no-isolation --case-timeout 5", "--no-isolation excludes --case-timeout"},
@@ -594,7 +593,7 @@ TEST_CASE("report paths that cannot be written exit 2 before anything runs, nami
     // regression would damage the copy only.
     const fs::path suite = dir.path() / "suite";
     fs::create_directories(suite);
-    fs::copy_file(kSuite + "/exact_gemm2_lane1.h5", suite / "exact_gemm2_lane1.h5");
+    fs::copy_file(kBundledSuite + "/exact_gemm2_lane1.h5", suite / "exact_gemm2_lane1.h5");
     const std::string golden = (suite / "exact_gemm2_lane1.h5").string();
     const std::string run_copy = moe_conform() + " run --backend loop_f32 --no-manifest --suite " + suite.string();
     const std::pair<std::string, std::string> clashes[] = {
@@ -616,7 +615,7 @@ TEST_CASE("repro lines run as they are printed, whatever the case's path holds")
     const fs::path folder = dir.path() / "a&b(1)";
     fs::create_directories(folder);
     const fs::path f = folder / "x;y.h5";
-    fs::copy_file(kSuite + "/exact_gemm2_lane1.h5", f);
+    fs::copy_file(kBundledSuite + "/exact_gemm2_lane1.h5", f);
     const auto r =
         run_command(moe_conform() + " run --quiet --backend mutant:bias1_dropped --case '" + f.string() + "'");
     CAPTURE(r.output);
@@ -648,7 +647,7 @@ namespace {
 std::string one_case_selftest(const TempDir& dir) {
     const fs::path suite = dir.path() / "one_case";
     fs::create_directories(suite);
-    fs::copy_file(kSuite + "/topk_one.h5", suite / "topk_one.h5", fs::copy_options::overwrite_existing);
+    fs::copy_file(kBundledSuite + "/topk_one.h5", suite / "topk_one.h5", fs::copy_options::overwrite_existing);
     return moe_conform() + " selftest --quiet --no-manifest --suite " + suite.string();
 }
 
@@ -658,7 +657,7 @@ TEST_CASE("outputs onto what a command reads are refused before it runs: run's p
     TempDir dir;
     const fs::path suite = dir.path() / "suite";
     fs::create_directories(suite);
-    fs::copy_file(kSuite + "/topk_one.h5", suite / "topk_one.h5");
+    fs::copy_file(kBundledSuite + "/topk_one.h5", suite / "topk_one.h5");
     const std::string golden = (suite / "topk_one.h5").string();
     const std::string golden_before = file_bytes(golden);
     // run --json onto the --backend-lib plugin replaced the .so with the report, exit 0.
@@ -691,7 +690,7 @@ TEST_CASE("outputs onto what a command reads are refused before it runs: run's p
 TEST_CASE("--shard with a sign, blanks or no digits is refused; its message names the flag once") {
     // "1/-2" was read as shard 1 of 2^64 - 2: run took every case, selftest ran one backend and
     // passed with "0 of 0 mutants caught".
-    const std::string run = moe_conform() + " run --backend reference --suite " + kSuite;
+    const std::string run = moe_conform() + " run --backend reference --suite " + kBundledSuite;
     TempDir dir;
     const std::string selftest = one_case_selftest(dir);
     const std::pair<std::string, std::string> refused[] = {
@@ -699,7 +698,7 @@ TEST_CASE("--shard with a sign, blanks or no digits is refused; its message name
         {run + " --shard ' 1/2'", "--shard:  1/2: expected I/N in decimal digits"},
         {run + " --shard +1/2", "--shard: +1/2: expected I/N in decimal digits"},
         {run + " --shard 1/99999999999999999999", "--shard: 1/99999999999999999999: out of range"},
-        {moe_conform() + " check --suite " + kSuite + " --results " + kSuite + " --shard 1/-2", "--shard: 1/-2: expected"},
+        {moe_conform() + " check --suite " + kBundledSuite + " --results " + kBundledSuite + " --shard 1/-2", "--shard: 1/-2: expected"},
         {selftest + " --shard 1/-2", "--shard: 1/-2: expected I/N in decimal digits"},
         {run + " --shard ''", "--shard: an empty value: expected I/N, e.g. 2/4"},
     };
@@ -710,7 +709,7 @@ TEST_CASE("--shard with a sign, blanks or no digits is refused; its message name
 }
 
 TEST_CASE("an empty item in --backend or --family is refused, not dropped; 'all' twice is named as given") {
-    const std::string one = " --case " + kSuite + "/topk_one.h5";
+    const std::string one = " --case " + kBundledSuite + "/topk_one.h5";
     TempDir dir;
     const std::string selftest = one_case_selftest(dir);
     const std::pair<std::string, std::string> refused[] = {
@@ -728,8 +727,8 @@ TEST_CASE("an empty item in --backend or --family is refused, not dropped; 'all'
 }
 
 TEST_CASE("--threads is a decimal count up to the cap; empty values and switches given a value are refused") {
-    const std::string one = moe_conform() + " run --backend reference --case " + kSuite + "/topk_one.h5";
-    const std::string check = moe_conform() + " check --case " + kSuite + "/topk_one.h5 --results " + kSuite +
+    const std::string one = moe_conform() + " run --backend reference --case " + kBundledSuite + "/topk_one.h5";
+    const std::string check = moe_conform() + " check --case " + kBundledSuite + "/topk_one.h5 --results " + kBundledSuite +
                               "/topk_one.h5";
     TempDir dir;
     const std::string selftest = one_case_selftest(dir);
@@ -739,7 +738,7 @@ TEST_CASE("--threads is a decimal count up to the cap; empty values and switches
         {one + " --threads 1.5", "--threads: 1.5: expected a whole number in decimal digits"},
         {one + " --threads 100000", "--threads: 100000: out of range, at most "},
         {selftest + " --threads 0x10", "--threads: 0x10: expected a whole number"},
-        {moe_conform() + " shrink --backend loop_f32 --case " + kSuite + "/topk_one.h5 --threads 1e3",
+        {moe_conform() + " shrink --backend loop_f32 --case " + kBundledSuite + "/topk_one.h5 --threads 1e3",
          "--threads: 1e3: expected a whole number"},
         // An empty value was read as if the flag were absent (or, for --filter, matched nothing).
         {check + " --precision ''", "--precision: an empty value"},
@@ -760,7 +759,7 @@ TEST_CASE("--threads is a decimal count up to the cap; empty values and switches
 }
 
 TEST_CASE("--device: an index past 2^64 matches no device (was an internal error: stoul); no opencl backend: refused") {
-    const std::string one = " --case " + kSuite + "/topk_one.h5";
+    const std::string one = " --case " + kBundledSuite + "/topk_one.h5";
     const std::string huge = "0:99999999999999999999";
     TempDir dir;
     const std::string selftest = one_case_selftest(dir);
@@ -791,7 +790,7 @@ TEST_CASE("shrink's repro line carries --device") {
     TempDir dir;
     const std::string out = (dir.path() / "small.h5").string();
     const auto r = run_command(moe_conform() + " shrink --quiet --backend mutant:opencl_wrong_offset --device 0:0 --case " +
-                               kSuite + "/topk_one.h5 -o " + out + " --max-seconds 20");
+                               kBundledSuite + "/topk_one.h5 -o " + out + " --max-seconds 20");
     CAPTURE(r.output);
     if (has(r.output, "unavailable")) return;  // no OpenCL device on this machine
     CHECK(r.exit_code == 0);
@@ -800,7 +799,7 @@ TEST_CASE("shrink's repro line carries --device") {
 
 TEST_CASE("--max-memory past 2^64 - 1 bytes is out of range, not 2^64 - 1") {
     // CLI11 saturated the number ("18446744073709551616k" said "18446744073709551615 multiplied by k").
-    const std::string one = moe_conform() + " run --backend reference --case " + kSuite + "/topk_one.h5";
+    const std::string one = moe_conform() + " run --backend reference --case " + kBundledSuite + "/topk_one.h5";
     for (const std::string value : {"99999999999999999999", "18446744073709551616k"})
         expect_refused_before_running(one + " --max-memory " + value,
                                       "--max-memory: " + value + ": out of range, at most 18446744073709551615 bytes");

@@ -19,17 +19,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bundled_suite.hpp"
 #include "run_command.hpp"
 #include "temp_dir.hpp"
+#include "text_contains.hpp"
 
 using moe::test::run_command;
 using moe::test::TempDir;
+using moe::test::kBundledSuite;
+using moe::test::has;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kSuite = std::string(MOE_SOURCE_DIR) + "/data/golden";
 const std::string kChecker = "/usr/bin/python3 " + std::string(MOE_SOURCE_DIR) + "/tests/python/check_report_files.py";
 const std::string kSchema = std::string(MOE_SOURCE_DIR) + "/spec/report.schema.json";
 const std::string kAfter = " within bound; the divergence is after them (routing weights, the sum over top-k, or "
@@ -39,8 +42,6 @@ std::string tool() {
     const char* other = std::getenv("MOE_CONFORM_UNDER_TEST");
     return other && *other ? other : moe::test::moe_conform();
 }
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 std::string file_text(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -63,9 +64,9 @@ TEST_CASE("a run that skips says why, grouped by reason, most frequent first, ab
       {"backend": "reference", "case": "gemm2_*", "status": "SKIP", "reason": "no GEMM2"},
       {"backend": "reference", "case": "gemm3_qwen_*", "status": "SKIP", "reason": "GEMM3 \"qwen\" not ready"}]})";
     // One GEMM2 skip before two GEMM3 skips: the larger group comes first all the same.
-    const auto r = run_command(tool() + " run --quiet --backend reference --case " + kSuite +
-                               "/gemm2_gptoss_spec_f32.h5 --case " + kSuite + "/gemm3_qwen_openvino_f32.h5 --case " +
-                               kSuite + "/exact_gemm3_spec_f32.h5 --case " + kSuite +
+    const auto r = run_command(tool() + " run --quiet --backend reference --case " + kBundledSuite +
+                               "/gemm2_gptoss_spec_f32.h5 --case " + kBundledSuite + "/gemm3_qwen_openvino_f32.h5 --case " +
+                               kBundledSuite + "/exact_gemm3_spec_f32.h5 --case " + kBundledSuite +
                                "/gemm3_qwen_spec_f32.h5 --expect " + expect.string() + " --json " + j.string() +
                                " --junit " + x.string());
     INFO(r.output);
@@ -87,7 +88,7 @@ TEST_CASE("a run that skips says why, grouped by reason, most frequent first, ab
 TEST_CASE("a run that skips nothing has no skip block, and an empty skip_reasons") {
     TempDir dir;
     const fs::path j = dir.path() / "r.json";
-    const auto r = run_command(tool() + " run --quiet --backend reference --case " + kSuite +
+    const auto r = run_command(tool() + " run --quiet --backend reference --case " + kBundledSuite +
                                "/exact_gemm3_spec_f32.h5 --json " + j.string());
     INFO(r.output);
     CHECK(r.exit_code == 0);
@@ -101,7 +102,7 @@ TEST_CASE("a FAIL whose stages are all within bound says the divergence is after
         TempDir dir;
         const fs::path j = dir.path() / "r.json", x = dir.path() / "r.xml", h = dir.path() / "r.html";
         const auto r = run_command(tool() + " run --quiet" + mode + " --backend mutant:routing_slot_shifted --case " +
-                                   kSuite + "/gemm3_qwen_spec_f32.h5 --case " + kSuite +
+                                   kBundledSuite + "/gemm3_qwen_spec_f32.h5 --case " + kBundledSuite +
                                    "/gemm2_gptoss_spec_f32.h5 --json " + j.string() + " --junit " + x.string() +
                                    " --html " + h.string());
         INFO(r.output);
@@ -139,7 +140,7 @@ TEST_CASE("a FAIL whose stages are all within bound says the divergence is after
 TEST_CASE("a FAIL with a divergent stage names it, and has no stages_within_bound") {
     TempDir dir;
     const fs::path j = dir.path() / "r.json";
-    const auto r = run_command(tool() + " run --quiet --backend mutant:swish_beta_one --case " + kSuite +
+    const auto r = run_command(tool() + " run --quiet --backend mutant:swish_beta_one --case " + kBundledSuite +
                                "/gemm2_gptoss_spec_f32.h5 --json " + j.string());
     INFO(r.output);
     CHECK(r.exit_code == 1);

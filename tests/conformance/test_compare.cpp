@@ -15,9 +15,11 @@
 #include "moe/golden/golden_file.hpp"
 #include "moe/reference/error_terms.hpp"
 #include "small_cases.hpp"
+#include "text_contains.hpp"
 
 using namespace moe;
 using namespace moe::conformance;
+using moe::test::has;
 
 namespace {
 
@@ -52,8 +54,6 @@ Tensor moved(const Tensor& t, std::size_t i, double delta) {
     r.set(i, t.get(i) + delta);
     return r;
 }
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 

@@ -14,9 +14,11 @@
 #include "moe/conformance/compare.hpp"
 #include "moe/golden/golden_file.hpp"
 #include "small_cases.hpp"
+#include "text_contains.hpp"
 
 using namespace moe;
 using namespace moe::conformance;
+using moe::test::has;
 
 namespace {
 
@@ -33,8 +35,6 @@ Tensor output_as(const golden::GoldenCase& c, DType t, const std::function<doubl
     for (std::size_t i = 0; i < ref.size(); ++i) out.set(i, f ? f(ref.get(i)) : ref.get(i));
     return out;
 }
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 }  // namespace
 

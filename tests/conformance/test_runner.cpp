@@ -20,16 +20,16 @@
 #include "moe/golden/suite.hpp"
 #include "moe/spec/error.hpp"
 #include "runner_fixtures.hpp"
+#include "text_contains.hpp"
 
 using namespace moe;
 using namespace moe::conformance;
 using test::Behaviour;
 using test::ScriptedBackend;
 using test::case_names;
+using moe::test::has;
 
 namespace {
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // What a run of a backend whose prepare() takes 400 ms printed on stderr (its one result checked).
 std::string stderr_of_slow_run(const RunOptions& o) {

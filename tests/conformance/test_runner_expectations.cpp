@@ -11,16 +11,15 @@
 #include "moe/conformance/expectations.hpp"
 #include "moe/conformance/runner.hpp"
 #include "runner_fixtures.hpp"
+#include "text_contains.hpp"
 
 using namespace moe;
 using namespace moe::conformance;
 using test::Behaviour;
 using test::ScriptedBackend;
+using moe::test::has;
 
 namespace {
-
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // A golden file named `name` whose reference output is zero everywhere (every routing weight 0):
 // a correct backend passes it, and the comparison proves nothing, so it is MISTRUSTED.

@@ -12,16 +12,16 @@
 #include "moe/golden/suite.hpp"
 #include "moe/spec/error.hpp"
 #include "runner_fixtures.hpp"
+#include "text_contains.hpp"
 
 using namespace moe;
 using namespace moe::conformance;
 using test::Behaviour;
 using test::ScriptedBackend;
 using test::case_names;
+using moe::test::has;
 
 namespace {
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // Throws CaseSkipped on GEMM2 cases (a kernel of GEMM3 alone), else runs as `correct`.
 class Gemm3Only : public ScriptedBackend {

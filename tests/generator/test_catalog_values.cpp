@@ -16,9 +16,11 @@
 #include "moe/spec/error.hpp"
 #include "catalog_text.hpp"
 #include "temp_dir.hpp"
+#include "text_contains.hpp"
 
 using namespace moe;
 using namespace moe::generator;
+using moe::test::has;
 
 namespace {
 
@@ -35,8 +37,6 @@ std::string catalog(const std::string& more, const std::string& type = "GEMM2_BI
 std::vector<CaseSpec> load_text(const std::string& text) { return moe::test::load_catalog_text(text); }
 
 std::string load_error(const std::string& text) { return moe::test::catalog_text_error(text); }
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 

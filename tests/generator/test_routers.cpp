@@ -14,9 +14,11 @@
 #include "moe/generator/synthesize.hpp"
 #include "moe/spec/error.hpp"
 #include "catalog_text.hpp"
+#include "text_contains.hpp"
 
 using namespace moe;
 using namespace moe::generator;
+using moe::test::has;
 
 namespace {
 RouterConfig cfg(RouterKind k, std::size_t K) {
@@ -165,8 +167,6 @@ std::string catalog_with(const std::string& routing, std::size_t T = 8, std::siz
 std::vector<CaseSpec> load_text(const std::string& text) { return moe::test::load_catalog_text(text); }
 
 std::string load_error(const std::string& text) { return moe::test::catalog_text_error(text); }
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 

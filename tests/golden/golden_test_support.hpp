@@ -21,6 +21,7 @@
 #include "moe/golden/golden_file.hpp"
 #include "moe/spec/problem.hpp"
 #include "temp_dir.hpp"
+#include "text_contains.hpp"
 
 namespace moe::test::golden_support {
 
@@ -191,7 +192,7 @@ inline std::string captured_stderr(const fs::path& file, F f) {
     return read_bytes(file);
 }
 
-inline bool has(const std::string& message, const std::string& part) { return message.find(part) != std::string::npos; }
+using moe::test::has;
 
 inline std::string list_of(const std::vector<std::uint64_t>& v) {
     std::ostringstream o;

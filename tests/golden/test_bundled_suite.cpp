@@ -12,17 +12,17 @@
 #include "moe/reference/interpreter.hpp"
 #include "moe/reference/storage_rounding.hpp"
 #include "moe/spec/compression.hpp"
+#include "bundled_suite.hpp"
 
 using namespace moe;
 namespace fs = std::filesystem;
+using moe::test::kBundledSuite;
 
 namespace {
 
-const fs::path kSuite = fs::path(MOE_SOURCE_DIR) / "data" / "golden";
-
 std::vector<golden::GoldenCase> load_suite() {
     std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(kSuite))
+    for (const auto& e : fs::directory_iterator(kBundledSuite))
         if (e.path().extension() == ".h5") files.push_back(e.path());
     std::sort(files.begin(), files.end());
     std::vector<golden::GoldenCase> cases;
@@ -238,7 +238,7 @@ TEST_CASE("the catalogue's full tier holds the model-shaped cases") {
         gptoss |= c.tier == "full" && c.hidden == 2880 && c.inter == 2880 && c.experts == 32 && c.topk == 4;
         qwen |= c.tier == "full" && c.hidden == 2048 && c.inter == 768 && c.experts == 128 && c.topk == 8;
         // Every case of the quick and ci tiers is bundled.
-        if (c.tier != "full") CHECK_MESSAGE(fs::exists(kSuite / (c.name + ".h5")), c.name);
+        if (c.tier != "full") CHECK_MESSAGE(fs::exists(kBundledSuite + "/" + c.name + ".h5"), c.name);
     }
     CHECK(gptoss);
     CHECK(qwen);

@@ -6,22 +6,23 @@
 #include <filesystem>
 #include <string>
 
+#include "bundled_suite.hpp"
 #include "run_command.hpp"
 #include "temp_dir.hpp"
+#include "text_contains.hpp"
 
 namespace fs = std::filesystem;
 using moe::test::run_command;
 using moe::test::TempDir;
+using moe::test::kBundledSuite;
+using moe::test::has;
 
 namespace {
 
 const fs::path kRegressions = fs::path(MOE_SOURCE_DIR) / "tests/golden/fuzz-regressions";
-const fs::path kSuite = fs::path(MOE_SOURCE_DIR) / "data/golden";
 // An old-format file whose string descriptor points past its global heap: HDF5 1.10 reads
 // through a wild pointer (SIGSEGV) as soon as a string attribute is read.
 const fs::path kCrashing = kRegressions / "sigsegv-old-format-string-descriptor.h5";
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 int count(const std::string& text, const std::string& part) {
     int n = 0;
@@ -42,9 +43,9 @@ TEST_CASE("a suite with one crashing file and two good ones: ERROR, PASS, PASS, 
     TempDir dir;
     const fs::path suite = dir / "suite";
     fs::create_directories(suite);
-    fs::copy_file(kSuite / "topk_one.h5", suite / "a_good.h5");
+    fs::copy_file(kBundledSuite + "/topk_one.h5", suite / "a_good.h5");
     fs::copy_file(kCrashing, suite / "b_crashing.h5");
-    fs::copy_file(kSuite / "gemm2_bias_en.h5", suite / "c_good.h5");
+    fs::copy_file(kBundledSuite + "/gemm2_bias_en.h5", suite / "c_good.h5");
     const std::string json = (dir / "r.json").string(), xml = (dir / "r.xml").string();
     const auto r = run_command(moe::test::moe_conform() + " run --quiet --backend reference,loop_f32 --suite " +
                                suite.string() + " --json " + json + " --junit " + xml);
@@ -64,8 +65,7 @@ TEST_CASE("a case over its time limit is killed and reported as ERROR naming the
     TempDir dir;
     const std::string json = (dir / "r.json").string();
     const auto r = run_command(moe::test::moe_conform() + " run --quiet --backend reference --case-timeout 0.000001 --case " +
-                               (kSuite / "topk_one.h5").string() + " --case " + (kSuite / "gemm2_bias_en.h5").string() +
-                               " --json " + json);
+                               kBundledSuite + "/topk_one.h5 --case " + kBundledSuite + "/gemm2_bias_en.h5 --json " + json);
     CAPTURE(r.output);
     CHECK(r.exit_code == 1);
     CHECK(has(r.output, "timed out after 1e-06 s"));
@@ -74,7 +74,7 @@ TEST_CASE("a case over its time limit is killed and reported as ERROR naming the
     // The limit was the user's, not the file's fault; the repro lines repeat it, so that they
     // give the same ERROR.
     CHECK(!has(r.output, "damaged or hostile"));
-    CHECK(has(r.output, "--case " + (kSuite / "topk_one.h5").string() + " --case-timeout 1e-06"));
+    CHECK(has(r.output, "--case " + kBundledSuite + "/topk_one.h5 --case-timeout 1e-06"));
 }
 
 TEST_CASE("moe-golden survives every regression file: a message and exit 2, never a crash or a hang") {

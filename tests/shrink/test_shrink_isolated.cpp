@@ -15,16 +15,16 @@
 #include "moe/golden/golden_file.hpp"
 #include "moe/shrink/shrink.hpp"
 #include "moe/spec/error.hpp"
+#include "bundled_suite.hpp"
 
 using namespace moe;
 using namespace moe::shrink;
 using moe::conformance::Status;
+using moe::test::kBundledSuite;
 
 namespace {
 
-const std::string kSuite = std::string(MOE_SOURCE_DIR) + "/data/golden";
-
-golden::GoldenCase medium() { return golden::read_golden(kSuite + "/gemm2_medium.h5"); }  // T 67
+golden::GoldenCase medium() { return golden::read_golden(kBundledSuite + "/gemm2_medium.h5"); }  // T 67
 
 std::size_t tokens(const golden::GoldenCase& c) { return validate(c.problem).T; }
 
@@ -169,7 +169,7 @@ TEST_CASE("shrink_isolated: OpenMP runs in the worker after the shrinking proces
 TEST_CASE("case_wire: every bundled case reaches the worker as it was read") {
     // Compressed weights, group scales, gate_idx, seeds, stages, [B, S, H] inputs: all of them.
     std::size_t cases = 0;
-    for (const auto& entry : std::filesystem::directory_iterator(kSuite)) {
+    for (const auto& entry : std::filesystem::directory_iterator(kBundledSuite)) {
         if (entry.path().extension() != ".h5") continue;
         CAPTURE(entry.path().string());
         const golden::GoldenCase c = golden::read_golden(entry.path().string());

@@ -20,14 +20,14 @@
 #include "moe/shrink/shrink.hpp"
 #include "moe/spec/error.hpp"
 #include "small_cases.hpp"
+#include "text_contains.hpp"
 
 using namespace moe;
 using namespace moe::shrink;
 using moe::conformance::Status;
+using moe::test::has;
 
 namespace {
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 std::string message_of(const std::string& file) {
     try {

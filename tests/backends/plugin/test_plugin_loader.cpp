@@ -7,9 +7,11 @@
 #include <string>
 
 #include "run_command.hpp"
+#include "text_contains.hpp"
 
 using moe::test::moe_conform;
 using moe::test::run_command;
+using moe::test::has;
 
 namespace {
 
@@ -20,8 +22,6 @@ std::string plugin(const std::string& variant) { return std::string(MOE_PLUGIN_D
 moe::test::CommandResult run_with(const std::string& lib) {
     return run_command(moe_conform() + " run --quiet --backend-lib " + lib + " --case " + kCase);
 }
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 
