@@ -329,6 +329,43 @@ TEST_CASE("opencl, compressed weights: decode tiles in moe_gemm_compressed_rows,
             }
 }
 
+TEST_CASE("opencl, compressed weights: one program per kind of weight, each built once") {
+    // The compressed GEMMs are compiled with the weight, scale and zero-point types as constants
+    // (Runtime::build_compressed): a problem whose weights are of two kinds (u4 with f16 scales and
+    // u4 zero points, MXFP4) builds two programs in prepare(), its runs and later problems of
+    // those kinds build nothing, and a new kind builds one more.
+    backends::OpenclBackend b;
+    REQUIRE_MESSAGE(b.availability().available, b.availability().reason);
+    const auto builds = [&](const char* what) {
+        const std::string d = b.description();
+        std::size_t n = 0;
+        for (auto at = d.find(what); at != std::string::npos; at = d.find(what, at + 1)) ++n;
+        return n;
+    };
+    const auto mixed = [](std::size_t T) {
+        Problem p = compressed_problem({DType::u4, 32, true}, ExpertType::gemm3_swiglu, T, DType::bf16);
+        const Problem mx = compressed_problem({DType::f4e2m1, 32, false}, ExpertType::gemm3_swiglu, T, DType::bf16);
+        p.inputs.at(kWeight1) = mx.inputs.at(kWeight1);
+        p.inputs.at(scale_input(kWeight1)) = mx.inputs.at(scale_input(kWeight1));
+        p.inputs.erase(zero_point_input(kWeight1));
+        return p;
+    };
+    const Problem p = mixed(1);
+    b.prepare(p);
+    CHECK(builds("compressed-weight GEMMs") == 2);
+    CHECK(builds("[u4, f16 scales, u4 zero points]") == 1);
+    CHECK(builds("[f4e2m1, f8e8m0 scales]") == 1);
+    CHECK(test::verdict(test::golden_case(p), b.run(p, false).output, b.precision_for(p)) == "PASS");
+    CHECK(b.last_kernel_times().count("moe_gemm_compressed_rows") == 1u);
+    const Problem q = mixed(3);  // not prepared: runs with the programs built for p
+    CHECK(test::verdict(test::golden_case(q), b.run(q, false).output, b.precision_for(q)) == "PASS");
+    CHECK(builds("compressed-weight GEMMs") == 2);
+    const Problem r = compressed_problem({DType::i8, 16, false}, ExpertType::gemm2_bias_swiglu_clamp, 2, DType::bf16);
+    CHECK(test::verdict(test::golden_case(r), b.run(r, false).output, b.precision_for(r)) == "PASS");
+    CHECK(builds("compressed-weight GEMMs") == 3);
+    CHECK(builds("[i8, f16 scales]") == 1);
+}
+
 TEST_CASE("opencl, compressed weights: rows of 16 groups and more (the parameters read 16 at a time)") {
     // The few-row kernels' CPU body reads a row's scales and zero points 16 groups at a time with
     // vector conversions, and the last (groups % 16) one at a time; the other cases' rows have

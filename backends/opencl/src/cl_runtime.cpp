@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <stdexcept>
 #include <vector>
 
 #include "cl_tune.hpp"
@@ -47,12 +48,39 @@ std::size_t capped(const std::string& kernel, std::size_t wg) {
     return std::min<std::size_t>(wg, std::strtoull(cap.c_str() + eq + 1, nullptr, 10));
 }
 
+// kernels/common.cl's and compressed_values.cl's type codes (device_weights.cpp's elem_type).
+const char* type_name(std::int32_t code) {
+    switch (code) {
+        case 0: return "f32";
+        case 1: return "f16";
+        case 2: return "bf16";
+        case 10: return "u8";
+        case 11: return "i8";
+        case 12: return "u4";
+        case 13: return "i4";
+        case 14: return "f4e2m1";
+        case 15: return "f8e4m3";
+        case 16: return "f8e5m2";
+        case 17: return "f8e8m0";
+        default: throw std::logic_error("compressed GEMMs: no type code " + std::to_string(code));
+    }
+}
+
 // The smallest limit of the named kernels of p (no more than `start`).
 std::size_t least_limit(const Program& p, std::initializer_list<const char*> names, std::size_t start) {
     for (const char* k : names) start = std::min(start, p.limit(k));
     return start;
 }
 }  // namespace
+
+std::string CompressedTypes::suffix() const {
+    return std::string("_") + type_name(weight) + "_" + type_name(scale) + (zero >= 0 ? std::string("_") + type_name(zero) : "");
+}
+
+std::string CompressedTypes::describe() const {
+    return std::string(type_name(weight)) + ", " + type_name(scale) + " scales" +
+           (zero >= 0 ? std::string(", ") + type_name(zero) + " zero points" : "");
+}
 
 Pinned::~Pinned() {
     if (ptr_) {
@@ -93,7 +121,7 @@ Runtime::Runtime(const DeviceInfo& device) : device_(device) {
 Runtime::~Runtime() {
     for (auto& [name, e] : events_) clReleaseEvent(e);
     main_ = Program();
-    compressed_ = Program();
+    compressed_.clear();
     f64_ = Program();
     if (queue_) clReleaseCommandQueue(queue_);
     if (context_) clReleaseContext(context_);
@@ -123,12 +151,18 @@ void Runtime::build(const std::string& defines) {
     tune_seconds_ = tune_s;
 }
 
-void Runtime::build_compressed() {
-    if (compressed_.built()) return;
+const CompressedGemms& Runtime::build_compressed(const CompressedTypes& types) {
+    if (const auto it = compressed_.find(types); it != compressed_.end()) return it->second;
     if (!main_.built()) build();
     const auto t0 = std::chrono::steady_clock::now();
+    CompressedGemms g;
+    g.suffix = types.suffix();
+    // The types as constants (kernels/gemm_compressed.cl), and the kernel names' suffix.
+    const std::string options = options_ + " -DMOE_CW=" + std::to_string(types.weight) +
+                                " -DMOE_CS=" + std::to_string(types.scale) + " -DMOE_CZ=" + std::to_string(types.zero) +
+                                " -DMOE_CV=" + g.suffix;
     if (!gemm_.wide) {
-        compressed_ = compile(kCompressedFiles, options_);
+        g.program = compile(kCompressedFiles, options);
     } else {
         // The GPU bodies' kernels require their work-groups exactly (reqd_work_group_size):
         // moe_gemm_compressed_rows* MOE_CR_WG work-items (128, else the largest of 64 and 32 the
@@ -138,26 +172,34 @@ void Runtime::build_compressed() {
         std::uint32_t wg = 128;
         while (wg > 32 && wg > device_wg) wg /= 2;
         const auto rows_limit = [&] {
-            return least_limit(compressed_,
-                               {"moe_gemm_compressed_rows1", "moe_gemm_compressed_rows2", "moe_gemm_compressed_rows4",
-                                "moe_gemm_compressed_rows8"},
-                               device_wg);
+            std::size_t most = device_wg;
+            for (const char* rows : {"1", "2", "4", "8"})
+                most = std::min(most, g.program.limit(g.kernel(std::string("moe_gemm_compressed_rows") + rows)));
+            return most;
         };
-        compressed_ = compile(kCompressedFiles, options_ + " -DMOE_CR_WG=" + std::to_string(wg));
+        g.program = compile(kCompressedFiles, options + " -DMOE_CR_WG=" + std::to_string(wg));
         while (wg > 32 && rows_limit() < wg) {
             wg /= 2;
-            compressed_ = compile(kCompressedFiles, options_ + " -DMOE_CR_WG=" + std::to_string(wg));
+            g.program = compile(kCompressedFiles, options + " -DMOE_CR_WG=" + std::to_string(wg));
         }
-        gemm_.compressed_rows_wg = rows_limit() >= wg ? wg : 0;
-        gemm_.compressed_tiled = compressed_.limit("moe_gemm_compressed_tiled") >= std::size_t(gemm_.tiled.lx) * gemm_.tiled.ly;
+        g.rows_wg = rows_limit() >= wg ? wg : 0;
+        g.tiled = g.program.limit(g.kernel("moe_gemm_compressed_tiled")) >= std::size_t(gemm_.tiled.lx) * gemm_.tiled.ly;
     }
     // The build report says where the device made the GPU bodies give way.
     std::string what = "compressed-weight GEMMs";
-    if (gemm_.wide && gemm_.compressed_rows_wg != 128)
-        what += gemm_.compressed_rows_wg ? " (rows work-group " + std::to_string(gemm_.compressed_rows_wg) + ")"
-                                         : std::string(" (no rows kernels)");
-    if (gemm_.wide && !gemm_.compressed_tiled) what += " (tiles on moe_gemm_compressed)";
+    if (gemm_.wide && g.rows_wg != 128)
+        what += g.rows_wg ? " (rows work-group " + std::to_string(g.rows_wg) + ")" : std::string(" (no rows kernels)");
+    if (gemm_.wide && !g.tiled) what += " (tiles on moe_gemm_compressed)";
+    what += " [" + types.describe() + "]";
     build_seconds_.emplace_back(what, seconds_since(t0));
+    return compressed_.emplace(types, std::move(g)).first->second;
+}
+
+const CompressedGemms& Runtime::compressed(const CompressedTypes& types) const {
+    const auto it = compressed_.find(types);
+    if (it == compressed_.end())
+        throw std::logic_error("opencl: the compressed-weight GEMMs for " + types.describe() + " are not built");
+    return it->second;
 }
 
 bool Runtime::build_f64() {
@@ -254,15 +296,18 @@ Program Runtime::compile(const std::vector<std::string>& files, const std::strin
 
 cl_kernel Runtime::kernel(const std::string& name) const {
     if (cl_kernel k = main_.find(name)) return k;
-    if (cl_kernel k = compressed_.find(name)) return k;
+    for (const auto& [types, g] : compressed_)
+        if (cl_kernel k = g.program.find(name)) return k;
     if (cl_kernel k = f64_.find(name)) return k;
     throw ClError("kernel lookup (" + name + ", program not built)", CL_INVALID_KERNEL_NAME);
 }
 
 std::size_t Runtime::kernel_limit(const std::string& name) const {
     kernel(name);  // throws when no program has it
-    for (const Program* p : {&main_, &compressed_, &f64_})
+    for (const Program* p : {&main_, &f64_})
         if (p->find(name)) return std::min(p->limit(name), device_.max_work_group);
+    for (const auto& [types, g] : compressed_)
+        if (g.program.find(name)) return std::min(g.program.limit(name), device_.max_work_group);
     return 0;
 }
 

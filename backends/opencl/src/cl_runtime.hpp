@@ -94,6 +94,33 @@ private:
     std::map<std::string, std::size_t> limits_;
 };
 
+// What one compressed-weight GEMM program is compiled for (kernels/gemm_compressed.cl's MOE_CW,
+// MOE_CS, MOE_CZ): the element type codes (device_weights.hpp's elem_type) of a compressed
+// weight, its scale and its zero point (-1: none).
+struct CompressedTypes {
+    std::int32_t weight = 0, scale = 0, zero = -1;
+    bool operator<(const CompressedTypes& o) const {
+        return weight != o.weight ? weight < o.weight : scale != o.scale ? scale < o.scale : zero < o.zero;
+    }
+    // The suffix of the program's kernel names (MOE_CV): "_u4_f16_u4", "_f4e2m1_f8e8m0".
+    std::string suffix() const;
+    // "u4, f16 scales, u4 zero points" (the build report).
+    std::string describe() const;
+};
+
+// A compressed-weight GEMM program and what the device made of it.
+struct CompressedGemms {
+    Program program;
+    std::string suffix;  // CompressedTypes::suffix(): kernel "moe_gemm_compressed_rows1" is rows1 + suffix
+    // The GPU bodies: the work-group of moe_gemm_compressed_rows* (128, else 64 or 32 where the
+    // device or the compiled kernels take fewer; 0: none fits, their tiles go to
+    // moe_gemm_compressed), and whether moe_gemm_compressed_tiled takes the tiled shape's
+    // work-group. Unused on the CPU bodies.
+    std::uint32_t rows_wg = 128;
+    bool tiled = true;
+    std::string kernel(const std::string& base) const { return base + suffix; }
+};
+
 class Runtime {
 public:
     explicit Runtime(const DeviceInfo& device);  // context and queue; throws ClError
@@ -107,14 +134,19 @@ public:
     // accepts fewer work-items than its tile needs. A build failure throws with the build log.
     // `defines` are extra build options ("-DMOE_MUT_TILE_EDGE" for the selftest mutants).
     void build(const std::string& defines = "");
-    // The compressed-weight GEMM kernels (kernels/gemm_compressed.cl), once, with the f32
-    // program's options; after build(). Apart so that plain problems never pay for compiling
-    // them (on NVIDIA's driver the compressed kernels are most of the build time).
-    void build_compressed();
+    // The compressed-weight GEMM kernels (kernels/gemm_compressed.cl) for weights of types `t`,
+    // with the f32 program's options and the types as constants (-DMOE_CW, -DMOE_CS, -DMOE_CZ):
+    // one program per CompressedTypes, built the first time a problem needs it (prepare(), or
+    // the run that needs it) and kept for the runtime's life, so a run never builds. Apart so
+    // that plain problems never pay for compiling them (on NVIDIA's driver the compressed
+    // kernels are most of the build time). Builds the f32 program first if needed.
+    const CompressedGemms& build_compressed(const CompressedTypes& t);
+    // The program build_compressed(t) built; throws std::logic_error when it has not.
+    const CompressedGemms& compressed(const CompressedTypes& t) const;
     // The f64 program (kernels/f64.cl), once, on a device with cl_khr_fp64; false without it.
     bool build_f64();
     // What the builds so far took: "f32 program 1.90 s (autotune 0.80 s of it), compressed-weight
-    // GEMMs 3.10 s";
+    // GEMMs [u4, f16 scales, u4 zero points] 3.10 s";
     // empty before the first.
     std::string build_report() const;
     bool has_f64() const { return f64_.built(); }
@@ -167,7 +199,8 @@ private:
     DeviceInfo device_;
     cl_context context_ = nullptr;
     cl_command_queue queue_ = nullptr;
-    Program main_, compressed_, f64_;
+    Program main_, f64_;
+    std::map<CompressedTypes, CompressedGemms> compressed_;  // build_compressed's programs
     std::string options_;  // the f32 program's build options, for the compressed one
     std::vector<std::pair<std::string, double>> build_seconds_;  // for build_report()
     double tune_seconds_ = 0;

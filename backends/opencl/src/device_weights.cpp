@@ -104,6 +104,31 @@ Weights device_weight(const Runtime& rt, const Problem& p, const char* name, boo
     return w;
 }
 
+CompressedTypes compressed_types(const Weights& w) {
+    return {w.type, w.scale_type, w.has_zero ? w.zero_type : -1};
+}
+
+std::vector<CompressedTypes> compressed_types(const Problem& p) {
+    const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
+    std::vector<CompressedTypes> out;
+    for (const char* name : {kWeight0, kWeight1, kWeight2}) {
+        if ((gemm2 && std::string(name) == kWeight2) || !p.has(name) || !is_compressed_weight(p.input(name).dtype()) ||
+            !p.has(scale_input(name)))
+            continue;
+        try {  // as device_weight reads them
+            const bool zero = p.has(zero_point_input(name));
+            const CompressedTypes t{elem_type(p.input(name).dtype()), elem_type(p.input(scale_input(name)).dtype()),
+                                    zero ? elem_type(p.input(zero_point_input(name)).dtype()) : -1};
+            if (std::find_if(out.begin(), out.end(), [&](const CompressedTypes& o) { return !(o < t) && !(t < o); }) ==
+                out.end())
+                out.push_back(t);
+        } catch (const InputError&) {
+            continue;  // a type the backend does not take: the upload says which
+        }
+    }
+    return out;
+}
+
 DeviceWeights upload_weights(const Runtime& rt, const Problem& p) {
     const bool gemm2 = p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp;
     const bool kn = resolve(p.attributes).weight_layout == WeightLayout::KN;

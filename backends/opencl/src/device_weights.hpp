@@ -2,6 +2,7 @@
 // The problem's weights and biases on the device, uploaded once by prepare() and read by every
 // run in their own element type (kernels/common.cl).
 #include <cstdint>
+#include <vector>
 
 #include "cl_runtime.hpp"
 #include "moe/spec/problem.hpp"
@@ -36,6 +37,13 @@ Weights device_tensor(const Runtime& rt, const Tensor& t);
 Weights device_weight(const Runtime& rt, const Tensor& t, bool kn);
 // Weight input `name` of p, compressed or not.
 Weights device_weight(const Runtime& rt, const Problem& p, const char* name, bool kn);
+
+// The compressed-weight GEMM program a compressed weight runs in (Runtime::build_compressed).
+CompressedTypes compressed_types(const Weights& w);
+// Those of every compressed weight of p that upload_weights uploads (none twice): what prepare()
+// builds. A weight whose scale is missing or whose types the backend does not take is left out
+// (validation, or the upload, reports it).
+std::vector<CompressedTypes> compressed_types(const Problem& p);
 
 // Absent tensors are 1-byte placeholders.
 struct DeviceWeights {

@@ -31,12 +31,7 @@ struct GemmConfig {
     // moe_gemm_f64's tile side (work-group f64_tile x f64_tile, f64_tile rows per tile): 16, less
     // where the device or the kernel takes fewer work-items (set by Runtime::build_f64).
     std::uint32_t f64_tile = 16;
-    // The compressed GEMMs on the GPU bodies (set by Runtime::build_compressed): the work-group of
-    // moe_gemm_compressed_rows* (128, else 64 or 32 where the device or the compiled kernels take
-    // fewer; 0: none fits, their tiles go to moe_gemm_compressed), and whether
-    // moe_gemm_compressed_tiled takes the tiled shape's work-group.
-    std::uint32_t compressed_rows_wg = 128;
-    bool compressed_tiled = true;
+    // The compressed GEMMs' work-groups are per program: CompressedGemms (cl_runtime.hpp).
     std::uint32_t tiled_tm() const { return tiled.ly * tiled.mwi; }
     std::uint32_t tiled_tn() const { return tiled.lx * tiled.nv * vw; }
     std::uint32_t small_tm() const { return small.ly * small.mwi; }

@@ -127,42 +127,47 @@ void enqueue_gemm(const Runtime& rt, const Buffer& A, const Buffer& tiles, const
         // GPU bodies, moe_gemm_compressed on the CPU bodies. With pieces (CPU bodies), every row
         // goes to moe_gemm_compressed_rows* when it can.
         const bool wide = rt.gemm().wide;
+        // The program built for these weights' types (Runtime::build_compressed): its kernels
+        // are named with the types' suffix, and are labelled without it in the kernel times.
+        const CompressedGemms& cg = rt.compressed(compressed_types(w));
         // Work-group of the rows kernels: MOE_CR_WG on the GPU bodies (0 where none fits the
         // device), 4 on the CPU bodies.
-        const std::size_t wg = wide ? rt.gemm().compressed_rows_wg : 4;
+        const std::size_t wg = wide ? cg.rows_wg : 4;
         const bool rows_ok = K % 16 == 0 && w.groups && (K / w.groups) % 16 == 0 && wg != 0;
         const bool all_rows = rows_ok && plan.has_pieces && wants_pieces(rt, w);
         u32 count = plan.tiled.count + plan.small.count + plan.rows_kn.count;
         if (!rows_ok)
             for (const TileRange& r : plan.rows_nk) count += r.count;
         if (count && !all_rows) {
-            const bool tiled = wide && rt.gemm().compressed_tiled;
-            const char* name = tiled ? "moe_gemm_compressed_tiled" : "moe_gemm_compressed";
-            rt.args(name, A, tiles, plan.tiled.first, N, K, w.nk, w.type, w.scale, w.scale_type, w.zero, w.zero_type,
-                    i32(w.has_zero), w.groups, w.scale_rows, b, b_type, has_bias, C);
+            const bool tiled = wide && cg.tiled;
+            const char* label = tiled ? "moe_gemm_compressed_tiled" : "moe_gemm_compressed";
+            const std::string kernel = cg.kernel(label);
+            const char* name = kernel.c_str();
+            rt.args(name, A, tiles, plan.tiled.first, N, K, w.nk, w.scale, w.zero, w.groups, w.scale_rows, b, b_type,
+                    has_bias, C);
             if (tiled) {  // the tiled shape's work-group, one per tile and tiled_tn() columns
                 const GemmConfig& c = rt.gemm();
                 const std::size_t tn = c.tiled_tn(), global[2] = {(N + tn - 1) / tn * c.tiled.lx, count * c.tiled.ly},
                                   local[2] = {c.tiled.lx, c.tiled.ly};
-                rt.launch(name, 2, global, local, name);
+                rt.launch(name, 2, global, local, label);
             } else {
                 const std::size_t global[2] = {(N + 63) / 64 * 64, count};
-                rt.launch(name, 2, global, nullptr, name);
+                rt.launch(name, 2, global, nullptr, label);
             }
         }
         if (!rows_ok) return;
         // Columns per work-group: MOE_CR_WG / MOE_CR_LG * MOE_CR_CPW (lane groups of 32, 4 columns
         // each) on the GPU bodies; 16 (8 in the 8-row kernel) on the CPU bodies.
-        const char* name[4] = {"moe_gemm_compressed_rows1", "moe_gemm_compressed_rows2", "moe_gemm_compressed_rows4",
-                               "moe_gemm_compressed_rows8"};
+        const char* rows[4] = {"1", "2", "4", "8"};
         for (int v = 0; v < 4; ++v) {
             const TileRange& r = all_rows ? plan.pieces[v] : plan.rows_nk[v];
             if (r.count == 0) continue;
-            rt.args(name[v], A, tiles, r.first, N, K, w.nk, w.type, w.scale, w.scale_type, w.zero, w.zero_type,
-                    i32(w.has_zero), w.groups, w.scale_rows, b, b_type, has_bias, C);
+            const std::string name = cg.kernel(std::string("moe_gemm_compressed_rows") + rows[v]);
+            rt.args(name.c_str(), A, tiles, r.first, N, K, w.nk, w.scale, w.zero, w.groups, w.scale_rows, b, b_type,
+                    has_bias, C);
             const std::size_t cols = wide ? wg / 32 * 4 : v == 3 ? 8 : 16;
             const std::size_t global[2] = {(N + cols - 1) / cols * wg, r.count}, local[2] = {wg, 1};
-            rt.launch(name[v], 2, global, local, "moe_gemm_compressed_rows");
+            rt.launch(name.c_str(), 2, global, local, "moe_gemm_compressed_rows");
         }
         return;
     }

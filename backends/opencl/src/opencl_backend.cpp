@@ -110,7 +110,10 @@ struct OpenclBackend::State {
     void build(const Problem& p) {
         ocl::Runtime& rt = *selected.runtime;
         rt.build(mutation_defines(options.mutation));
-        if (has_compressed_weights(p)) rt.build_compressed();
+        // One compressed-weight GEMM program per kind of compressed weight (types compiled in),
+        // each built once: a later problem of the same kinds, or its runs, find them built.
+        if (has_compressed_weights(p))
+            for (const ocl::CompressedTypes& t : ocl::compressed_types(p)) rt.build_compressed(t);
         if (p.input(kHiddenStates).dtype() == DType::f64 && !rt.build_f64())
             throw std::runtime_error("opencl: f64 data on a device without cl_khr_fp64");
     }

@@ -1,3 +1,20 @@
+// The program is built once per kind of compressed weight (Runtime::build_compressed): its types
+// are compile-time constants, so no kernel switches on them at run time (as arguments, switched on
+// inside the k-loop, they gave moe_gemm_compressed_rows1 4,822 branches in NVIDIA's PTX; clang's
+// PTX of it: 2,800 before, 13 for u4 with f16 scales and u4 zero points, docs/opencl-backend.md):
+//   MOE_CW  the weight's code type (MOE_U8 .. MOE_F8E5M2)
+//   MOE_CS  the scale's type (MOE_F32, MOE_F16, MOE_BF16, MOE_F8E8M0)
+//   MOE_CZ  the zero point's type, or -1 without zero points
+//   MOE_CV  the suffix of every kernel name (_u4_f16_u4: weight, scale, zero point), so that the
+//           kernels of several such programs have names of their own
+#if !defined(MOE_CW) || !defined(MOE_CS) || !defined(MOE_CZ) || !defined(MOE_CV)
+#error "gemm_compressed.cl: build with -DMOE_CW, -DMOE_CS, -DMOE_CZ and -DMOE_CV (cl_runtime.cpp)"
+#endif
+#define MOE_CHAS_ZERO (MOE_CZ >= 0)
+#define MOE_CK_CAT(a, b) a##b
+#define MOE_CK_NAME(a, b) MOE_CK_CAT(a, b)
+#define MOE_CK(name) MOE_CK_NAME(name, MOE_CV)  // moe_gemm_compressed_rows1 -> moe_gemm_compressed_rows1_u4_f16_u4
+
 // moe_gemm_compressed: the GEMM of every used expert's rows on compressed weights
 // (spec/compressed.md), dequantised inside the kernel as OpenVINO's moe_gemm does: each weight is
 // read in its stored type (u8, i8, u4, i4 two per byte with element 2i in the low nibble, E2M1,
@@ -7,12 +24,11 @@
 // One work-item per output column n of a row tile (the same tile table as moe_gemm); it walks
 // the tile's rows eight at a time, so a weight is decoded once for eight rows. Weights are NK
 // ([E, N, K], the only compressed layout), scales and zero points [E, N or 1, G].
-__kernel void moe_gemm_compressed(__global const float* restrict A, __global const uint* restrict tiles, uint first,
-                                  uint N, uint K, __global const uchar* restrict W, int w_type,
-                                  __global const uchar* restrict S, int s_type, __global const uchar* restrict Z,
-                                  int z_type, int has_zero, uint groups, uint scale_rows,
-                                  __global const uchar* restrict bias, int b_type, int has_bias,
-                                  __global float* restrict C) {
+__kernel void MOE_CK(moe_gemm_compressed)(__global const float* restrict A, __global const uint* restrict tiles,
+                                          uint first, uint N, uint K, __global const uchar* restrict W,
+                                          __global const uchar* restrict S, __global const uchar* restrict Z,
+                                          uint groups, uint scale_rows, __global const uchar* restrict bias,
+                                          int b_type, int has_bias, __global float* restrict C) {
     const uint n = get_global_id(0);
     if (n >= N) return;
     __global const uint* t = tiles + 4 * (first + get_global_id(1));
@@ -25,10 +41,10 @@ __kernel void moe_gemm_compressed(__global const float* restrict A, __global con
         const uint nr = min(8u, rows - r0);
         float acc[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
         for (uint g = 0; g < groups; ++g) {
-            const float s = moe_param(S, p_row + g, s_type);
-            const float z = has_zero ? moe_param(Z, p_row + g, z_type) : 0.0f;
+            const float s = moe_param(S, p_row + g, MOE_CS);
+            const float z = MOE_CHAS_ZERO ? moe_param(Z, p_row + g, MOE_CZ) : 0.0f;
             for (uint k = g * gs; k < (g + 1) * gs; ++k) {
-                const float w = (moe_code_value(moe_code(W, w_row + k, w_type), w_type) - z) * s;
+                const float w = (moe_code_value(moe_code(W, w_row + k, MOE_CW), MOE_CW) - z) * s;
                 for (uint r = 0; r < nr; ++r) acc[r] += w * A[(ulong)(a_row0 + r0 + r) * K + k];
             }
         }
@@ -109,15 +125,15 @@ inline void moe_gemm_tile_dequant(__global const float* restrict A, __global con
     moe_wide_store(acc, C, bias, has_bias, b_type, N, expert, c_row0, rows, n0, x, y, LX, MWI, NV, TN);
 }
 
-__kernel __attribute__((reqd_work_group_size(MOE_GT_LX, MOE_GT_LY, 1))) void moe_gemm_compressed_tiled(
+__kernel __attribute__((reqd_work_group_size(MOE_GT_LX, MOE_GT_LY, 1))) void MOE_CK(moe_gemm_compressed_tiled)(
     __global const float* restrict A, __global const uint* restrict tiles, uint first, uint N, uint K,
-    __global const uchar* restrict W, int w_type, __global const uchar* restrict S, int s_type,
-    __global const uchar* restrict Z, int z_type, int has_zero, uint groups, uint scale_rows,
-    __global const uchar* restrict bias, int b_type, int has_bias, __global float* restrict C) {
+    __global const uchar* restrict W, __global const uchar* restrict S, __global const uchar* restrict Z,
+    uint groups, uint scale_rows, __global const uchar* restrict bias, int b_type, int has_bias,
+    __global float* restrict C) {
     // float4 arrays: the FMA step reads both tiles as vectors
     __local float4 a_tile[2 * MOE_GT_TK * (MOE_GT_LY * MOE_GT_MWI + 4) / 4];
     __local float4 w_tile[2 * MOE_GT_TK * MOE_GT_LX * MOE_GT_NV];
-    moe_gemm_tile_dequant(A, tiles + 4 * first, N, K, W, w_type, S, s_type, Z, z_type, has_zero, groups, scale_rows,
+    moe_gemm_tile_dequant(A, tiles + 4 * first, N, K, W, MOE_CW, S, MOE_CS, Z, MOE_CZ, MOE_CHAS_ZERO, groups, scale_rows,
                           bias, b_type, has_bias, C, (__local float*)a_tile, (__local float*)w_tile, MOE_GT_LX, MOE_GT_LY, MOE_GT_MWI, MOE_GT_NV,
                           MOE_GT_TK);
 }
@@ -141,8 +157,8 @@ __kernel __attribute__((reqd_work_group_size(MOE_GT_LX, MOE_GT_LY, 1))) void moe
 //   by a 16-entry table shuffle, FP8 by assembling the f32 bits), 16 partial sums a row and column
 //   summed at the end. A work-item per column whose scalar decode PoCL spread across work-items
 //   (gathers of bytes a row apart) read 0.6 GB/s of codes.
-// The weight type is a constant in each branch of the kernel's switch, so every decode is
-// specialised.
+// The weight, scale and zero-point types are the program's constants (MOE_CW, MOE_CS, MOE_CZ), so
+// every decode is specialised and the k-loop has no type switch.
 #if MOE_GEMM_WIDE
 #define MOE_CR_LG 32
 #ifndef MOE_CR_WG
@@ -435,29 +451,16 @@ __attribute__((always_inline)) inline void moe_gemm_compressed_rows_body(__globa
 }
 #endif
 
-#define MOE_CR_CASE(T)                                                                                          \
-    case T:                                                                                                     \
-        moe_gemm_compressed_rows_body(A, t, N, K, W, T, S, s_type, Z, z_type, has_zero, groups, scale_rows,     \
-                                      bias, b_type, has_bias, C, MR, red);                                      \
-        break;
 #define MOE_GEMM_COMPRESSED_ROWS_KERNEL(NAME, MR_)                                                              \
-    __kernel __attribute__((reqd_work_group_size(MOE_CR_WG, 1, 1))) void NAME(                                  \
+    __kernel __attribute__((reqd_work_group_size(MOE_CR_WG, 1, 1))) void MOE_CK(NAME)(                          \
         __global const float* restrict A, __global const uint* restrict tiles, uint first, uint N, uint K,      \
-        __global const uchar* restrict W, int w_type, __global const uchar* restrict S, int s_type,             \
-        __global const uchar* restrict Z, int z_type, int has_zero, uint groups, uint scale_rows,               \
-        __global const uchar* restrict bias, int b_type, int has_bias, __global float* restrict C) {            \
-        const uint MR = MR_;                                                                                    \
-        __local float red[MR_ * MOE_CR_CPW * (MOE_CR_WG + MOE_CR_WG / MOE_CR_LG)];                                       \
+        __global const uchar* restrict W, __global const uchar* restrict S, __global const uchar* restrict Z,   \
+        uint groups, uint scale_rows, __global const uchar* restrict bias, int b_type, int has_bias,            \
+        __global float* restrict C) {                                                                           \
+        __local float red[MR_ * MOE_CR_CPW * (MOE_CR_WG + MOE_CR_WG / MOE_CR_LG)];                              \
         __global const uint* t = tiles + 4 * (first + get_group_id(1));                                         \
-        switch (w_type) {                                                                                       \
-            MOE_CR_CASE(MOE_U8)                                                                                 \
-            MOE_CR_CASE(MOE_I8)                                                                                 \
-            MOE_CR_CASE(MOE_U4)                                                                                 \
-            MOE_CR_CASE(MOE_I4)                                                                                 \
-            MOE_CR_CASE(MOE_F4E2M1)                                                                             \
-            MOE_CR_CASE(MOE_F8E4M3)                                                                             \
-            default: MOE_CR_CASE(MOE_F8E5M2)                                                                    \
-        }                                                                                                       \
+        moe_gemm_compressed_rows_body(A, t, N, K, W, MOE_CW, S, MOE_CS, Z, MOE_CZ, MOE_CHAS_ZERO, groups,       \
+                                      scale_rows, bias, b_type, has_bias, C, MR_, red);                         \
     }
 MOE_GEMM_COMPRESSED_ROWS_KERNEL(moe_gemm_compressed_rows1, 1)
 MOE_GEMM_COMPRESSED_ROWS_KERNEL(moe_gemm_compressed_rows2, 2)
