@@ -11,6 +11,7 @@
 
 #include "moe/backends/opencl_backend.hpp"
 #include "moe/backends/registry.hpp"
+#include "bundled_suite.hpp"
 #include "conformance_check.hpp"
 #include "run_command.hpp"
 #include "small_case_grid.hpp"
@@ -227,14 +228,14 @@ TEST_CASE("opencl: f64 data runs in f64 (PoCL has cl_khr_fp64); an unknown devic
 TEST_CASE("without an OpenCL platform, every case is SKIP with the reason and the run exits 77") {
     test::TempDir empty;
     const auto r = test::run_command("OCL_ICD_VENDORS=" + empty.path().string() + " " + test::moe_conform() +
-                                     " run --quiet --backend opencl --suite " MOE_SOURCE_DIR "/data/golden");
+                                     " run --quiet --backend opencl --suite " + test::kBundledSuite);
     CAPTURE(r.output);
     CHECK(r.exit_code == 77);
     CHECK(has(r.output, "backend unavailable: no OpenCL platform found (clGetPlatformIDs returned CL_PLATFORM_NOT_FOUND_KHR)"));
     CHECK(!has(r.output, "PASS "));
     CHECK(has(r.output, " passed, 0 failed, "));
     std::size_t files = 0;
-    for (const auto& e : std::filesystem::directory_iterator(MOE_SOURCE_DIR "/data/golden")) files += e.path().extension() == ".h5";
+    for (const auto& e : std::filesystem::directory_iterator(test::kBundledSuite)) files += e.path().extension() == ".h5";
     CHECK(has(r.output, "0 passed, 0 failed, " + std::to_string(files) + " skipped"));
 }
 

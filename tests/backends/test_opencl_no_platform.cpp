@@ -6,6 +6,7 @@
 #include <regex>
 #include <sstream>
 
+#include "bundled_suite.hpp"
 #include "run_command.hpp"
 #include "temp_dir.hpp"
 #include "text_contains.hpp"
@@ -28,7 +29,7 @@ std::string mutant_line(const std::string& output, const std::string& name) {
 TEST_CASE("selftest without an OpenCL platform: the opencl mutants SKIPPED, the others caught, exit 0") {
     moe::test::TempDir empty;
     const auto r = moe::test::run_command("OCL_ICD_VENDORS=" + empty.path().string() + " " + moe::test::moe_conform() +
-                                          " selftest --suite " MOE_SOURCE_DIR "/data/golden");
+                                          " selftest --suite " + moe::test::kBundledSuite);
     CAPTURE(r.output);
     CHECK(r.exit_code == 0);
     for (const char* m : {"opencl_tile_edge_dropped", "opencl_missing_barrier", "opencl_tile_row_skipped",

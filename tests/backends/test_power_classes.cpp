@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "bundled_suite.hpp"
 #include "conformance_check.hpp"
 #include "moe/backends/loop_backend.hpp"
 #include "moe/conformance/runner.hpp"
@@ -34,7 +35,7 @@ struct Verdicts {
 // `b` on the bundled cases whose names match one of `globs` (all when empty).
 Verdicts run_bundled(Backend& b, const std::vector<std::string>& globs = {}) {
     conformance::RunOptions o;
-    o.files = golden::suite_files(std::string(MOE_SOURCE_DIR) + "/data/golden");
+    o.files = golden::suite_files(test::kBundledSuite);
     o.filters = globs;
     o.progress = false;
     const auto outcome = conformance::run_suite(o, {&b});

@@ -9,11 +9,13 @@
 #include <utility>
 
 #include "moe/golden/golden_file.hpp"
+#include "bundled_suite.hpp"
 #include "run_command.hpp"
 #include "temp_dir.hpp"
 #include "small_cases.hpp"
 
 using namespace moe;
+using moe::test::kBundledSuite;
 using moe::test::moe_golden;
 using moe::test::run_command;
 using moe::test::run_python;
@@ -580,7 +582,7 @@ TEST_CASE("verify without --catalog uses the bundled catalogue; --filter regener
     // --catalog was required, and the catalogue was not installed: an installed moe-golden could not
     // verify the installed suite (check_downstream.sh runs the installed one). Here, the build
     // tree's binary: the source tree's catalogue, named in the summary.
-    const std::string suite = std::string(MOE_SOURCE_DIR) + "/data/golden";
+    const std::string suite = kBundledSuite;
     const std::string catalog = std::string(MOE_SOURCE_DIR) + "/conformance/catalog/bundled.json";
     auto r = run_command(moe_golden() + " verify --dir " + suite + " --filter topk_one --filter 'exact_gemm3*'");
     CAPTURE(r.output);

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "bundled_suite.hpp"
 #include "conformance_check.hpp"
 #include "moe/shrink/case_in_suite.hpp"
 #include "moe/conformance/step_timer.hpp"
@@ -145,7 +146,7 @@ TEST_CASE("closest_name: a typo or a missing .h5 finds the case; a different nam
 }
 
 TEST_CASE("check_case_exists: a missing file in a suite names the suite and a close case; elsewhere, no such file") {
-    const std::string suite = std::string(MOE_SOURCE_DIR) + "/data/golden";
+    const std::string suite = moe::test::kBundledSuite;
     CHECK(message_of(suite + "/gemm2_medium.h5").empty());
     const std::string typo = message_of(suite + "/gemm2_mediun.h5");
     CAPTURE(typo);

@@ -10,6 +10,7 @@
 #include "moe/backends/registry.hpp"
 #include "moe/golden/golden_file.hpp"
 #include "moe/golden/suite.hpp"
+#include "bundled_suite.hpp"
 #include "moe/shrink/shrink.hpp"
 #include "temp_dir.hpp"
 
@@ -24,7 +25,7 @@ namespace {
 const std::vector<golden::GoldenCase>& cases_by_size() {
     static const std::vector<golden::GoldenCase> cases = [] {
         std::vector<golden::GoldenCase> all;
-        for (const auto& f : golden::suite_files(std::string(MOE_SOURCE_DIR) + "/data/golden"))
+        for (const auto& f : golden::suite_files(moe::test::kBundledSuite))
             all.push_back(golden::read_golden(f));
         auto size = [](const golden::GoldenCase& c) {
             std::size_t n = 0;

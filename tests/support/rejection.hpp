@@ -1,10 +1,11 @@
 #pragma once
-// What the input-rule tests ask of validate(): its message for a problem, and whether a message
-// names a part.
+// What the input-rule tests ask of validate(): its message for a problem, and (text_contains.hpp's
+// has) whether a message names a part.
 #include <string>
 
 #include "moe/spec/error.hpp"
 #include "moe/spec/problem.hpp"
+#include "text_contains.hpp"
 
 namespace moe::test {
 
@@ -17,7 +18,5 @@ inline std::string rejection(const Problem& p) {
     }
     return "";
 }
-
-inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace moe::test

@@ -6,12 +6,14 @@
 #include <sstream>
 #include <string>
 
+#include "bundled_suite.hpp"
 #include "run_command.hpp"
 #include "text_contains.hpp"
 
 using moe::test::moe_conform;
 using moe::test::run_command;
 using moe::test::has;
+using moe::test::kBundledSuite;
 
 namespace {
 
@@ -258,7 +260,7 @@ TEST_CASE("a thread a plugin left running that crashes the worker later is not b
     // The plugin's run() starts a thread that raises SIGSEGV 200 ms later, during whatever step
     // the worker is in then: reading a later golden file, or running a backend on it.
     const auto r = run_command(moe_conform() + " run --backend-lib " + plugin("crashes_later") + " --backend bad_plugin,reference --suite " +
-                               std::string(MOE_SOURCE_DIR) + "/data/golden");
+                               kBundledSuite);
     CAPTURE(r.output);
     CHECK(r.exit_code == 1);
     CHECK(has(r.output, "killed by signal 11 (SIGSEGV"));
