@@ -135,23 +135,26 @@ TEST_CASE("small routes skipped or subnormal weights flushed: caught by the wide
     }
 }
 
-TEST_CASE("GEMM weights flushed when subnormal (a bf16 dot product's DAZ): caught by the subnormal GEMM case and the E8M0 2^-127 scale case alone") {
+TEST_CASE("GEMM weights flushed when subnormal (a bf16 dot product's DAZ): caught by the subnormal GEMM case, the E8M0 2^-127 scale cases and the f16 E5M2 edge case alone") {
     auto b = mutant(LoopMutation::subnormal_gemm_weights_flushed);
     const Verdicts v = run_bundled(b);
     // MXFP4 values below 2 times the scale 2^-127 are f32 subnormals: flushing them is the same fault.
-    CHECK(v.failed == std::set<std::string>{"subnormal_gemm_weights_bf16", "compressed_mxfp4_e8m0_min_scale"});
+    // On f16 data, E5M2 weights times their scale fall below f16's smallest normal (2^-14) too.
+    CHECK(v.failed == std::set<std::string>{"subnormal_gemm_weights_bf16", "compressed_mxfp4_e8m0_min_scale",
+                                            "compressed_mxfp4_e8m0_min_scale_gemm2",
+                                            "compressed_f8e5m2_inf_nan_codes_gemm2"});
 }
 
-TEST_CASE("f16/bf16 hidden states flushed when subnormal (FTZ/DAZ): caught by the subnormal hidden-state case alone") {
+TEST_CASE("f16/bf16 hidden states flushed when subnormal (FTZ/DAZ): caught by the subnormal hidden-state cases alone") {
     auto b = mutant(LoopMutation::hidden_subnormals_flushed);
     const Verdicts v = run_bundled(b);
-    CHECK(v.failed == std::set<std::string>{"subnormal_hidden_f16"});
+    CHECK(v.failed == std::set<std::string>{"subnormal_hidden_f16", "subnormal_hidden_f16_gemm2"});
 }
 
-TEST_CASE("routes with a negative routing weight skipped: caught by the negative-weight case alone") {
+TEST_CASE("routes with a negative routing weight skipped: caught by the negative-weight cases alone") {
     auto b = mutant(LoopMutation::negative_weight_routes_skipped);
     const Verdicts v = run_bundled(b);
-    CHECK(v.failed == std::set<std::string>{"route_negative_weights"});
+    CHECK(v.failed == std::set<std::string>{"route_negative_weights", "route_negative_weights_gemm3_spec"});
 }
 
 TEST_CASE("a clamp limit of 0 read as no clamp: caught by the zero-limit cases alone") {
@@ -189,13 +192,14 @@ TEST_CASE("FP8 subnormal codes flushed, the E4M3 NaN code read as a number: caug
     for (const auto& c : matching(f, "compressed_f8e5m2*")) CHECK_MESSAGE(!f.failed.count(c), c);
     auto nan = mutant(LoopMutation::e4m3_nan_as_number);
     CHECK(run_bundled(nan, {"compressed_*"}).failed ==
-          std::set<std::string>{"compressed_f8e4m3_nan_code", "compressed_f8e4m3_negative_nan_code"});
+          std::set<std::string>{"compressed_f8e4m3_nan_code", "compressed_f8e4m3_negative_nan_code",
+                                "compressed_f8e4m3_negative_nan_code_gemm2"});
 }
 
-TEST_CASE("E5M2 infinity saturated, E5M2 NaN read as infinity, the E8M0 code 0 flushed, E4M3 0xFF read as a number: each caught by its edge case alone") {
-    // The four escapes of the compressed-weight mutation hunt; only the case written for each
-    // catches it (an E5M2 infinity and NaN code in one weight; E8M0 block scales of 2^-127; the
-    // negative E4M3 NaN code).
+TEST_CASE("E5M2 infinity saturated, E5M2 NaN read as infinity, the E8M0 code 0 flushed, E4M3 0xFF read as a number: each caught by its two edge cases alone") {
+    // The four escapes of the compressed-weight mutation hunt; only the cases written for each
+    // catch it (an E5M2 infinity and NaN code in one weight; E8M0 block scales of 2^-127; the
+    // negative E4M3 NaN code), each once in a GEMM3 and once in a GEMM2 down weight.
     for (const auto& [m, only] : std::vector<std::pair<LoopMutation, std::string>>{
              {LoopMutation::e5m2_inf_saturated, "compressed_f8e5m2_inf_nan_codes"},
              {LoopMutation::e5m2_nan_as_inf, "compressed_f8e5m2_inf_nan_codes"},
@@ -203,7 +207,7 @@ TEST_CASE("E5M2 infinity saturated, E5M2 NaN read as infinity, the E8M0 code 0 f
              {LoopMutation::e4m3_negative_nan_as_number, "compressed_f8e4m3_negative_nan_code"}}) {
         auto b = mutant(m);
         CAPTURE(b.name());
-        CHECK(run_bundled(b, {"compressed_*"}).failed == std::set<std::string>{only});
+        CHECK(run_bundled(b, {"compressed_*"}).failed == std::set<std::string>{only, only + "_gemm2"});
     }
 }
 
@@ -217,10 +221,11 @@ TEST_CASE("the second mutation hunt's escapes: each caught by the cases written 
     u4_zero_points.insert("compressed_u4_zp_codes_high");
     for (const auto& [m, only] : std::vector<std::pair<LoopMutation, std::set<std::string>>>{
              {LoopMutation::swish_exp_overflow, {"gemm3_large_gate_f32", "gemm2_no_clamp_large_gate_f32"}},
-             {LoopMutation::expert_tail_rows_dropped, {"route_hot_expert_t130"}},
-             {LoopMutation::experts_from_128_ignored, {"route_e256_topk8"}},
+             {LoopMutation::expert_tail_rows_dropped, {"route_hot_expert_t130", "route_hot_expert_t72_gemm2"}},
+             {LoopMutation::experts_from_128_ignored, {"route_e256_topk8", "route_e136_gemm2_spec"}},
              {LoopMutation::u4_zero_point_sign_extended, u4_zero_points},
-             {LoopMutation::row_scale_read_per_tensor, {"compressed_f8e4m3_shared_row_groups"}},
+             {LoopMutation::row_scale_read_per_tensor,
+              {"compressed_f8e4m3_shared_row_groups", "compressed_u8_shared_row_groups_gemm2"}},
              {LoopMutation::u4_scales_read_as_f16, u4_scales}}) {
         auto b = mutant(m);
         CAPTURE(b.name());
