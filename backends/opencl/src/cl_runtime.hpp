@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -100,7 +101,10 @@ private:
 struct CompressedTypes {
     std::int32_t weight = 0, scale = 0, zero = -1;
     bool operator<(const CompressedTypes& o) const {
-        return weight != o.weight ? weight < o.weight : scale != o.scale ? scale < o.scale : zero < o.zero;
+        return std::tie(weight, scale, zero) < std::tie(o.weight, o.scale, o.zero);
+    }
+    bool operator==(const CompressedTypes& o) const {
+        return std::tie(weight, scale, zero) == std::tie(o.weight, o.scale, o.zero);
     }
     // The suffix of the program's kernel names (MOE_CV): "_u4_f16_u4", "_f4e2m1_f8e8m0".
     std::string suffix() const;

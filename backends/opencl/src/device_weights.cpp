@@ -119,9 +119,7 @@ std::vector<CompressedTypes> compressed_types(const Problem& p) {
             const bool zero = p.has(zero_point_input(name));
             const CompressedTypes t{elem_type(p.input(name).dtype()), elem_type(p.input(scale_input(name)).dtype()),
                                     zero ? elem_type(p.input(zero_point_input(name)).dtype()) : -1};
-            if (std::find_if(out.begin(), out.end(), [&](const CompressedTypes& o) { return !(o < t) && !(t < o); }) ==
-                out.end())
-                out.push_back(t);
+            if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
         } catch (const InputError&) {
             continue;  // a type the backend does not take: the upload says which
         }
