@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cl_tune.hpp"
+#include "element_codes.hpp"
 #include "kernel_override.hpp"
 #include "opencl_kernels.hpp"  // generated at configure time from kernels/*.cl
 #include "program_dump.hpp"
@@ -48,24 +49,6 @@ std::size_t capped(const std::string& kernel, std::size_t wg) {
     return std::min<std::size_t>(wg, std::strtoull(cap.c_str() + eq + 1, nullptr, 10));
 }
 
-// kernels/common.cl's and compressed_values.cl's type codes (device_weights.cpp's elem_type).
-const char* type_name(std::int32_t code) {
-    switch (code) {
-        case 0: return "f32";
-        case 1: return "f16";
-        case 2: return "bf16";
-        case 10: return "u8";
-        case 11: return "i8";
-        case 12: return "u4";
-        case 13: return "i4";
-        case 14: return "f4e2m1";
-        case 15: return "f8e4m3";
-        case 16: return "f8e5m2";
-        case 17: return "f8e8m0";
-        default: throw std::logic_error("compressed GEMMs: no type code " + std::to_string(code));
-    }
-}
-
 // The smallest limit of the named kernels of p (no more than `start`).
 std::size_t least_limit(const Program& p, std::initializer_list<const char*> names, std::size_t start) {
     for (const char* k : names) start = std::min(start, p.limit(k));
@@ -74,12 +57,13 @@ std::size_t least_limit(const Program& p, std::initializer_list<const char*> nam
 }  // namespace
 
 std::string CompressedTypes::suffix() const {
-    return std::string("_") + type_name(weight) + "_" + type_name(scale) + (zero >= 0 ? std::string("_") + type_name(zero) : "");
+    const auto name = [](std::int32_t code) { return std::string(elem_type_name(code)); };
+    return "_" + name(weight) + "_" + name(scale) + (zero >= 0 ? "_" + name(zero) : "");
 }
 
 std::string CompressedTypes::describe() const {
-    return std::string(type_name(weight)) + ", " + type_name(scale) + " scales" +
-           (zero >= 0 ? std::string(", ") + type_name(zero) + " zero points" : "");
+    const auto name = [](std::int32_t code) { return std::string(elem_type_name(code)); };
+    return name(weight) + ", " + name(scale) + " scales" + (zero >= 0 ? ", " + name(zero) + " zero points" : "");
 }
 
 Pinned::~Pinned() {

@@ -96,7 +96,7 @@ private:
 };
 
 // What one compressed-weight GEMM program is compiled for (kernels/gemm_compressed.cl's MOE_CW,
-// MOE_CS, MOE_CZ): the element type codes (device_weights.hpp's elem_type) of a compressed
+// MOE_CS, MOE_CZ): the element type codes (element_codes.hpp's elem_type) of a compressed
 // weight, its scale and its zero point (-1: none).
 struct CompressedTypes {
     std::int32_t weight = 0, scale = 0, zero = -1;

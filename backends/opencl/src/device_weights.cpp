@@ -39,25 +39,6 @@ Weights placeholder(const Runtime& rt) {
 
 }  // namespace
 
-std::int32_t elem_type(DType t) {
-    switch (t) {
-        case DType::f32: return 0;
-        case DType::f16: return 1;
-        case DType::bf16: return 2;
-        case DType::f64: return 3;
-        // Compressed weights, scales and zero points (kernels/gemm_compressed.cl).
-        case DType::u8: return 10;
-        case DType::i8: return 11;
-        case DType::u4: return 12;
-        case DType::i4: return 13;
-        case DType::f4e2m1: return 14;
-        case DType::f8e4m3: return 15;
-        case DType::f8e5m2: return 16;
-        case DType::f8e8m0: return 17;
-        default: throw InputError("opencl: element type " + std::string(dtype_name(t)) + " is not supported");
-    }
-}
-
 Weights device_tensor(const Runtime& rt, const Tensor& t) {
     Weights w;
     w.buf = rt.buffer(t.nbytes(), t.data(), gemm_pad(rt));

@@ -5,12 +5,10 @@
 #include <vector>
 
 #include "cl_runtime.hpp"
+#include "element_codes.hpp"
 #include "moe/spec/problem.hpp"
 
 namespace moe::backends::ocl {
-
-// Element type codes of kernels/common.cl and f64.cl (MOE_F32, MOE_F16, MOE_BF16, MOE_F64).
-std::int32_t elem_type(DType t);
 
 // A tensor on the device, read in its own element type. A weight tensor is in `buf` as
 // [E, K, N] (KN, what the tiled kernels and the f64 GEMM read); an NK weight tensor is also kept
