@@ -20,7 +20,7 @@
 using moe::test::run_command;
 using moe::test::run_python;
 using moe::test::TempDir;
-using moe::test::kBundledSuite;
+using moe::test::bundled_case;
 using moe::test::has;
 namespace fs = std::filesystem;
 
@@ -33,7 +33,7 @@ std::string tool() {
     return other && *other ? other : moe::test::moe_conform();
 }
 
-std::string golden(const std::string& name) { return kBundledSuite + "/" + name + ".h5"; }
+std::string golden(const std::string& name) { return bundled_case(name + ".h5"); }
 
 // Correct result files of `cases` (loop_f32's outputs and stages) in `dir`, as <case>.h5.
 void write_results(const fs::path& dir, const std::vector<std::string>& cases) {

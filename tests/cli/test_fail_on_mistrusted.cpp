@@ -18,13 +18,13 @@
 using moe::test::moe_conform;
 using moe::test::run_command;
 using moe::test::TempDir;
-using moe::test::kBundledSuite;
+using moe::test::bundled_case;
 using moe::test::has;
 namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kMistrustedCase = kBundledSuite + "/nonfinite_gate_lane_nan_f32.h5";
+const std::string kMistrustedCase = bundled_case("nonfinite_gate_lane_nan_f32.h5");
 const std::string kRunMistrusted = moe_conform() + " run --quiet --backend reference_dense --case " + kMistrustedCase;
 const std::string kCountLine = "0 passed, 0 failed, 0 skipped, 1 mistrusted";
 const std::string kWhy = "MISTRUSTED fails the run (--fail-on-mistrusted)";
@@ -89,8 +89,8 @@ TEST_CASE("run --fail-on-mistrusted: a MISTRUSTED case exits 1 and the text, JSO
 }
 
 TEST_CASE("run --fail-on-mistrusted on PASS results alone exits 0 with the usual count line") {
-    const auto r = run_command(moe_conform() + " run --quiet --fail-on-mistrusted --backend loop_f32 --case " + kBundledSuite +
-                               "/topk_one.h5");
+    const auto r = run_command(moe_conform() + " run --quiet --fail-on-mistrusted --backend loop_f32 --case " +
+                               bundled_case("topk_one.h5"));
     CAPTURE(r.output);
     CHECK(r.exit_code == 0);
     CHECK(last_line(r.output) == "1 passed, 0 failed, 0 skipped");
@@ -117,11 +117,11 @@ TEST_CASE("check --fail-on-mistrusted gates result files as run gates a backend"
 
     // A passing result under the flag: exit 0.
     const fs::path passing = dir.path() / "passing";
-    REQUIRE(run_command(moe_conform() + " run --quiet --backend loop_f32 --case " + kBundledSuite +
-                        "/topk_one.h5 --write-results " + passing.string())
+    REQUIRE(run_command(moe_conform() + " run --quiet --backend loop_f32 --case " + bundled_case("topk_one.h5") +
+                        " --write-results " + passing.string())
                 .exit_code == 0);
-    const auto pass = run_command(moe_conform() + " check --quiet --fail-on-mistrusted --case " + kBundledSuite +
-                                  "/topk_one.h5 --results " + passing.string());
+    const auto pass = run_command(moe_conform() + " check --quiet --fail-on-mistrusted --case " +
+                                  bundled_case("topk_one.h5") + " --results " + passing.string());
     CAPTURE(pass.output);
     CHECK(pass.exit_code == 0);
 }

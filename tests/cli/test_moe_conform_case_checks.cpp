@@ -18,6 +18,7 @@ using moe::test::moe_conform;
 using moe::test::run_command;
 using moe::test::TempDir;
 using moe::test::kBundledSuite;
+using moe::test::bundled_case;
 using moe::test::has;
 namespace fs = std::filesystem;
 
@@ -29,7 +30,7 @@ struct Command {
 };
 std::vector<Command> case_commands() {
     return {{"run", moe_conform() + " run --quiet --backend loop_f32", ""},
-            {"check", moe_conform() + " check --quiet", " --results " + kBundledSuite + "/topk_one.h5"},
+            {"check", moe_conform() + " check --quiet", " --results " + bundled_case("topk_one.h5")},
             {"shrink", moe_conform() + " shrink --quiet --backend mutant:hidden_off_by_one", ""}};
 }
 
@@ -44,13 +45,13 @@ TEST_CASE("run, check and shrink --case: a name not in the suite gets the suite 
     for (const auto& c : case_commands()) {
         CAPTURE(c.name);
         for (const std::string wrong : {"gemm2_mediun.h5", "gemm2_medium"})
-            refused(c.head + " --case " + kBundledSuite + "/" + wrong + c.tail,
-                    "moe-conform: error: --case " + kBundledSuite + "/" + wrong + ": no case " + wrong + " in the suite " +
+            refused(c.head + " --case " + bundled_case(wrong) + c.tail,
+                    "moe-conform: error: --case " + bundled_case(wrong) + ": no case " + wrong + " in the suite " +
                         kBundledSuite + " (its MANIFEST.sha256 lists ");
-        refused(c.head + " --case " + kBundledSuite + "/gemm2_mediun.h5" + c.tail,
-                "; did you mean " + kBundledSuite + "/gemm2_medium.h5?");
+        refused(c.head + " --case " + bundled_case("gemm2_mediun.h5") + c.tail,
+                "; did you mean " + bundled_case("gemm2_medium.h5") + "?");
         // Nothing close: the suite is named, no guess.
-        const auto far = run_command(c.head + " --case " + kBundledSuite + "/qwen_everything.h5" + c.tail);
+        const auto far = run_command(c.head + " --case " + bundled_case("qwen_everything.h5") + c.tail);
         CHECK(far.exit_code == 2);
         CHECK(has(far.output, "no case qwen_everything.h5 in the suite " + kBundledSuite));
         CHECK_FALSE(has(far.output, "did you mean"));
@@ -67,11 +68,11 @@ TEST_CASE("run, check and shrink --case: a missing file outside a suite is 'no s
                 "moe-conform: error: --case " + dir.path().string() + ": a folder, not a golden file");
     }
     // Several --case files: every missing one is named, not only the first.
-    const auto r = run_command(moe_conform() + " run --quiet --backend loop_f32 --case " + kBundledSuite +
-                               "/gemm2_mediun.h5 --case " + kBundledSuite + "/topk_one.h5 --case " + missing);
+    const auto r = run_command(moe_conform() + " run --quiet --backend loop_f32 --case " + bundled_case("gemm2_mediun.h5") +
+                               " --case " + bundled_case("topk_one.h5") + " --case " + missing);
     CAPTURE(r.output);
     CHECK(r.exit_code == 2);
-    CHECK(has(r.output, "did you mean " + kBundledSuite + "/gemm2_medium.h5?"));
+    CHECK(has(r.output, "did you mean " + bundled_case("gemm2_medium.h5") + "?"));
     CHECK(has(r.output, "--case " + missing + ": no such file"));
     CHECK_FALSE(has(r.output, "passed"));
 }
@@ -80,13 +81,13 @@ TEST_CASE("run and check --case: a listed file whose bytes changed is refused, -
     TempDir dir;
     fs::create_directories(dir / "suite");
     fs::copy_file(kBundledSuite + "/MANIFEST.sha256", dir / "suite" / "MANIFEST.sha256");
-    moe::golden::GoldenCase c = moe::golden::read_golden(kBundledSuite + "/gemm3_single_token.h5");
+    moe::golden::GoldenCase c = moe::golden::read_golden(bundled_case("gemm3_single_token.h5"));
     c.description += " (changed)";
     const std::string changed = (dir / "suite" / "gemm3_single_token.h5").string();
     moe::golden::write_golden(changed, c);
     const std::string run = moe_conform() + " run --quiet --backend loop_f32";
     refused(run + " --case " + changed, "gemm3_single_token.h5: SHA-256 differs from");
-    refused(moe_conform() + " check --quiet --case " + changed + " --results " + kBundledSuite + "/topk_one.h5",
+    refused(moe_conform() + " check --quiet --case " + changed + " --results " + bundled_case("topk_one.h5"),
             "gemm3_single_token.h5: SHA-256 differs from");
     const auto skipped = run_command(run + " --no-manifest --case " + changed);
     CAPTURE(skipped.output);
@@ -95,7 +96,7 @@ TEST_CASE("run and check --case: a listed file whose bytes changed is refused, -
     // A file the manifest does not list is the user's own (a shrunk case written there, whose
     // repro line runs it): run as given (spec/golden-format.md, "Manifest"), as shrink takes it.
     const std::string own = (dir / "suite" / "my_case.h5").string();
-    fs::copy_file(kBundledSuite + "/gemm3_single_token.h5", own);
+    fs::copy_file(bundled_case("gemm3_single_token.h5"), own);
     const auto unlisted = run_command(run + " --case " + own);
     CAPTURE(unlisted.output);
     CHECK(unlisted.exit_code == 0);

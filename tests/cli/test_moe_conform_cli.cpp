@@ -24,6 +24,7 @@ using moe::test::run_python;
 namespace fs = std::filesystem;
 using moe::test::TempDir;
 using moe::test::kBundledSuite;
+using moe::test::bundled_case;
 using moe::test::has;
 
 namespace {
@@ -41,7 +42,7 @@ std::string file_bytes(const std::string& path) {
 
 fs::path copy_case(const TempDir& dir, const std::string& name) {
     const fs::path to = dir.path() / (name + ".h5");
-    fs::copy_file(kBundledSuite + "/" + name + ".h5", to, fs::copy_options::overwrite_existing);
+    fs::copy_file(bundled_case(name + ".h5"), to, fs::copy_options::overwrite_existing);
     return to;
 }
 
@@ -98,17 +99,18 @@ TEST_CASE("a wrong output fails with the worst element, the first divergent stag
 TEST_CASE("two files of one run with the same case name: exit 2 naming both, not two results under one name") {
     TempDir dir;
     const fs::path copy = dir / "again.h5";
-    fs::copy_file(kBundledSuite + "/topk_one.h5", copy);
+    fs::copy_file(bundled_case("topk_one.h5"), copy);
     const std::string junit = (dir / "r.xml").string();
-    const auto r = run_command(moe_conform() + " run --quiet --backend loop_f32 --case " + kBundledSuite + "/topk_one.h5 --case " +
-                               copy.string() + " --case " + kBundledSuite + "/gemm2_bias_en.h5 --junit " + junit);
+    const auto r = run_command(moe_conform() + " run --quiet --backend loop_f32 --case " + bundled_case("topk_one.h5") +
+                               " --case " + copy.string() + " --case " + bundled_case("gemm2_bias_en.h5") +
+                               " --junit " + junit);
     CAPTURE(r.output);
     CHECK(r.exit_code == 2);
-    CHECK(has(r.output, "case name 'topk_one' is in two files of this run: '" + kBundledSuite + "/topk_one.h5' and '" +
-                            copy.string() + "'"));
+    CHECK(has(r.output, "case name 'topk_one' is in two files of this run: '" + bundled_case("topk_one.h5") +
+                            "' and '" + copy.string() + "'"));
     // The same in worker processes and in one process.
-    const auto one = run_command(moe_conform() + " run --quiet --no-isolation --backend loop_f32 --case " + kBundledSuite +
-                                 "/topk_one.h5 --case " + copy.string());
+    const auto one = run_command(moe_conform() + " run --quiet --no-isolation --backend loop_f32 --case " +
+                                 bundled_case("topk_one.h5") + " --case " + copy.string());
     CHECK(one.exit_code == 2);
     CHECK(has(one.output, "case name 'topk_one' is in two files"));
 }
@@ -168,8 +170,8 @@ TEST_CASE("expectations: XPASS fails the run, SKIP is reported with its reason, 
     CHECK(has(r.output, "not this week"));
     CHECK(last_line(r.output) == "0 passed, 0 failed, 4 skipped, 1 xpass");
     // An XPASS is one against the expectation file only: the repro line names it.
-    CHECK(has(r.output, "repro: " + moe_conform() + " run --expect " + e.string() + " --backend loop_f32 --case " + kBundledSuite +
-                            "/topk_one.h5"));
+    CHECK(has(r.output, "repro: " + moe_conform() + " run --expect " + e.string() + " --backend loop_f32 --case " +
+                            bundled_case("topk_one.h5")));
     CHECK_FALSE(has(r.output, "applied to no result"));  // both entries applied
 
     // An entry that applies to nothing in the run is said (a stale entry sat there unnoticed).
@@ -184,7 +186,7 @@ TEST_CASE("expectations: XPASS fails the run, SKIP is reported with its reason, 
     // XPASS too: it was MISTRUSTED, exit 0, and the stale entry went unseen.
     std::ofstream(e) << R"({"format": "moe-expectations", "format_version": 1, "expectations": [
         {"backend": "reference_dense", "case": "nonfinite_gate_lane_nan_f32", "status": "FAIL", "reason": "was wrong"}]})";
-    const std::string nan_case = " --backend reference_dense --case " + kBundledSuite + "/nonfinite_gate_lane_nan_f32.h5";
+    const std::string nan_case = " --backend reference_dense --case " + bundled_case("nonfinite_gate_lane_nan_f32.h5");
     r = run_command(moe_conform() + " run --quiet" + nan_case);
     CHECK(r.exit_code == 0);
     CHECK(last_line(r.output) == "0 passed, 0 failed, 0 skipped, 1 mistrusted");
@@ -285,7 +287,7 @@ TEST_CASE("--shard: N near 2^64 does not wrap; one case name in two files is ref
     // Unsharded, a run meeting both files is exit 2; each shard met one and passed.
     TempDir dir;
     copy_case(dir, "topk_one");
-    fs::copy_file(kBundledSuite + "/topk_one.h5", dir.path() / "topk_one_again.h5");
+    fs::copy_file(bundled_case("topk_one.h5"), dir.path() / "topk_one_again.h5");
     for (const char* shard : {"1/2", "2/2"})
         expect_refused_before_running(moe_conform() + " run --quiet --backend loop_f32 --suite " + dir.path().string() +
                                           " --shard " + shard,
@@ -299,13 +301,13 @@ TEST_CASE("files that hung or crashed HDF5, in a suite run with --filter and che
     TempDir dir;
     const fs::path suite = dir.path() / "suite", results = dir.path() / "results";
     fs::create_directories(suite);
-    REQUIRE(run_command(moe_conform() + " run --quiet --backend loop_f32 --case " + kBundledSuite + "/topk_one.h5 --write-results " +
-                        results.string()).exit_code == 0);
+    REQUIRE(run_command(moe_conform() + " run --quiet --backend loop_f32 --case " + bundled_case("topk_one.h5") +
+                        " --write-results " + results.string()).exit_code == 0);
     for (const auto& e : fs::directory_iterator(std::string(MOE_SOURCE_DIR) + "/tests/golden/fuzz-regressions")) {
         if (e.path().extension() != ".h5") continue;
         CAPTURE(e.path().filename().string());
         for (const auto& f : fs::directory_iterator(suite)) fs::remove(f.path());
-        fs::copy_file(kBundledSuite + "/topk_one.h5", suite / "topk_one.h5");
+        fs::copy_file(bundled_case("topk_one.h5"), suite / "topk_one.h5");
         fs::copy_file(e.path(), suite / e.path().filename());
         const auto run = run_command(moe_conform() + " run --quiet --no-manifest --backend loop_f32 --filter '*' --suite " +
                                      suite.string());
@@ -324,9 +326,9 @@ TEST_CASE("check --results on the folder of a two-backend --write-results refuse
     // Subfolders are searched (a CI's shard artifacts): the per-backend folders answer each case twice.
     TempDir dir;
     const fs::path results = dir.path() / "results";
-    REQUIRE(run_command(moe_conform() + " run --quiet --backend loop_f32,reference --case " + kBundledSuite +
-                        "/topk_one.h5 --write-results " + results.string()).exit_code == 0);
-    const auto r = run_command(moe_conform() + " check --quiet --case " + kBundledSuite + "/topk_one.h5 --results " +
+    REQUIRE(run_command(moe_conform() + " run --quiet --backend loop_f32,reference --case " +
+                        bundled_case("topk_one.h5") + " --write-results " + results.string()).exit_code == 0);
+    const auto r = run_command(moe_conform() + " check --quiet --case " + bundled_case("topk_one.h5") + " --results " +
                                results.string());
     CAPTURE(r.output);
     CHECK(r.exit_code == 2);
@@ -334,16 +336,16 @@ TEST_CASE("check --results on the folder of a two-backend --write-results refuse
                             (results / "loop_f32" / "topk_one.h5").string() +
                             " (subfolders of a results folder are searched too: give --results the folder of one "
                             "implementation)"));
-    const auto one = run_command(moe_conform() + " check --quiet --case " + kBundledSuite + "/topk_one.h5 --results " +
-                                 (results / "loop_f32").string());
+    const auto one = run_command(moe_conform() + " check --quiet --case " + bundled_case("topk_one.h5") +
+                                 " --results " + (results / "loop_f32").string());
     CAPTURE(one.output);
     CHECK(one.exit_code == 0);
 }
 
 TEST_CASE("a suite's manifest is read as sha256sum -c reads it: CRLF, upper-case hex, binary mode") {
     TempDir dir;
-    fs::copy_file(kBundledSuite + "/topk_one.h5", dir.path() / "topk_one.h5");
-    fs::copy_file(kBundledSuite + "/topk_equals_experts.h5", dir.path() / "topk_equals_experts.h5");
+    fs::copy_file(bundled_case("topk_one.h5"), dir.path() / "topk_one.h5");
+    fs::copy_file(bundled_case("topk_equals_experts.h5"), dir.path() / "topk_equals_experts.h5");
     std::string sums;
     {
         std::ifstream in(kBundledSuite + "/MANIFEST.sha256");
@@ -399,7 +401,7 @@ TEST_CASE("usage errors exit 2 with a message") {
     // A .h5 entry that is no file (a dangling link: an incomplete checkout) is not skipped.
     const fs::path short_suite = dir.path() / "short";
     fs::create_directories(short_suite);
-    fs::copy_file(kBundledSuite + "/topk_one.h5", short_suite / "topk_one.h5");
+    fs::copy_file(bundled_case("topk_one.h5"), short_suite / "topk_one.h5");
     fs::create_symlink(dir.path() / "nowhere.h5", short_suite / "missing.h5");
     r = run_command(moe_conform() + " run --backend reference --no-manifest --suite " + short_suite.string());
     CHECK(r.exit_code == 2);
@@ -416,21 +418,21 @@ TEST_CASE("usage errors exit 2 with a message") {
 TEST_CASE("selftest's repro lines run: a mutant by name, in worker processes, spelled either way") {
     // The names were checked by making the backends in the parent: an opencl mutant opened its
     // device there, and the forked workers hung on every case until --case-timeout.
-    const auto r = run_command(moe_conform() + " run --backend mutant:opencl_wrong_offset --case " + kBundledSuite +
-                               "/gemm2_gptoss_spec_bf16.h5 --case-timeout 60");
+    const auto r = run_command(moe_conform() + " run --backend mutant:opencl_wrong_offset --case " +
+                               bundled_case("gemm2_gptoss_spec_bf16.h5") + " --case-timeout 60");
     CAPTURE(r.output);
     CHECK_FALSE(has(r.output, "timed out"));
     CHECK((r.exit_code == 1 || r.exit_code == 77));  // caught; 77 where no OpenCL device exists
-    const auto twice = run_command(moe_conform() + " run --backend lanes_swapped,mutant:lanes_swapped --case " + kBundledSuite +
-                                   "/topk_one.h5");
+    const auto twice = run_command(moe_conform() + " run --backend lanes_swapped,mutant:lanes_swapped --case " +
+                                   bundled_case("topk_one.h5"));
     CHECK(twice.exit_code == 2);
     CHECK(has(twice.output, "named twice"));
     // Spelt bare, a mutant is still listed under the name its results carry; the recorded command
     // line is quoted as a shell reads it.
     TempDir dir;
     const std::string json = (dir.path() / "r.json").string();
-    const auto bare = run_command(moe_conform() + " run --quiet --backend loop_f32,lanes_swapped --case " + kBundledSuite +
-                                  "/topk_one.h5 --filter 'top*' --json " + json);
+    const auto bare = run_command(moe_conform() + " run --quiet --backend loop_f32,lanes_swapped --case " +
+                                  bundled_case("topk_one.h5") + " --filter 'top*' --json " + json);
     CHECK(bare.exit_code == 1);
     const std::string report = file_bytes(json);
     CHECK(has(report, R"("backends": [)"));
@@ -512,8 +514,9 @@ TEST_CASE("flag values out of range exit 2 saying what is wanted, before anythin
         {"MOE_OPENCL_STAGING=bad " + moe_conform() + " run --backend opencl_missing_barrier --suite " + kBundledSuite,
          "MOE_OPENCL_STAGING: 'bad' is not THREADSxKIB"},
         // One file twice: its results would be reported twice.
-        {moe_conform() + " run --backend loop_f32 --case " + kBundledSuite + "/topk_one.h5 --case " + kBundledSuite + "/../golden/topk_one.h5",
-         "the same file as --case " + kBundledSuite + "/topk_one.h5"},
+        {moe_conform() + " run --backend loop_f32 --case " + bundled_case("topk_one.h5") + " --case " + kBundledSuite +
+             "/../golden/topk_one.h5",
+         "the same file as --case " + bundled_case("topk_one.h5")},
         // A list of commas alone: CLI11 would take the next flag as the value (a backend "--suite").
         {moe_conform() + " run --backend , --suite " + kBundledSuite, "--backend: ',' is only commas"},
         {moe_conform() + " run --backend=,, --suite " + kBundledSuite, "--backend: ',,' is only commas"},
@@ -572,14 +575,14 @@ TEST_CASE("MOE_OPENCL_KERNEL_DIR: its .cl files replace the embedded ones (a cha
 
 TEST_CASE("report paths that cannot be written exit 2 before anything runs, naming the path") {
     TempDir dir;
-    const std::string one = moe_conform() + " run --backend reference --case " + kBundledSuite + "/exact_gemm2_lane1.h5";
+    const std::string one = moe_conform() + " run --backend reference --case " + bundled_case("exact_gemm2_lane1.h5");
     const std::string missing = dir.path().string() + "/no/such";
     const std::pair<std::string, std::string> refused[] = {
         {one + " --json " + missing + "/r.json",
          "--json: " + missing + "/r.json: folder " + missing + " does not exist"},
         {one + " --junit " + missing + "/r.xml", "folder " + missing + " does not exist"},
         {one + " --html " + dir.path().string(), "--html: " + dir.path().string() + " is a folder; give a file name"},
-        {one + " --write-results " + kBundledSuite + "/exact_gemm2_lane1.h5/sub", "is not a folder"},
+        {one + " --write-results " + bundled_case("exact_gemm2_lane1.h5") + "/sub", "is not a folder"},
         {moe_conform() + " selftest --json " + missing + "/s.json", "folder " + missing + " does not exist"},
         {moe_conform() + " check --suite " + kBundledSuite + " --results " + kBundledSuite + " --html " + missing + "/c.html",
          "folder " + missing + " does not exist"},
@@ -593,7 +596,7 @@ TEST_CASE("report paths that cannot be written exit 2 before anything runs, nami
     // regression would damage the copy only.
     const fs::path suite = dir.path() / "suite";
     fs::create_directories(suite);
-    fs::copy_file(kBundledSuite + "/exact_gemm2_lane1.h5", suite / "exact_gemm2_lane1.h5");
+    fs::copy_file(bundled_case("exact_gemm2_lane1.h5"), suite / "exact_gemm2_lane1.h5");
     const std::string golden = (suite / "exact_gemm2_lane1.h5").string();
     const std::string run_copy = moe_conform() + " run --backend loop_f32 --no-manifest --suite " + suite.string();
     const std::pair<std::string, std::string> clashes[] = {
@@ -615,7 +618,7 @@ TEST_CASE("repro lines run as they are printed, whatever the case's path holds")
     const fs::path folder = dir.path() / "a&b(1)";
     fs::create_directories(folder);
     const fs::path f = folder / "x;y.h5";
-    fs::copy_file(kBundledSuite + "/exact_gemm2_lane1.h5", f);
+    fs::copy_file(bundled_case("exact_gemm2_lane1.h5"), f);
     const auto r =
         run_command(moe_conform() + " run --quiet --backend mutant:bias1_dropped --case '" + f.string() + "'");
     CAPTURE(r.output);
@@ -647,7 +650,7 @@ namespace {
 std::string one_case_selftest(const TempDir& dir) {
     const fs::path suite = dir.path() / "one_case";
     fs::create_directories(suite);
-    fs::copy_file(kBundledSuite + "/topk_one.h5", suite / "topk_one.h5", fs::copy_options::overwrite_existing);
+    fs::copy_file(bundled_case("topk_one.h5"), suite / "topk_one.h5", fs::copy_options::overwrite_existing);
     return moe_conform() + " selftest --quiet --no-manifest --suite " + suite.string();
 }
 
@@ -657,7 +660,7 @@ TEST_CASE("outputs onto what a command reads are refused before it runs: run's p
     TempDir dir;
     const fs::path suite = dir.path() / "suite";
     fs::create_directories(suite);
-    fs::copy_file(kBundledSuite + "/topk_one.h5", suite / "topk_one.h5");
+    fs::copy_file(bundled_case("topk_one.h5"), suite / "topk_one.h5");
     const std::string golden = (suite / "topk_one.h5").string();
     const std::string golden_before = file_bytes(golden);
     // run --json onto the --backend-lib plugin replaced the .so with the report, exit 0.
@@ -709,7 +712,7 @@ TEST_CASE("--shard with a sign, blanks or no digits is refused; its message name
 }
 
 TEST_CASE("an empty item in --backend or --family is refused, not dropped; 'all' twice is named as given") {
-    const std::string one = " --case " + kBundledSuite + "/topk_one.h5";
+    const std::string one = " --case " + bundled_case("topk_one.h5");
     TempDir dir;
     const std::string selftest = one_case_selftest(dir);
     const std::pair<std::string, std::string> refused[] = {
@@ -727,9 +730,9 @@ TEST_CASE("an empty item in --backend or --family is refused, not dropped; 'all'
 }
 
 TEST_CASE("--threads is a decimal count up to the cap; empty values and switches given a value are refused") {
-    const std::string one = moe_conform() + " run --backend reference --case " + kBundledSuite + "/topk_one.h5";
-    const std::string check = moe_conform() + " check --case " + kBundledSuite + "/topk_one.h5 --results " + kBundledSuite +
-                              "/topk_one.h5";
+    const std::string one = moe_conform() + " run --backend reference --case " + bundled_case("topk_one.h5");
+    const std::string check =
+        moe_conform() + " check --case " + bundled_case("topk_one.h5") + " --results " + bundled_case("topk_one.h5");
     TempDir dir;
     const std::string selftest = one_case_selftest(dir);
     const std::pair<std::string, std::string> refused[] = {
@@ -738,7 +741,7 @@ TEST_CASE("--threads is a decimal count up to the cap; empty values and switches
         {one + " --threads 1.5", "--threads: 1.5: expected a whole number in decimal digits"},
         {one + " --threads 100000", "--threads: 100000: out of range, at most "},
         {selftest + " --threads 0x10", "--threads: 0x10: expected a whole number"},
-        {moe_conform() + " shrink --backend loop_f32 --case " + kBundledSuite + "/topk_one.h5 --threads 1e3",
+        {moe_conform() + " shrink --backend loop_f32 --case " + bundled_case("topk_one.h5") + " --threads 1e3",
          "--threads: 1e3: expected a whole number"},
         // An empty value was read as if the flag were absent (or, for --filter, matched nothing).
         {check + " --precision ''", "--precision: an empty value"},
@@ -759,7 +762,7 @@ TEST_CASE("--threads is a decimal count up to the cap; empty values and switches
 }
 
 TEST_CASE("--device: an index past 2^64 matches no device (was an internal error: stoul); no opencl backend: refused") {
-    const std::string one = " --case " + kBundledSuite + "/topk_one.h5";
+    const std::string one = " --case " + bundled_case("topk_one.h5");
     const std::string huge = "0:99999999999999999999";
     TempDir dir;
     const std::string selftest = one_case_selftest(dir);
@@ -790,7 +793,7 @@ TEST_CASE("shrink's repro line carries --device") {
     TempDir dir;
     const std::string out = (dir.path() / "small.h5").string();
     const auto r = run_command(moe_conform() + " shrink --quiet --backend mutant:opencl_wrong_offset --device 0:0 --case " +
-                               kBundledSuite + "/topk_one.h5 -o " + out + " --max-seconds 20");
+                               bundled_case("topk_one.h5") + " -o " + out + " --max-seconds 20");
     CAPTURE(r.output);
     if (has(r.output, "unavailable")) return;  // no OpenCL device on this machine
     CHECK(r.exit_code == 0);
@@ -799,7 +802,7 @@ TEST_CASE("shrink's repro line carries --device") {
 
 TEST_CASE("--max-memory past 2^64 - 1 bytes is out of range, not 2^64 - 1") {
     // CLI11 saturated the number ("18446744073709551616k" said "18446744073709551615 multiplied by k").
-    const std::string one = moe_conform() + " run --backend reference --case " + kBundledSuite + "/topk_one.h5";
+    const std::string one = moe_conform() + " run --backend reference --case " + bundled_case("topk_one.h5");
     for (const std::string value : {"99999999999999999999", "18446744073709551616k"})
         expect_refused_before_running(one + " --max-memory " + value,
                                       "--max-memory: " + value + ": out of range, at most 18446744073709551615 bytes");

@@ -20,6 +20,7 @@ using moe::test::moe_conform;
 using moe::test::run_command;
 using moe::test::TempDir;
 using moe::test::kBundledSuite;
+using moe::test::bundled_case;
 using moe::test::has;
 namespace fs = std::filesystem;
 
@@ -40,8 +41,8 @@ moe::Dims dims_of(const std::string& file) { return moe::validate(moe::golden::r
 TEST_CASE("shrink writes a much smaller case that still fails, and prints a repro line that reruns it") {
     TempDir dir;
     const std::string out = (dir / "small.h5").string();
-    const auto r = run_command(moe_conform() + " shrink --quiet --backend mutant:cpu_scatter_race --case " + kBundledSuite +
-                               "/gemm2_medium.h5 -o " + out);
+    const auto r = run_command(moe_conform() + " shrink --quiet --backend mutant:cpu_scatter_race --case " +
+                               bundled_case("gemm2_medium.h5") + " -o " + out);
     CAPTURE(r.output);
     REQUIRE(r.exit_code == 0);
     CHECK(has(r.output, "before: T 67, K 4, E 16, H 96, I 48"));
@@ -57,7 +58,7 @@ TEST_CASE("shrink writes a much smaller case that still fails, and prints a repr
     CHECK(run_command(moe::test::moe_golden() + " inspect " + out).exit_code == 0);
     // Its description says what it is; the original's (which tells shapes and values the shrunk
     // case no longer has) is kept only as the original's, after it.
-    const auto original = moe::golden::read_golden(kBundledSuite + "/gemm2_medium.h5");
+    const auto original = moe::golden::read_golden(bundled_case("gemm2_medium.h5"));
     const auto shrunk = moe::golden::read_golden(out);
     CAPTURE(shrunk.description);
     CHECK(shrunk.description.rfind("Shrunk from case gemm2_medium for backend mutant:cpu_scatter_race (", 0) == 0);
@@ -70,7 +71,7 @@ TEST_CASE("what the plugin prints to stdout while shrink runs it goes to stderr:
     TempDir dir;
     const std::string out = (dir / "small.h5").string(), err = (dir / "err.txt").string();
     const auto r = run_command("{ " + moe_conform() + " shrink --quiet --backend-lib " + MOE_PRINTS_PLUGIN + " --case " +
-                               kBundledSuite + "/exact_gemm2_lane1.h5 -o " + out + " 2>" + err + "; }");
+                               bundled_case("exact_gemm2_lane1.h5") + " -o " + out + " 2>" + err + "; }");
     CAPTURE(r.output);
     CHECK(r.exit_code == 0);
     CHECK(r.output.rfind("shrunk exact_gemm2_lane1 for bad_plugin in ", 0) == 0);
@@ -85,7 +86,7 @@ TEST_CASE("shrink's default output name comes from the case name made a plain fi
     TempDir dir;
     fs::create_directories(dir / "work");
     // A golden file whose case name points to the parent folder.
-    moe::golden::GoldenCase c = moe::golden::read_golden(kBundledSuite + "/gemm3_single_token.h5");
+    moe::golden::GoldenCase c = moe::golden::read_golden(bundled_case("gemm3_single_token.h5"));
     c.problem.name = "../escaped";
     const std::string file = (dir / "hostile.h5").string();
     moe::golden::write_golden(file, c);
@@ -103,15 +104,16 @@ TEST_CASE("shrink's default output name comes from the case name made a plain fi
 
 TEST_CASE("mutants by name: the bare name works as well as mutant:NAME; a passing case is not shrunk") {
     TempDir dir;
-    const auto bare = run_command(moe_conform() + " run --quiet --backend hidden_off_by_one --case " + kBundledSuite +
-                                  "/gemm3_single_token.h5");
+    const auto bare = run_command(moe_conform() + " run --quiet --backend hidden_off_by_one --case " +
+                                  bundled_case("gemm3_single_token.h5"));
     CHECK(bare.exit_code == 1);
-    const auto passing = run_command(moe_conform() + " shrink --quiet --backend loop_f32 --case " + kBundledSuite +
-                                     "/gemm3_single_token.h5 -o " + (dir / "x.h5").string());
+    const auto passing = run_command(moe_conform() + " shrink --quiet --backend loop_f32 --case " +
+                                     bundled_case("gemm3_single_token.h5") + " -o " + (dir / "x.h5").string());
     CAPTURE(passing.output);
     CHECK(passing.exit_code == 1);
     CHECK(has(passing.output, "does not fail on this backend (PASS): nothing to shrink"));
-    const auto unknown = run_command(moe_conform() + " shrink --backend no_such --case " + kBundledSuite + "/gemm3_single_token.h5");
+    const auto unknown =
+        run_command(moe_conform() + " shrink --backend no_such --case " + bundled_case("gemm3_single_token.h5"));
     CHECK(unknown.exit_code == 2);
     CHECK(has(unknown.output, "or a selftest mutant"));
 }
@@ -119,13 +121,13 @@ TEST_CASE("mutants by name: the bare name works as well as mutant:NAME; a passin
 TEST_CASE("shrink says when --max-seconds, not the search, ended it: the case may shrink further") {
     TempDir dir;
     const auto r = run_command(moe_conform() + " shrink --quiet --max-seconds 1e-9 --backend mutant:hidden_off_by_one --case " +
-                               kBundledSuite + "/gemm3_single_token.h5 -o " + (dir / "x.h5").string());
+                               bundled_case("gemm3_single_token.h5") + " -o " + (dir / "x.h5").string());
     CAPTURE(r.output);
     CHECK(r.exit_code == 0);
     CHECK(has(r.output, "stopped early: the search reached its time limit of 1e-09 s before it tried every edit"));
     // A search that ran to its end says nothing of the kind.
-    const auto done = run_command(moe_conform() + " shrink --quiet --backend mutant:hidden_off_by_one --case " + kBundledSuite +
-                                  "/gemm3_single_token.h5 -o " + (dir / "y.h5").string());
+    const auto done = run_command(moe_conform() + " shrink --quiet --backend mutant:hidden_off_by_one --case " +
+                                  bundled_case("gemm3_single_token.h5") + " -o " + (dir / "y.h5").string());
     CHECK(done.exit_code == 0);
     CHECK_FALSE(has(done.output, "stopped early"));
 }
@@ -134,7 +136,7 @@ TEST_CASE("shrink refuses a golden file whose stored output is not its inputs', 
     // Such a file fails every backend, the reference too; no candidate (its output recomputed)
     // fails with it, so after 3000 runs the damaged file itself was written as the shrunk case.
     TempDir dir;
-    moe::golden::GoldenCase c = moe::golden::read_golden(kBundledSuite + "/gemm3_single_token.h5");
+    moe::golden::GoldenCase c = moe::golden::read_golden(bundled_case("gemm3_single_token.h5"));
     moe::Tensor& out = c.outputs.at("output");
     for (std::size_t i = 0; i < out.size(); ++i) out.set(i, 0.0);
     const std::string file = (dir / "damaged.h5").string();
@@ -150,8 +152,8 @@ TEST_CASE("shrink refuses a golden file whose stored output is not its inputs', 
 TEST_CASE("shrink --backend-lib: a plugin with a bug shrinks, and its repro line loads the plugin and fails") {
     TempDir dir;
     const std::string out = (dir / "small.h5").string(), plugin = MOE_BROKEN_PLUGIN;
-    const auto r = run_command(moe_conform() + " shrink --quiet --backend-lib " + plugin + " --case " + kBundledSuite +
-                               "/gemm2_medium.h5 -o " + out);
+    const auto r = run_command(moe_conform() + " shrink --quiet --backend-lib " + plugin + " --case " +
+                               bundled_case("gemm2_medium.h5") + " -o " + out);
     CAPTURE(r.output);
     REQUIRE(r.exit_code == 0);
     CHECK(has(r.output, "after:  T 1,"));
@@ -161,16 +163,16 @@ TEST_CASE("shrink --backend-lib: a plugin with a bug shrinks, and its repro line
     CAPTURE(again.output);
     CHECK(again.exit_code == 1);
     // Naming another backend beside the plugin, or none at all: exit 2, said.
-    auto bad = run_command(moe_conform() + " shrink --backend loop_f32 --backend-lib " + plugin + " --case " + kBundledSuite +
-                           "/gemm2_medium.h5 -o " + out);
+    auto bad = run_command(moe_conform() + " shrink --backend loop_f32 --backend-lib " + plugin + " --case " +
+                           bundled_case("gemm2_medium.h5") + " -o " + out);
     CHECK(bad.exit_code == 2);
     CHECK(has(bad.output, "shrink runs one backend, and --backend-lib " + plugin + " is 'example_loops_broken'"));
-    bad = run_command(moe_conform() + " shrink --case " + kBundledSuite + "/gemm2_medium.h5 -o " + out);
+    bad = run_command(moe_conform() + " shrink --case " + bundled_case("gemm2_medium.h5") + " -o " + out);
     CHECK(bad.exit_code == 2);
     CHECK(has(bad.output, "give --backend NAME or --backend-lib PATH.so"));
     // A plugin that crashes as it loads is named, exit 2, not the end of moe-conform.
-    bad = run_command(moe_conform() + " shrink --backend-lib " + std::string(MOE_CRASHING_PLUGIN) + " --case " + kBundledSuite +
-                      "/gemm2_medium.h5 -o " + out);
+    bad = run_command(moe_conform() + " shrink --backend-lib " + std::string(MOE_CRASHING_PLUGIN) + " --case " +
+                      bundled_case("gemm2_medium.h5") + " -o " + out);
     CAPTURE(bad.output);
     CHECK(bad.exit_code == 2);
     CHECK(has(bad.output, MOE_CRASHING_PLUGIN));
@@ -183,8 +185,8 @@ TEST_CASE("shrink: a plugin that crashes on a case shrinks it to a small case th
     // as given) ended the shrink with exit 6 and wrote nothing.
     TempDir dir;
     const std::string out = (dir / "small.h5").string(), plugin = MOE_CRASHES_WHEN_WIDE;
-    const auto r = run_command(moe_conform() + " shrink --quiet --backend-lib " + plugin + " --case " + kBundledSuite +
-                               "/gemm2_medium.h5 -o " + out);
+    const auto r = run_command(moe_conform() + " shrink --quiet --backend-lib " + plugin + " --case " +
+                               bundled_case("gemm2_medium.h5") + " -o " + out);
     CAPTURE(r.output);
     REQUIRE(r.exit_code == 0);
     CHECK(has(r.output, "before: T 67, K 4, E 16, H 96, I 48,"));
@@ -215,7 +217,7 @@ TEST_CASE("shrink: a plugin that hangs on a case shrinks it to a smaller case th
     // bounded (the case as given, the search, the last run, two reruns: about 3 + 4 x 1 s).
     TempDir dir;
     const std::string out = (dir / "small.h5").string(), plugin = MOE_HANGS_WHEN_SMALL;
-    const std::string original = kBundledSuite + "/gemm3_single_token.h5";
+    const std::string original = bundled_case("gemm3_single_token.h5");
     const auto r = run_command("timeout 60 " + moe_conform() + " shrink --quiet --candidate-seconds 1 --max-seconds 3 "
                                "--backend-lib " + plugin + " --case " + original + " -o " + out);
     CAPTURE(r.output);
@@ -244,7 +246,7 @@ TEST_CASE("shrink: candidates that crash or hang where the case fails are not th
         CAPTURE(plugin);
         const std::string out = (dir / "small.h5").string();
         const auto r = run_command("timeout 60 " + moe_conform() + " shrink --quiet --candidate-seconds 1 --backend-lib " +
-                                   plugin + " --case " + kBundledSuite + "/gemm2_medium.h5 -o " + out);
+                                   plugin + " --case " + bundled_case("gemm2_medium.h5") + " -o " + out);
         CAPTURE(r.output);
         CHECK(r.exit_code == 0);
         CHECK(has(r.output, "after:  T 2,"));
@@ -262,7 +264,8 @@ TEST_CASE("shrink: killed mid-search, it leaves the smallest failing case found 
     TempDir dir;
     const std::string out = (dir / "small.h5").string();
     const auto r = run_command("timeout -s KILL 3.5 " + moe_conform() + " shrink --quiet --candidate-seconds 1 --backend-lib " +
-                               std::string(MOE_HANGS_WHEN_SMALL) + " --case " + kBundledSuite + "/gemm3_single_token.h5 -o " + out);
+                               std::string(MOE_HANGS_WHEN_SMALL) + " --case " + bundled_case("gemm3_single_token.h5") +
+                               " -o " + out);
     CAPTURE(r.output);
     CHECK(r.exit_code != 0);
     REQUIRE(fs::exists(out));
@@ -283,7 +286,7 @@ TEST_CASE("shrink: a backend that does not fail the shrunk case the same way eve
     TempDir dir;
     const std::string out = (dir / "small.h5").string();
     const auto r = run_command(moe_conform() + " shrink --quiet --backend-lib " + std::string(MOE_FLAKY_ON_REPEAT) +
-                               " --case " + kBundledSuite + "/gemm2_medium.h5 -o " + out);
+                               " --case " + bundled_case("gemm2_medium.h5") + " -o " + out);
     CAPTURE(r.output);
     CHECK(r.exit_code == 4);
     CHECK(has(r.output, "warning: two more runs did not both fail the same way: the backend is not deterministic"));
@@ -297,14 +300,15 @@ TEST_CASE("shrink --case: a name not in the suite is named with the suite and a 
     TempDir dir;
     // A typo in the bundled suite's folder, and a case name without .h5: exit 2 before anything runs.
     for (const std::string wrong : {"gemm2_mediun.h5", "gemm2_medium"}) {
-        const auto r = run_command(moe_conform() + " shrink --backend loop_f32 --case " + kBundledSuite + "/" + wrong);
+        const auto r = run_command(moe_conform() + " shrink --backend loop_f32 --case " + bundled_case(wrong));
         CAPTURE(r.output);
         CHECK(r.exit_code == 2);
-        CHECK(has(r.output, "--case " + kBundledSuite + "/" + wrong + ": no case " + wrong + " in the suite " + kBundledSuite +
+        CHECK(has(r.output, "--case " + bundled_case(wrong) + ": no case " + wrong + " in the suite " + kBundledSuite +
                                 " (its MANIFEST.sha256 lists "));
-        CHECK(has(r.output, "did you mean " + kBundledSuite + "/gemm2_medium.h5?"));
+        CHECK(has(r.output, "did you mean " + bundled_case("gemm2_medium.h5") + "?"));
     }
-    const auto far = run_command(moe_conform() + " shrink --backend loop_f32 --case " + kBundledSuite + "/qwen_everything.h5");
+    const auto far =
+        run_command(moe_conform() + " shrink --backend loop_f32 --case " + bundled_case("qwen_everything.h5"));
     CHECK(far.exit_code == 2);
     CHECK(has(far.output, "no case qwen_everything.h5 in the suite " + kBundledSuite));
     CHECK_FALSE(has(far.output, "did you mean"));
@@ -315,7 +319,7 @@ TEST_CASE("shrink --case: a name not in the suite is named with the suite and a 
     // (--no-manifest skips the check).
     fs::create_directories(dir / "suite");
     fs::copy_file(kBundledSuite + "/MANIFEST.sha256", dir / "suite" / "MANIFEST.sha256");
-    moe::golden::GoldenCase c = moe::golden::read_golden(kBundledSuite + "/gemm3_single_token.h5");
+    moe::golden::GoldenCase c = moe::golden::read_golden(bundled_case("gemm3_single_token.h5"));
     c.description += " (changed)";
     const std::string changed = (dir / "suite" / "gemm3_single_token.h5").string();
     moe::golden::write_golden(changed, c);

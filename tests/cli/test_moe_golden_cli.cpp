@@ -16,6 +16,7 @@
 
 using namespace moe;
 using moe::test::kBundledSuite;
+using moe::test::bundled_case;
 using moe::test::moe_golden;
 using moe::test::run_command;
 using moe::test::run_python;
@@ -637,7 +638,7 @@ TEST_CASE("generate: a case's file that is the catalogue itself is refused befor
 }
 
 TEST_CASE("--max-memory past 2^64 - 1 bytes is out of range, not 2^64 - 1") {
-    const std::string file = std::string(MOE_SOURCE_DIR) + "/data/golden/topk_one.h5";
+    const std::string file = bundled_case("topk_one.h5");
     const auto r = run_command(moe_golden() + " inspect " + file + " --max-memory 99999999999999999999");
     CAPTURE(r.output);
     CHECK(r.exit_code == 2);

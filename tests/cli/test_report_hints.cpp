@@ -26,7 +26,7 @@
 
 using moe::test::run_command;
 using moe::test::TempDir;
-using moe::test::kBundledSuite;
+using moe::test::bundled_case;
 using moe::test::has;
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -64,11 +64,12 @@ TEST_CASE("a run that skips says why, grouped by reason, most frequent first, ab
       {"backend": "reference", "case": "gemm2_*", "status": "SKIP", "reason": "no GEMM2"},
       {"backend": "reference", "case": "gemm3_qwen_*", "status": "SKIP", "reason": "GEMM3 \"qwen\" not ready"}]})";
     // One GEMM2 skip before two GEMM3 skips: the larger group comes first all the same.
-    const auto r = run_command(tool() + " run --quiet --backend reference --case " + kBundledSuite +
-                               "/gemm2_gptoss_spec_f32.h5 --case " + kBundledSuite + "/gemm3_qwen_openvino_f32.h5 --case " +
-                               kBundledSuite + "/exact_gemm3_spec_f32.h5 --case " + kBundledSuite +
-                               "/gemm3_qwen_spec_f32.h5 --expect " + expect.string() + " --json " + j.string() +
-                               " --junit " + x.string());
+    const auto r = run_command(tool() + " run --quiet --backend reference --case " +
+                               bundled_case("gemm2_gptoss_spec_f32.h5") + " --case " +
+                               bundled_case("gemm3_qwen_openvino_f32.h5") + " --case " +
+                               bundled_case("exact_gemm3_spec_f32.h5") + " --case " +
+                               bundled_case("gemm3_qwen_spec_f32.h5") + " --expect " + expect.string() +
+                               " --json " + j.string() + " --junit " + x.string());
     INFO(r.output);
     CHECK(r.exit_code == 0);  // skips fail nothing: the exit code is as before
     CHECK(tail_from(r.output, "skipped by reason:\n") ==
@@ -88,8 +89,8 @@ TEST_CASE("a run that skips says why, grouped by reason, most frequent first, ab
 TEST_CASE("a run that skips nothing has no skip block, and an empty skip_reasons") {
     TempDir dir;
     const fs::path j = dir.path() / "r.json";
-    const auto r = run_command(tool() + " run --quiet --backend reference --case " + kBundledSuite +
-                               "/exact_gemm3_spec_f32.h5 --json " + j.string());
+    const auto r = run_command(tool() + " run --quiet --backend reference --case " +
+                               bundled_case("exact_gemm3_spec_f32.h5") + " --json " + j.string());
     INFO(r.output);
     CHECK(r.exit_code == 0);
     CHECK_FALSE(has(r.output, "skipped by reason"));
@@ -102,9 +103,9 @@ TEST_CASE("a FAIL whose stages are all within bound says the divergence is after
         TempDir dir;
         const fs::path j = dir.path() / "r.json", x = dir.path() / "r.xml", h = dir.path() / "r.html";
         const auto r = run_command(tool() + " run --quiet" + mode + " --backend mutant:routing_slot_shifted --case " +
-                                   kBundledSuite + "/gemm3_qwen_spec_f32.h5 --case " + kBundledSuite +
-                                   "/gemm2_gptoss_spec_f32.h5 --json " + j.string() + " --junit " + x.string() +
-                                   " --html " + h.string());
+                                   bundled_case("gemm3_qwen_spec_f32.h5") + " --case " +
+                                   bundled_case("gemm2_gptoss_spec_f32.h5") + " --json " + j.string() + " --junit " +
+                                   x.string() + " --html " + h.string());
         INFO(r.output);
         CHECK(r.exit_code == 1);
         const std::string gemm3 = "  stages: gate, up, act, down" + kAfter, gemm2 = "  stages: gate_up, act, down" + kAfter;
@@ -140,8 +141,8 @@ TEST_CASE("a FAIL whose stages are all within bound says the divergence is after
 TEST_CASE("a FAIL with a divergent stage names it, and has no stages_within_bound") {
     TempDir dir;
     const fs::path j = dir.path() / "r.json";
-    const auto r = run_command(tool() + " run --quiet --backend mutant:swish_beta_one --case " + kBundledSuite +
-                               "/gemm2_gptoss_spec_f32.h5 --json " + j.string());
+    const auto r = run_command(tool() + " run --quiet --backend mutant:swish_beta_one --case " +
+                               bundled_case("gemm2_gptoss_spec_f32.h5") + " --json " + j.string());
     INFO(r.output);
     CHECK(r.exit_code == 1);
     CHECK(has(r.output, "  first divergent stage: act at token"));

@@ -21,7 +21,7 @@
 using moe::test::moe_conform;
 using moe::test::run_command;
 using moe::test::TempDir;
-using moe::test::kBundledSuite;
+using moe::test::bundled_case;
 using moe::test::has;
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -29,12 +29,12 @@ namespace fs = std::filesystem;
 namespace {
 
 // GPT-OSS's constants in the openvino convention: what swish_beta_one gets wrong.
-const std::string kGemm2 = kBundledSuite + "/gemm2_gptoss_openvino_f32.h5";
+const std::string kGemm2 = bundled_case("gemm2_gptoss_openvino_f32.h5");
 const std::string kGemm2Line =
     "  params: GEMM2_BIAS_SWIGLU_CLAMP, openvino convention, swish_beta 1.702, clamp_limit 7, gate_lane 0, "
     "weight_layout NK, routing_layout compact\n";
 // swish beta 1: swish_beta_one passes it (no details block, so no params line in the text).
-const std::string kGemm3 = kBundledSuite + "/gemm3_qwen_openvino_f32.h5";
+const std::string kGemm3 = bundled_case("gemm3_qwen_openvino_f32.h5");
 
 std::string file_text(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -90,7 +90,7 @@ TEST_CASE("a FAIL's text, JSON, JUnit and HTML reports say the case's parameters
 TEST_CASE("a backend that crashes its worker process: the ERROR still says the case's parameters") {
     // The worker read the file before the backend crashed it; the parent builds the ERROR.
     const auto r = run_command(moe_conform() + " run --quiet --backend-lib " + MOE_CRASHES_WHEN_SMALL + " --case " +
-                               kBundledSuite + "/gemm3_single_token.h5");
+                               bundled_case("gemm3_single_token.h5"));
     CAPTURE(r.output);
     REQUIRE(r.exit_code == 1);
     CHECK(has(r.output, "crashed: the worker process was killed by signal 11"));
@@ -148,7 +148,7 @@ TEST_CASE("the Python door: Result.params, from check() and run_suite(), and in 
 // weights"), but the reports said only data, compute and storage: a kernel that dequantises u4 to
 // bf16 while its run declared f32 could not see which type its FAIL was judged with.
 TEST_CASE("a compressed case's reports say the declared dequantisation type; other cases' say none") {
-    const std::string u4 = kBundledSuite + "/compressed_u4_gemm3_group4_zp.h5";
+    const std::string u4 = bundled_case("compressed_u4_gemm3_group4_zp.h5");
     for (const std::string mode : {"", " --no-isolation"}) {
         CAPTURE(mode);
         TempDir dir;

@@ -20,13 +20,13 @@
 using moe::test::run_command;
 using moe::test::run_python;
 using moe::test::TempDir;
-using moe::test::kBundledSuite;
+using moe::test::bundled_case;
 using moe::test::has;
 namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kCase = kBundledSuite + "/exact_gemm2_lane1.h5";      // a case the mutant fails in milliseconds
+const std::string kCase = bundled_case("exact_gemm2_lane1.h5");  // a case the mutant fails in milliseconds
 const std::string kMutant = "mutant:bias1_dropped";
 const std::string kRerun = " run --backend " + kMutant + " --case ";  // a repro line after the tool
 
@@ -69,7 +69,7 @@ void edit(const fs::path& file, const std::string& code) {
 // Result files of `cases` (golden file stems) written by `backend` into `dir`, as <case>.h5.
 void write_results(const fs::path& dir, const std::string& backend, const std::vector<std::string>& cases) {
     std::string command = moe::test::moe_conform() + " run --quiet --backend " + backend + " --write-results " + dir.string();
-    for (const auto& c : cases) command += " --case " + kBundledSuite + "/" + c + ".h5";
+    for (const auto& c : cases) command += " --case " + bundled_case(c + ".h5");
     const auto r = run_command(command);
     INFO(r.output);
     REQUIRE((r.exit_code == 0 || r.exit_code == 1));  // a mutant's results fail, and are written

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bundled_suite.hpp"
 #include "conformance_check.hpp"
 #include "moe/conformance/compare.hpp"
 #include "moe/generator/golden_builder.hpp"
@@ -19,6 +20,7 @@
 
 using namespace moe;
 using namespace moe::conformance;
+using moe::test::bundled_case;
 using moe::test::has;
 
 namespace {
@@ -360,7 +362,7 @@ TEST_CASE("a case whose output is mostly NaN or Inf is MISTRUSTED; a few non-fin
 TEST_CASE("an output of NaN everywhere, accepted as the dense reading's, is MISTRUSTED, not PASS") {
     // A NaN in the gate lane of a weight row that the clamp drops in the sparse reading: the dense
     // reading (0 x NaN) is NaN everywhere, so an all-NaN output matches it whatever else it got wrong.
-    const auto c = golden::read_golden(std::string(MOE_SOURCE_DIR) + "/data/golden/nonfinite_gate_lane_nan_f32.h5", false);
+    const auto c = golden::read_golden(bundled_case("nonfinite_gate_lane_nan_f32.h5"), false);
     REQUIRE(c.outputs.count("output_dense") == 1);
     const Tensor& dense = c.outputs.at("output_dense");
     std::size_t nan = 0;

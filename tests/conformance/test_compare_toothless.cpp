@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 
+#include "bundled_suite.hpp"
 #include "conformance_check.hpp"
 #include "moe/conformance/compare.hpp"
 #include "moe/golden/golden_file.hpp"
@@ -18,6 +19,7 @@
 
 using namespace moe;
 using namespace moe::conformance;
+using moe::test::bundled_case;
 using moe::test::has;
 
 namespace {
@@ -25,7 +27,7 @@ namespace {
 const Precision kF32{DType::f32, DType::f32};
 
 golden::GoldenCase bundled(const std::string& name) {
-    return golden::read_golden(std::string(MOE_SOURCE_DIR) + "/data/golden/" + name + ".h5", false);
+    return golden::read_golden(bundled_case(name + ".h5"), false);
 }
 
 // The reference output, changed element by element, stored in type t.

@@ -17,6 +17,7 @@
 using namespace moe;
 namespace fs = std::filesystem;
 using moe::test::kBundledSuite;
+using moe::test::bundled_case;
 
 namespace {
 
@@ -238,7 +239,7 @@ TEST_CASE("the catalogue's full tier holds the model-shaped cases") {
         gptoss |= c.tier == "full" && c.hidden == 2880 && c.inter == 2880 && c.experts == 32 && c.topk == 4;
         qwen |= c.tier == "full" && c.hidden == 2048 && c.inter == 768 && c.experts == 128 && c.topk == 8;
         // Every case of the quick and ci tiers is bundled.
-        if (c.tier != "full") CHECK_MESSAGE(fs::exists(kBundledSuite + "/" + c.name + ".h5"), c.name);
+        if (c.tier != "full") CHECK_MESSAGE(fs::exists(bundled_case(c.name + ".h5")), c.name);
     }
     CHECK(gptoss);
     CHECK(qwen);

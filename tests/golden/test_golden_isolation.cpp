@@ -14,7 +14,7 @@
 namespace fs = std::filesystem;
 using moe::test::run_command;
 using moe::test::TempDir;
-using moe::test::kBundledSuite;
+using moe::test::bundled_case;
 using moe::test::has;
 
 namespace {
@@ -43,9 +43,9 @@ TEST_CASE("a suite with one crashing file and two good ones: ERROR, PASS, PASS, 
     TempDir dir;
     const fs::path suite = dir / "suite";
     fs::create_directories(suite);
-    fs::copy_file(kBundledSuite + "/topk_one.h5", suite / "a_good.h5");
+    fs::copy_file(bundled_case("topk_one.h5"), suite / "a_good.h5");
     fs::copy_file(kCrashing, suite / "b_crashing.h5");
-    fs::copy_file(kBundledSuite + "/gemm2_bias_en.h5", suite / "c_good.h5");
+    fs::copy_file(bundled_case("gemm2_bias_en.h5"), suite / "c_good.h5");
     const std::string json = (dir / "r.json").string(), xml = (dir / "r.xml").string();
     const auto r = run_command(moe::test::moe_conform() + " run --quiet --backend reference,loop_f32 --suite " +
                                suite.string() + " --json " + json + " --junit " + xml);
@@ -65,7 +65,8 @@ TEST_CASE("a case over its time limit is killed and reported as ERROR naming the
     TempDir dir;
     const std::string json = (dir / "r.json").string();
     const auto r = run_command(moe::test::moe_conform() + " run --quiet --backend reference --case-timeout 0.000001 --case " +
-                               kBundledSuite + "/topk_one.h5 --case " + kBundledSuite + "/gemm2_bias_en.h5 --json " + json);
+                               bundled_case("topk_one.h5") + " --case " + bundled_case("gemm2_bias_en.h5") +
+                               " --json " + json);
     CAPTURE(r.output);
     CHECK(r.exit_code == 1);
     CHECK(has(r.output, "timed out after 1e-06 s"));
@@ -74,7 +75,7 @@ TEST_CASE("a case over its time limit is killed and reported as ERROR naming the
     // The limit was the user's, not the file's fault; the repro lines repeat it, so that they
     // give the same ERROR.
     CHECK(!has(r.output, "damaged or hostile"));
-    CHECK(has(r.output, "--case " + kBundledSuite + "/topk_one.h5 --case-timeout 1e-06"));
+    CHECK(has(r.output, "--case " + bundled_case("topk_one.h5") + " --case-timeout 1e-06"));
 }
 
 TEST_CASE("moe-golden survives every regression file: a message and exit 2, never a crash or a hang") {

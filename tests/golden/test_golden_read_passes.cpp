@@ -16,16 +16,18 @@
 #include <utility>
 #include <vector>
 
+#include "bundled_suite.hpp"
 #include "run_command.hpp"
 #include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
+using moe::test::bundled_case;
 using moe::test::moe_conform;
 using moe::test::run_command;
 
 namespace {
 
-const fs::path kFile = fs::path(MOE_SOURCE_DIR) / "data/golden/topk_one.h5";
+const fs::path kFile = bundled_case("topk_one.h5");
 
 std::uintmax_t hashed_bytes(const fs::path& log) {
     std::ifstream in(log);

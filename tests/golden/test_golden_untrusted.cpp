@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
+#include "bundled_suite.hpp"
 #include "golden_test_support.hpp"
 #include "moe/golden/isolated_read.hpp"
 #include "moe/golden/manifest.hpp"
@@ -11,6 +12,7 @@
 #include "moe/spec/error.hpp"
 
 using namespace moe::test::golden_support;
+using moe::test::bundled_case;
 
 namespace {
 
@@ -174,7 +176,7 @@ TEST_CASE("datasets whose fill time is 'never' read as written") {
 
 TEST_CASE("stored error bounds and output must belong to the inputs") {
     TempDir dir;
-    const fs::path bundled = fs::path(MOE_SOURCE_DIR) / "data/golden/gemm2_gptoss_openvino_f32.h5";
+    const fs::path bundled = bundled_case("gemm2_gptoss_openvino_f32.h5");
     auto check = [&](const fs::path& p) {
         GoldenCase c = read_golden(p);
         moe::validate(c.problem);
@@ -182,7 +184,7 @@ TEST_CASE("stored error bounds and output must belong to the inputs") {
     };
     CHECK(check(bundled) > 0);
     // The non-finite case: its +Inf and NaN bounds are the reference's own (recomputed there).
-    CHECK(check(fs::path(MOE_SOURCE_DIR) / "data/golden/nonfinite_propagation.h5") > 0);
+    CHECK(check(bundled_case("nonfinite_propagation.h5")) > 0);
 
     auto variant = [&](const std::string& name, const std::string& edit) {
         const fs::path p = dir / name;
@@ -217,7 +219,7 @@ TEST_CASE("stored error bounds and output must belong to the inputs") {
         CHECK(has(msg, b.name));
     }
     // A true claim stands: the bundled exact cases pass the certificate.
-    CHECK(check(fs::path(MOE_SOURCE_DIR) / "data/golden/exact_gemm2_lane1.h5") > 0);
+    CHECK(check(bundled_case("exact_gemm2_lane1.h5")) > 0);
     // A bound of another shape than the output is malformed already when read.
     const fs::path p = variant("shape.h5", "del f['outputs/bound_act_store']\nf['outputs/bound_act_store'] = "
                                            "np.zeros((2, 2))\nf['outputs/bound_act_store'].attrs['element_type'] = 'f64'");

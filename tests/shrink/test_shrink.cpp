@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bundled_suite.hpp"
 #include "conformance_check.hpp"
 #include "moe/conformance/compare.hpp"
 #include "moe/reference/interpreter.hpp"
@@ -20,6 +21,7 @@
 using namespace moe;
 using namespace moe::shrink;
 using moe::conformance::Status;
+using moe::test::bundled_case;
 
 namespace {
 
@@ -180,7 +182,7 @@ Verdict always_fails(const golden::GoldenCase& g) {
 }  // namespace
 
 golden::GoldenCase bundled(const std::string& name) {
-    return golden::read_golden(std::string(MOE_SOURCE_DIR) + "/data/golden/" + name + ".h5");
+    return golden::read_golden(bundled_case(name + ".h5"));
 }
 
 TEST_CASE("keep_hidden and keep_inter on compressed weights: whole groups, with their scales and zero points") {

@@ -21,10 +21,11 @@ using namespace moe;
 using namespace moe::shrink;
 using moe::conformance::Status;
 using moe::test::kBundledSuite;
+using moe::test::bundled_case;
 
 namespace {
 
-golden::GoldenCase medium() { return golden::read_golden(kBundledSuite + "/gemm2_medium.h5"); }  // T 67
+golden::GoldenCase medium() { return golden::read_golden(bundled_case("gemm2_medium.h5")); }  // T 67
 
 std::size_t tokens(const golden::GoldenCase& c) { return validate(c.problem).T; }
 

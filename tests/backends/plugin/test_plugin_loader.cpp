@@ -14,10 +14,11 @@ using moe::test::moe_conform;
 using moe::test::run_command;
 using moe::test::has;
 using moe::test::kBundledSuite;
+using moe::test::bundled_case;
 
 namespace {
 
-const std::string kCase = std::string(MOE_SOURCE_DIR) + "/data/golden/exact_gemm2_lane1.h5";
+const std::string kCase = bundled_case("exact_gemm2_lane1.h5");
 
 std::string plugin(const std::string& variant) { return std::string(MOE_PLUGIN_DIR) + "/bad_plugin_" + variant + ".so"; }
 
@@ -62,7 +63,7 @@ TEST_CASE("plugins that cannot be used are refused with exit 2 and the fault nam
 TEST_CASE("a version-1 plugin is SKIP on a case with compressed weights, with the reason") {
     // run_fails would report ERROR if the host called it: SKIP shows the host never did.
     const auto r = run_command(moe_conform() + " run --backend-lib " + plugin("run_fails") + " --case " +
-                               std::string(MOE_SOURCE_DIR) + "/data/golden/exact_compressed_zp_u4_gemm2.h5");
+                               bundled_case("exact_compressed_zp_u4_gemm2.h5"));
     CHECK(r.exit_code == 77);
     CHECK(has(r.output, "SKIP"));
     CHECK(has(r.output, "compressed weights are not in backend ABI version 1 (export moe_conform_backend_v2)"));
@@ -88,8 +89,8 @@ TEST_CASE("a plugin whose run fails gives ERROR with its return code and message
 TEST_CASE("an ERROR for a crash or a timeout names the case's data type and the plugin's declared types") {
     // They were "types: data -, compute -, storage -", though the worker had read the case.
     const std::string isolated = moe_conform() + " run --backend-lib ";
-    for (const std::string& command : {isolated + plugin("crashes_when_small") + " --case " + std::string(MOE_SOURCE_DIR) +
-                                           "/data/golden/gemm3_single_token.h5",
+    for (const std::string& command : {isolated + plugin("crashes_when_small") + " --case " +
+                                           bundled_case("gemm3_single_token.h5"),
                                        isolated + plugin("hangs_in_run") + " --case-timeout 1 --case " + kCase}) {
         const auto r = run_command(command);
         CAPTURE(r.output);
@@ -102,7 +103,7 @@ TEST_CASE("an ERROR for a crash or a timeout names the case's data type and the 
 TEST_CASE("an output element the plugin never wrote is an ERROR that names it, even where the golden value is NaN") {
     // The runner fills the output with a NaN of its own payload: in the dense reading of a NaN
     // weight every golden element is NaN, so a plain NaN fill would pass an unwritten row there.
-    for (const std::string& c : {kCase, std::string(MOE_SOURCE_DIR) + "/data/golden/nonfinite_linear_lane_nan_f32.h5"}) {
+    for (const std::string& c : {kCase, bundled_case("nonfinite_linear_lane_nan_f32.h5")}) {
         const auto r = moe::test::run_command(moe::test::moe_conform() + " run --backend-lib " +
                                               plugin("leaves_row_unwritten") + " --case " + c);
         CAPTURE(r.output);
