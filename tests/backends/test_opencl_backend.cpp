@@ -4,14 +4,18 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "moe/backends/opencl_backend.hpp"
 #include "moe/backends/registry.hpp"
 #include "bundled_suite.hpp"
+#include "compressed_problem.hpp"
 #include "conformance_check.hpp"
 #include "run_command.hpp"
 #include "small_case_grid.hpp"
@@ -145,6 +149,76 @@ TEST_CASE("opencl: decode's fused launches give the bits of every stage as a ker
         }
         CHECK(kb.count("moe_mask_gen_gather") == 0);
     });
+}
+
+namespace {
+
+// An environment variable set for a scope, its earlier value (or absence) restored after.
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const char* value) : name_(name) {
+        if (const char* old = std::getenv(name)) old_ = old;
+        ::setenv(name, value, 1);
+    }
+    ~ScopedEnv() { old_ ? (void)::setenv(name_, old_->c_str(), 1) : (void)::unsetenv(name_); }
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+    const char* name_;
+    std::optional<std::string> old_;
+};
+
+}  // namespace
+
+TEST_CASE("opencl's GPU bodies: the decode kernels give the same bits with 1, 2 or 4 k-steps a pass") {
+    // MOE_OPENCL_ROWS_STEPS (GemmConfig::rows_steps) has the NK rows kernels (plain and
+    // compressed) load 2 or 4 k-steps' weights before their products; each lane's sums keep their
+    // order. Rows long enough for whole passes and single steps after them: H = 2112 (plain: 8 whole
+    // steps of 256 and a partial one; compressed: 4 steps of 512 and a partial one), I = 1056 (the
+    // down GEMM: 4 whole steps and a partial one; compressed 2 and a partial one); bf16 with
+    // H = 2102 reads rows that are not 16-byte aligned (vloadn). T = 1 and 3: decode.
+    const ScopedEnv wide("MOE_OPENCL_GEMM", "wide");
+    std::vector<std::pair<std::string, Problem>> problems;
+    for (std::size_t T : {1u, 3u}) {
+        const auto plain = [&](DType dtype, std::size_t H, std::size_t I) {
+            return test::small_problem(ExpertType::gemm3_swiglu, Convention::openvino, T, H, I, 4, 2, dtype);
+        };
+        const std::string t = "T = " + std::to_string(T) + ", ";
+        problems.emplace_back(t + "f32", plain(DType::f32, 2112, 1056));
+        problems.emplace_back(t + "bf16, H = 2102", plain(DType::bf16, 2102, 1056));
+        for (const auto& [name, o] : std::vector<std::pair<std::string, test::CompressOptions>>{
+                 {"u4, groups of 32, zero points", {DType::u4, 32, DType::f16, true}},
+                 {"MXFP4", {DType::f4e2m1}},
+                 {"i8 per channel", {DType::i8, 0, DType::bf16}}}) {
+            Problem p = test::small_problem(ExpertType::gemm2_bias_swiglu_clamp, Convention::openvino, T, 2112, 1056,
+                                            4, 2, DType::bf16);
+            test::compress_all_weights(p, o);
+            problems.emplace_back(t + name, std::move(p));
+        }
+    }
+    std::vector<Tensor> one_step;
+    for (const char* steps : {"1", "2", "4"}) {
+        CAPTURE(steps);
+        const ScopedEnv env("MOE_OPENCL_ROWS_STEPS", steps);
+        OpenclBackend b;
+        REQUIRE_MESSAGE(b.availability().available, b.availability().reason);
+        for (std::size_t i = 0; i < problems.size(); ++i) {
+            const auto& [name, p] = problems[i];
+            CAPTURE(name);
+            const Tensor got = b.run(p, false).output;
+            // The kernels that ran are the rows kernels with this many steps a pass.
+            CHECK(has(b.description(), "GEMM GPU bodies"));
+            CHECK(has(b.description(), "k-steps a pass") == (std::string(steps) != "1"));
+            if (std::string(steps) == "1") {
+                CHECK(test::verdict(test::golden_case(p), got, b.precision(p.input(kHiddenStates).dtype())) == "PASS");
+                one_step.push_back(got);
+                continue;
+            }
+            REQUIRE(got.nbytes() == one_step[i].nbytes());
+            CHECK(std::memcmp(got.data(), one_step[i].data(), got.nbytes()) == 0);
+        }
+    }
 }
 
 TEST_CASE("opencl mask_gen produces exactly make_routing_plan's plan") {

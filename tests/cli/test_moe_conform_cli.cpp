@@ -508,6 +508,8 @@ TEST_CASE("flag values out of range exit 2 saying what is wanted, before anythin
          "MOE_OPENCL_KERNEL_DIR: /no/such/dir is not a folder"},
         {"MOE_OPENCL_FUSE=yes " + moe_conform() + " run --backend opencl --suite " + kBundledSuite,
          "MOE_OPENCL_FUSE: 'yes' is neither 0"},
+        {"MOE_OPENCL_ROWS_STEPS=3 " + moe_conform() + " run --backend opencl --suite " + kBundledSuite,
+         "MOE_OPENCL_ROWS_STEPS: '3' is not 1, 2 or 4"},
         // The opencl mutants read the same variables: SKIPped, they would read as "not caught".
         {"MOE_OPENCL_STAGING=bad " + moe_conform() + " run --backend cpu,mutant:opencl_wrong_offset --suite " + kBundledSuite,
          "MOE_OPENCL_STAGING: 'bad' is not THREADSxKIB"},

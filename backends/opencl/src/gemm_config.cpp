@@ -33,6 +33,7 @@ void set_rows(GemmConfig& c, std::size_t wg, std::size_t max_x) {
     c.rows_mr = 8;
     c.rows_nc = 4;
     c.rows_wg = 128;
+    c.rows_steps = c.wide ? rows_steps_from_environment() : 1;
     while (c.rows_wg > 32 && c.rows_wg > std::min(wg, max_x)) c.rows_wg /= 2;
 }
 
@@ -123,7 +124,7 @@ std::string GemmConfig::defines() const {
     return "-DMOE_VW=" + std::to_string(vw) + " -DMOE_GEMM_WIDE=" + (wide ? "1" : "0") + shape("GT", tiled) +
            shape("GS", small) + shape("GR", rows) + " -DMOE_GR_MR=" + std::to_string(rows_mr) +
            " -DMOE_GR_NC=" + std::to_string(rows_nc) + " -DMOE_GR_WG=" + std::to_string(rows_wg) +
-           " -DMOE_GS_TINY=" + (tiny_tm() ? "1" : "0");
+           " -DMOE_GS_TINY=" + (tiny_tm() ? "1" : "0") + " -DMOE_GR_STEPS=" + std::to_string(rows_steps);
 }
 
 std::string GemmConfig::describe() const {
@@ -135,7 +136,22 @@ std::string GemmConfig::describe() const {
            std::to_string(small.lx) + "x" + std::to_string(small.ly) +
            (tiny_tm() ? " (tiles of at most " + std::to_string(tiny_tm()) + " rows: 4 per work-item)" : std::string()) +
            "; rows " + std::to_string(rows_tm(true)) +
-           " (KN) / " + std::to_string(rows_tm(false)) + " (NK) per tile";
+           " (KN) / " + std::to_string(rows_tm(false)) + " (NK) per tile" +
+           (rows_steps > 1 ? " (" + std::to_string(rows_steps) + " k-steps a pass)" : std::string());
+}
+
+std::string rows_steps_problem() {
+    const char* v = std::getenv("MOE_OPENCL_ROWS_STEPS");
+    if (!v || !*v) return "";
+    const std::string s(v);
+    if (s == "1" || s == "2" || s == "4") return "";
+    return "MOE_OPENCL_ROWS_STEPS: '" + s + "' is not 1, 2 or 4 (k-steps a pass of the GPU bodies' decode kernels)";
+}
+
+std::uint32_t rows_steps_from_environment() {
+    const char* v = std::getenv("MOE_OPENCL_ROWS_STEPS");
+    if (!v || !*v || !rows_steps_problem().empty()) return 1;
+    return static_cast<std::uint32_t>(std::stoul(v));
 }
 
 std::string GemmConfig::tiled_key() const {

@@ -28,6 +28,10 @@ struct GemmConfig {
     // moe_gemm_rows_*_nk: rows per tile, and columns per work-item (gemm.cl) or per lane group of
     // 32 (wide, rows_wg work-items per work-group).
     std::uint32_t rows_mr = 8, rows_nc = 4, rows_wg = 128;
+    // k-steps per pass of the wide NK rows kernels (plain and compressed): 1, 2 or 4, all their
+    // weight loads issued before the first product (more bytes in flight per warp; the same bits).
+    // 1 unless MOE_OPENCL_ROWS_STEPS says otherwise (rows_steps_from_environment).
+    std::uint32_t rows_steps = 1;
     // moe_gemm_f64's tile side (work-group f64_tile x f64_tile, f64_tile rows per tile): 16, less
     // where the device or the kernel takes fewer work-items (set by Runtime::build_f64).
     std::uint32_t f64_tile = 16;
@@ -74,6 +78,12 @@ GemmConfig choose_gemm_config(const DeviceInfo& d, std::size_t kernel_wg = 0);
 // The wide configurations the autotune times on a GPU, best guess first, each one that fits
 // the device's limits (work-group, local memory, kernel_wg).
 std::vector<GemmConfig> gemm_candidates(const DeviceInfo& d, std::size_t kernel_wg = 0);
+
+// MOE_OPENCL_ROWS_STEPS: unset or empty 1, else 1, 2 or 4 (GemmConfig::rows_steps; GPU bodies only).
+// rows_steps_problem() says what is wrong with a value that is none of those ("" when fine);
+// rows_steps_from_environment() reads 1 for it (the backend refuses to run with it first).
+std::string rows_steps_problem();
+std::uint32_t rows_steps_from_environment();
 
 // A wide configuration from tiled_key()'s text; nullopt when malformed or not fitting the device.
 std::optional<GemmConfig> gemm_config_from_key(const DeviceInfo& d, const std::string& key);

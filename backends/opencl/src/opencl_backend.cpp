@@ -13,6 +13,7 @@
 #include "cl_device.hpp"
 #include "cl_runtime.hpp"
 #include "cl_tune.hpp"
+#include "gemm_config.hpp"
 #include "host_transfer.hpp"
 #include "kernel_override.hpp"
 #include "opencl_pipeline.hpp"
@@ -295,6 +296,7 @@ std::string opencl_environment_problem() {
     if (std::string dump = ocl::dump_dir_problem(); !dump.empty()) return dump;
     if (const char* g = std::getenv("MOE_OPENCL_GEMM"); g && *g && std::string(g) != "wide" && std::string(g) != "compact")
         return std::string("MOE_OPENCL_GEMM: '") + g + "' is neither wide nor compact";
+    if (std::string steps = ocl::rows_steps_problem(); !steps.empty()) return steps;
     if (const char* f = std::getenv("MOE_OPENCL_FUSE"); f && *f && std::string(f) != "0" && std::string(f) != "1")
         return std::string("MOE_OPENCL_FUSE: '") + f + "' is neither 0 (every stage a kernel of its own) nor 1 (decode's "
                "launches fused, the default)";

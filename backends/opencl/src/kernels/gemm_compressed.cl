@@ -198,20 +198,26 @@ inline float moe_code_f32(uint c, const int type) {
     return (c & 0x80u) ? -v : v;
 }
 
-// Codes of elements i .. i + 15 (i a multiple of 16): 8 bytes of 4-bit codes, element 2b in the
-// low nibble of byte b, or 16 bytes.
-inline void moe_codes16(__global const uchar* restrict W, ulong i, const int type, uint* q) {
+// The stored bytes of elements i .. i + 15 (i a multiple of 16): 8 bytes of 4-bit codes (the
+// first half), element 2b in the low nibble of byte b, or 16 bytes; one load either way.
+inline uchar16 moe_code_bytes16(__global const uchar* restrict W, ulong i, const int type) {
+    if (type == MOE_U4 || type == MOE_I4 || type == MOE_F4E2M1)
+        return (uchar16)(*(__global const uchar8*)(W + (i >> 1)), (uchar8)0);
+    return *(__global const uchar16*)(W + i);
+}
+
+// The 16 codes of those bytes, in element order.
+inline void moe_codes16(uchar16 bytes, const int type, uint* q) {
+    uchar b[16];
     if (type == MOE_U4 || type == MOE_I4 || type == MOE_F4E2M1) {
-        uchar b[8];
-        vstore8(*(__global const uchar8*)(W + (i >> 1)), 0, b);
+        vstore8(bytes.lo, 0, b);
 #pragma unroll
         for (uint j = 0; j < 8; ++j) {
             q[2 * j] = b[j] & 15u;
             q[2 * j + 1] = b[j] >> 4;
         }
     } else {
-        uchar b[16];
-        vstore16(*(__global const uchar16*)(W + i), 0, b);
+        vstore16(bytes, 0, b);
 #pragma unroll
         for (uint j = 0; j < 16; ++j) q[j] = b[j];
     }
@@ -236,6 +242,51 @@ __attribute__((always_inline)) inline void moe_cr_tile_rows(__global const float
 }
 
 #if MOE_GEMM_WIDE
+// U steps of the rows body from k on (`stride` elements apart): every step's scales, zero points
+// and codes of the CPW rows loaded first, then step by step W_f = (q - z) s and the products with
+// the MR rows of A into acc, in the order one step at a time takes them.
+inline void moe_cr_steps(__global const float** a_rows,
+                         __global const uchar* restrict W, const int w_type, __global const uchar* restrict S,
+                         int s_type, __global const uchar* restrict Z, int z_type, int has_zero, uint gs,
+                         const ulong* w_row, const ulong* p_row, uint k, uint stride, const uint MR, const uint CPW,
+                         float acc[8][4], const uint U) {
+    float s[MOE_GR_STEPS][4], z[MOE_GR_STEPS][4];
+    uchar16 bytes[MOE_GR_STEPS][4];
+#pragma unroll
+    for (uint u = 0; u < U; ++u) {
+        const uint ku = k + u * stride, grp = ku / gs;
+#pragma unroll
+        for (uint c = 0; c < CPW; ++c) {
+            s[u][c] = moe_param(S, p_row[c] + grp, s_type);
+            z[u][c] = has_zero ? moe_param(Z, p_row[c] + grp, z_type) : 0.0f;
+            bytes[u][c] = moe_code_bytes16(W, w_row[c] + ku, w_type);
+        }
+    }
+#pragma unroll
+    for (uint u = 0; u < U; ++u) {
+        const uint ku = k + u * stride;
+        float w[4][16];
+#pragma unroll
+        for (uint c = 0; c < CPW; ++c) {
+            uint q[16];
+            moe_codes16(bytes[u][c], w_type, q);
+#pragma unroll
+            for (uint j = 0; j < 16; ++j) w[c][j] = (moe_code_f32(q[j], w_type) - z[u][c]) * s[u][c];
+        }
+#pragma unroll
+        for (uint i = 0; i < MR; ++i) {
+#pragma unroll
+            for (uint j4 = 0; j4 < 4; ++j4) {
+                const float4 a = vload4(j4, a_rows[i] + ku);
+#pragma unroll
+                for (uint c = 0; c < CPW; ++c)
+                    acc[i][c] += a.s0 * w[c][4 * j4] + a.s1 * w[c][4 * j4 + 1] + a.s2 * w[c][4 * j4 + 2] +
+                                 a.s3 * w[c][4 * j4 + 3];
+            }
+        }
+    }
+}
+
 inline void moe_gemm_compressed_rows_body(__global const float* restrict A, __global const uint* restrict t, uint N,
                                           uint K, __global const uchar* restrict W, const int w_type,
                                           __global const uchar* restrict S, int s_type,
@@ -257,30 +308,16 @@ inline void moe_gemm_compressed_rows_body(__global const float* restrict A, __gl
     for (uint i = 0; i < MR; ++i)
 #pragma unroll
         for (uint c = 0; c < CPW; ++c) acc[i][c] = 0.0f;
-    for (uint k = lane * 16; k < K; k += LG * 16) {
-        const uint grp = k / gs;
-        float w[4][16];
-#pragma unroll
-        for (uint c = 0; c < CPW; ++c) {
-            const float s = moe_param(S, p_row[c] + grp, s_type);
-            const float z = has_zero ? moe_param(Z, p_row[c] + grp, z_type) : 0.0f;
-            uint q[16];
-            moe_codes16(W, w_row[c] + k, w_type, q);
-#pragma unroll
-            for (uint j = 0; j < 16; ++j) w[c][j] = (moe_code_f32(q[j], w_type) - z) * s;
-        }
-#pragma unroll
-        for (uint i = 0; i < MR; ++i) {
-#pragma unroll
-            for (uint j4 = 0; j4 < 4; ++j4) {
-                const float4 a = vload4(j4, a_rows[i] + k);
-#pragma unroll
-                for (uint c = 0; c < CPW; ++c)
-                    acc[i][c] += a.s0 * w[c][4 * j4] + a.s1 * w[c][4 * j4 + 1] + a.s2 * w[c][4 * j4 + 2] +
-                                 a.s3 * w[c][4 * j4 + 3];
-            }
-        }
-    }
+    // MOE_GR_STEPS steps a pass (gemm_gpu.cl; no such loop when it is 1), then the steps left one
+    // at a time.
+    const uint U = MOE_GR_STEPS, stride = LG * 16, passes_end = K / (U * stride) * (U * stride);
+    uint k = lane * 16;
+    if (U > 1)
+        for (; k < passes_end; k += U * stride)
+            moe_cr_steps(a_rows, W, w_type, S, s_type, Z, z_type, has_zero, gs, w_row, p_row, k, stride, MR, CPW, acc,
+                         U);
+    for (; k < K; k += stride)
+        moe_cr_steps(a_rows, W, w_type, S, s_type, Z, z_type, has_zero, gs, w_row, p_row, k, stride, MR, CPW, acc, 1);
 #pragma unroll
     for (uint i = 0; i < MR; ++i)
 #pragma unroll

@@ -31,6 +31,17 @@
 #error "moe_gemm wide: float4 vectors only"
 #endif
 
+// k-steps per pass of the NK rows kernels' loops (moe_gemm_rows_nk_wide and the compressed rows
+// kernels): all their weight loads are issued before the first product, so a warp has that many
+// times the bytes in flight (a 2-byte weight row gives half an f32 row's bytes a step). Each
+// lane's sums keep their order: every choice gives the same bits (GemmConfig::rows_steps).
+#ifndef MOE_GR_STEPS
+#define MOE_GR_STEPS 1
+#endif
+#if MOE_GR_STEPS != 1 && MOE_GR_STEPS != 2 && MOE_GR_STEPS != 4
+#error "MOE_GR_STEPS: 1, 2 or 4"
+#endif
+
 // Work-item (x, y) of the tile from its linear index: warps of 8 x 4 when the work-group allows.
 inline void moe_wide_xy(const uint LX, const uint LY, uint* x, uint* y) {
     const uint l = get_local_id(1) * LX + get_local_id(0);
@@ -229,26 +240,33 @@ inline void moe_gemm_tile_wide(__global const float* restrict A, __global const 
     moe_wide_store(acc, C, bias, has_bias, b_type, N, expert, c_row0, rows, n0, x, y, LX, MWI, NV, TN);
 }
 
-// One step of moe_gemm_rows_nk_wide: the lane's 8 weights of each of its CPW rows at k, and the
-// same 8 elements of each of the MR rows of A, into acc. `whole`: every address is 16-byte
+// U steps of moe_gemm_rows_nk_wide from k on (the next `stride` elements further each): the
+// lane's 8 weights of each of its CPW rows at each step, all loaded first, then the same 8
+// elements of each of the MR rows of A into acc, step by step. `whole`: every address is 16-byte
 // aligned (moe_whole8); `edge`: elements from K on are zeroed. Both are constants where it is
 // inlined, so the body is straight-line code.
-inline void moe_rows_step(__global const uchar* restrict W, const ulong* w_rows, __global const float** a_rows,
-                          uint k, uint K, const int w_type, const uint MR, const uint CPW, float acc[8][4],
-                          const bool whole, const bool edge) {
-    float8 w[4];
+inline void moe_rows_steps(__global const uchar* restrict W, const ulong* w_rows, __global const float** a_rows,
+                           uint k, uint stride, uint K, const int w_type, const uint MR, const uint CPW,
+                           float acc[8][4], const bool whole, const bool edge, const uint U) {
+    float8 w[MOE_GR_STEPS][4];
 #pragma unroll
-    for (uint c = 0; c < CPW; ++c) {
-        w[c] = whole ? moe_whole8(W, w_rows[c] + k, w_type) : moe_load8(W, w_rows[c] + k, w_type);
-        if (edge) w[c] = moe_keep8(w[c], k, K);
-    }
+    for (uint u = 0; u < U; ++u)
 #pragma unroll
-    for (uint i = 0; i < MR; ++i) {
-        float8 a = whole ? moe_whole8((__global const uchar*)a_rows[i], k, MOE_F32) : vload8(0, a_rows[i] + k);
-        if (edge) a = moe_keep8(a, k, K);
+        for (uint c = 0; c < CPW; ++c) {
+            const uint ku = k + u * stride;
+            w[u][c] = whole ? moe_whole8(W, w_rows[c] + ku, w_type) : moe_load8(W, w_rows[c] + ku, w_type);
+            if (edge) w[u][c] = moe_keep8(w[u][c], ku, K);
+        }
 #pragma unroll
-        for (uint c = 0; c < CPW; ++c) acc[i][c] += dot(a.lo, w[c].lo) + dot(a.hi, w[c].hi);
-    }
+    for (uint u = 0; u < U; ++u)
+#pragma unroll
+        for (uint i = 0; i < MR; ++i) {
+            const uint ku = k + u * stride;
+            float8 a = whole ? moe_whole8((__global const uchar*)a_rows[i], ku, MOE_F32) : vload8(0, a_rows[i] + ku);
+            if (edge) a = moe_keep8(a, ku, K);
+#pragma unroll
+            for (uint c = 0; c < CPW; ++c) acc[i][c] += dot(a.lo, w[u][c].lo) + dot(a.hi, w[u][c].hi);
+        }
 }
 
 // Lane groups of 32 (any device: the partial sums are reduced in local memory, `red`, of
@@ -281,12 +299,23 @@ inline void moe_gemm_rows_nk_wide(__global const float* restrict A, __global con
     // each in turn). The last step, past K for some lanes, is masked apart. Same sums, same order.
     const uint step = LG * 8, full = K / step * step, es = w_type == MOE_F32 ? 4u : 2u;
     const bool whole = (((size_t)W | (size_t)A) & 15) == 0 && (K * es) % 16 == 0 && K % 4 == 0;
+    // MOE_GR_STEPS steps a pass (no such loop when it is 1), then the whole steps left one at a time.
+    const uint U = MOE_GR_STEPS, passes_end = K / (U * step) * (U * step);
     uint k = lane * 8;
-    if (whole)
-        for (; k < full; k += step) moe_rows_step(W, w_rows, a_rows, k, K, w_type, MR, CPW, acc, true, false);
-    else
-        for (; k < full; k += step) moe_rows_step(W, w_rows, a_rows, k, K, w_type, MR, CPW, acc, false, false);
-    if (k < K) moe_rows_step(W, w_rows, a_rows, k, K, w_type, MR, CPW, acc, false, true);
+    if (whole) {
+        if (U > 1)
+            for (; k < passes_end; k += U * step)
+                moe_rows_steps(W, w_rows, a_rows, k, step, K, w_type, MR, CPW, acc, true, false, U);
+        for (; k < full; k += step)
+            moe_rows_steps(W, w_rows, a_rows, k, step, K, w_type, MR, CPW, acc, true, false, 1);
+    } else {
+        if (U > 1)
+            for (; k < passes_end; k += U * step)
+                moe_rows_steps(W, w_rows, a_rows, k, step, K, w_type, MR, CPW, acc, false, false, U);
+        for (; k < full; k += step)
+            moe_rows_steps(W, w_rows, a_rows, k, step, K, w_type, MR, CPW, acc, false, false, 1);
+    }
+    if (k < K) moe_rows_steps(W, w_rows, a_rows, k, step, K, w_type, MR, CPW, acc, false, true, 1);
 #pragma unroll
     for (uint i = 0; i < MR; ++i)
 #pragma unroll
