@@ -328,7 +328,7 @@ TEST_CASE("opencl and moe-bench on a device that takes fewer than 256 work-items
             CAPTURE(file);
             const auto r = test::run_command("POCL_MAX_WORK_GROUP_SIZE=" + limit + " " + test::moe_conform() +
                                              " run --quiet --backend opencl --device 'Portable Computing Language' --case " +
-                                             MOE_SOURCE_DIR "/data/golden/" + file);
+                                             test::bundled_case(file));
             CAPTURE(r.output);
             CHECK(r.exit_code == 0);
             CHECK(has(r.output, "1 passed, 0 failed, 0 skipped"));
@@ -354,7 +354,7 @@ TEST_CASE("opencl's GPU bodies on compressed weights when a kernel takes fewer t
         MESSAGE("no PoCL device here: skipped");
         return;
     }
-    const std::string dir = MOE_SOURCE_DIR "/data/golden/", device = " --device 'Portable Computing Language'";
+    const std::string dir = test::kBundledSuite + "/", device = " --device 'Portable Computing Language'";
     for (const auto& [cap, says] : std::vector<std::pair<std::string, std::string>>{
              {"64", "compressed-weight GEMMs (rows work-group 64) (tiles on moe_gemm_compressed)"},
              {"32", "compressed-weight GEMMs (rows work-group 32) (tiles on moe_gemm_compressed)"},
@@ -384,13 +384,13 @@ TEST_CASE("moe-conform: --device selects the device and appears in the repro lin
     test::TempDir dir;
     const std::string json = (dir.path() / "r.json").string();
     auto r = test::run_command(test::moe_conform() + " run --quiet --backend opencl --device 0:0 --json " + json +
-                               " --case " MOE_SOURCE_DIR "/data/golden/topk_one.h5");
+                               " --case " + test::bundled_case("topk_one.h5"));
     CAPTURE(r.output);
     CHECK(r.exit_code == 0);
     const auto report = test::run_command("cat " + json);
     CHECK(has(report.output, "moe-conform run --device 0:0 --backend opencl --case "));
-    r = test::run_command(test::moe_conform() + " run --quiet --backend opencl --device 7:7 --case " MOE_SOURCE_DIR
-                                                "/data/golden/topk_one.h5");
+    r = test::run_command(test::moe_conform() + " run --quiet --backend opencl --device 7:7 --case " +
+                          test::bundled_case("topk_one.h5"));
     CHECK(r.exit_code == 2);  // a usage error before anything runs, not every opencl case SKIP
     CHECK(has(r.output, "no OpenCL device matches '7:7' (devices found: 0:0 "));
     r = test::run_command(test::moe_conform() + " list");

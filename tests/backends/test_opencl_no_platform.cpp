@@ -62,8 +62,8 @@ TEST_CASE("selftest without an OpenCL platform: the opencl mutants SKIPPED, the 
 TEST_CASE("--device without an OpenCL platform: the cases SKIP with the reason (the machine has no driver), exit 77") {
     moe::test::TempDir empty;
     const auto r = moe::test::run_command("OCL_ICD_VENDORS=" + empty.path().string() + " " + moe::test::moe_conform() +
-                                          " run --backend opencl --device 9:9 --case " MOE_SOURCE_DIR
-                                          "/data/golden/topk_one.h5");
+                                          " run --backend opencl --device 9:9 --case " +
+                                          moe::test::bundled_case("topk_one.h5"));
     CAPTURE(r.output);
     CHECK(r.exit_code == 77);
     CHECK(has(r.output, "no OpenCL platform found"));

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "bundled_suite.hpp"
 #include "run_command.hpp"
 #include "temp_dir.hpp"
 #include "text_contains.hpp"
@@ -22,7 +23,7 @@ std::string read_text(const fs::path& p) {
     return all.str();
 }
 
-const std::string kCase = MOE_SOURCE_DIR "/data/golden/compressed_u4_zp_codes_high.h5";
+const std::string kCase = moe::test::bundled_case("compressed_u4_zp_codes_high.h5");
 
 }  // namespace
 
