@@ -6,7 +6,7 @@
 # Usage: check_bundle.sh SOURCE_DIR BUILD_DIR OUT
 set -euo pipefail
 root=$1 build=$2 out=$3
-rm -rf "$out" "$out.user" "$out.logs"
+rm -rf "$out" "$out.user" "$out.logs" "$out.ab"
 "$root/scripts/bundle" --from "$build" "$out"
 
 bare=(env -i PATH=/usr/bin:/bin)
@@ -36,6 +36,38 @@ grep -q "staged 8x1024" "$out.logs/07-transfers.log" || { echo "FAIL: the transf
 # ptx-loads on the programs the run dumped: PoCL's are not PTX, and are named as such.
 ls "$out.logs/ptx/"main-*.bin > /dev/null || { echo "FAIL: the ptx step dumped no main program"; exit 1; }
 grep -q "^main-.*\.bin: not PTX" "$out.logs/13-ptx.log" || { echo "FAIL: the ptx step's log:"; cat "$out.logs/13-ptx.log"; exit 1; }
+
+# Kernels to compare: the files of a folder that differ from the tree's go to OUT/kernels/NAME, a
+# folder MOE_OPENCL_KERNEL_DIR takes, and OUT/measure gains its step ab_NAME; bad ones are refused.
+k=$(mktemp -d)
+trap 'rm -rf "$k"' EXIT
+mkdir "$k/mine" "$k/same" "$k/foreign"
+kernels="$root/backends/opencl/src/kernels"
+cp "$kernels/swiglu.cl" "$kernels/gather.cl" "$k/mine/" && echo "// a change" >> "$k/mine/swiglu.cl"
+cp "$kernels/gather.cl" "$k/same/" && echo "// none of ours" > "$k/foreign/mine.cl"
+rm -rf "$out.ab"
+"$root/scripts/bundle" --from "$build" --kernels "$k/mine" "$out.ab" > /dev/null
+[[ -f "$out.ab/kernels/mine/swiglu.cl" && ! -e "$out.ab/kernels/mine/gather.cl" ]] \
+  || { echo "FAIL: OUT/kernels/mine is not the changed file alone:"; ls -R "$out.ab/kernels"; exit 1; }
+"$out.ab/measure" --dry-run | grep -q "^ab_mine .*env MOE_OPENCL_KERNEL_DIR=$out.ab/kernels/mine moe-bench " \
+  || { echo "FAIL: measure has no ab_mine step:"; "$out.ab/measure" --dry-run; exit 1; }
+[[ $("$out.ab/measure" --dry-run | wc -l) -eq 14 ]] || { echo "FAIL: measure with one ab step does not list 14 steps"; exit 1; }
+r=$(MOE_OPENCL_KERNEL_DIR="$out.ab/kernels/mine" "$out.ab/run" moe-conform run --backend opencl --quiet \
+  --case "$out.ab/data/golden/topk_one.h5" 2>&1) || { echo "FAIL: a case with OUT/kernels/mine: $r"; exit 1; }
+grep -q "1 passed, 0 failed, 0 skipped" <<< "$r" || { echo "FAIL: a case with OUT/kernels/mine: $r"; exit 1; }
+rm -rf "$out.ab"
+refused() {  # MESSAGE ARGS...: scripts/bundle exits 2 saying MESSAGE and makes no folder
+  local want=$1 msg rc=0
+  shift
+  msg=$("$root/scripts/bundle" --from "$build" "$@" "$out.ab" 2>&1) || rc=$?
+  [[ $rc -eq 2 && $msg == *"$want"* && ! -e "$out.ab" ]] \
+    || { echo "FAIL: scripts/bundle $* (exit $rc): $msg"; exit 1; }
+}
+refused "--kernels $k/none: not a folder" --kernels "$k/none"
+refused "mine.cl is no kernel file of backends/opencl/src/kernels" --kernels "$k/foreign"
+refused "--kernels $k/same: no .cl file that differs" --kernels "$k/same"
+refused "--kernels-from no-such-rev: no such commit" --kernels-from no-such-rev
+refused "a second set of kernels named mine" --kernels "$k/mine" --kernels "$k/mine"
 
 mkdir -p "$out.user" && touch "$out.user/keep"
 if "$root/scripts/bundle" --from "$build" "$out.user" 2> /dev/null; then
