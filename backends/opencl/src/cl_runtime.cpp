@@ -11,6 +11,7 @@
 
 #include "cl_tune.hpp"
 #include "element_codes.hpp"
+#include "environment_setting.hpp"
 #include "kernel_override.hpp"
 #include "opencl_kernels.hpp"  // generated at configure time from kernels/*.cl
 #include "program_dump.hpp"
@@ -41,9 +42,9 @@ std::size_t kernel_work_group(cl_kernel k, cl_device_id d) {
 // most N work-items a group. Stands in, on PoCL, for a GPU driver that compiles a kernel for fewer
 // work-items than the device takes (registers), which no CPU device does (tests only).
 std::size_t capped(const std::string& kernel, std::size_t wg) {
-    const char* v = std::getenv("MOE_OPENCL_KERNEL_WG_CAP");
-    if (!v || !*v) return wg;
-    const std::string cap(v);
+    const auto v = environment_setting("MOE_OPENCL_KERNEL_WG_CAP");
+    if (!v) return wg;
+    const std::string& cap = *v;
     const auto eq = cap.rfind('=');
     if (eq == std::string::npos || kernel.compare(0, eq, cap, 0, eq) != 0) return wg;
     return std::min<std::size_t>(wg, std::strtoull(cap.c_str() + eq + 1, nullptr, 10));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cl_runtime.hpp"
+#include "environment_setting.hpp"
 #include "whole_file.hpp"
 
 namespace moe::backends::ocl {
@@ -36,13 +37,13 @@ std::string device_key(const DeviceInfo& d) { return d.name + "\t" + d.driver_ve
 std::optional<fs::path> cache_file() {
     // Kernels replaced from MOE_OPENCL_KERNEL_DIR tune for themselves: their choice must not be
     // kept for the embedded kernels, nor the embedded kernels' choice used for them.
-    if (const char* k = std::getenv("MOE_OPENCL_KERNEL_DIR"); k && *k) return std::nullopt;
+    if (environment_setting("MOE_OPENCL_KERNEL_DIR")) return std::nullopt;
     if (const char* v = std::getenv("MOE_OPENCL_TUNE_CACHE")) {
         if (std::string(v) == "off" || !*v) return std::nullopt;
         return fs::path(v);
     }
-    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "moe-conform" / "opencl-tune.txt";
-    if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "moe-conform" / "opencl-tune.txt";
+    if (const auto x = environment_setting("XDG_CACHE_HOME")) return fs::path(*x) / "moe-conform" / "opencl-tune.txt";
+    if (const auto h = environment_setting("HOME")) return fs::path(*h) / ".cache" / "moe-conform" / "opencl-tune.txt";
     return std::nullopt;
 }
 
@@ -125,8 +126,7 @@ std::optional<double> time_candidate(const Runtime& rt, const GemmConfig& c) {
 
 GemmConfig gemm_config_for(const Runtime& rt) {
     const DeviceInfo& d = rt.device();
-    const char* forced = std::getenv("MOE_OPENCL_GEMM");
-    if ((d.type & CL_DEVICE_TYPE_CPU) || (forced && *forced)) return choose_gemm_config(d);
+    if ((d.type & CL_DEVICE_TYPE_CPU) || environment_setting("MOE_OPENCL_GEMM")) return choose_gemm_config(d);
     const std::string key = device_key(d);
     std::lock_guard<std::mutex> lock(g_mutex);
     const auto from_key = [&](const std::string& k) { return gemm_config_from_key(d, k); };

@@ -1,8 +1,9 @@
 #include "gemm_config.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <sstream>
+
+#include "environment_setting.hpp"
 
 namespace moe::backends::ocl {
 
@@ -63,10 +64,6 @@ std::optional<GemmConfig> wide_config(const DeviceInfo& d, std::size_t kernel_wg
     return c;
 }
 
-const char* forced_kind() {
-    const char* v = std::getenv("MOE_OPENCL_GEMM");
-    return v && *v ? v : nullptr;
-}
 
 GemmConfig compact_config(const DeviceInfo& d, std::size_t kernel_wg) {
     GemmConfig c;
@@ -141,17 +138,15 @@ std::string GemmConfig::describe() const {
 }
 
 std::string rows_steps_problem() {
-    const char* v = std::getenv("MOE_OPENCL_ROWS_STEPS");
-    if (!v || !*v) return "";
-    const std::string s(v);
-    if (s == "1" || s == "2" || s == "4") return "";
-    return "MOE_OPENCL_ROWS_STEPS: '" + s + "' is not 1, 2 or 4 (k-steps a pass of the GPU bodies' decode kernels)";
+    const auto v = environment_setting("MOE_OPENCL_ROWS_STEPS");
+    if (!v || *v == "1" || *v == "2" || *v == "4") return "";
+    return "MOE_OPENCL_ROWS_STEPS: '" + *v + "' is not 1, 2 or 4 (k-steps a pass of the GPU bodies' decode kernels)";
 }
 
 std::uint32_t rows_steps_from_environment() {
-    const char* v = std::getenv("MOE_OPENCL_ROWS_STEPS");
-    if (!v || !*v || !rows_steps_problem().empty()) return 1;
-    return static_cast<std::uint32_t>(std::stoul(v));
+    const auto v = environment_setting("MOE_OPENCL_ROWS_STEPS");
+    if (!v || !rows_steps_problem().empty()) return 1;
+    return static_cast<std::uint32_t>(std::stoul(*v));
 }
 
 std::string GemmConfig::tiled_key() const {
@@ -178,8 +173,8 @@ std::optional<GemmConfig> gemm_config_from_key(const DeviceInfo& d, const std::s
 }
 
 GemmConfig choose_gemm_config(const DeviceInfo& d, std::size_t kernel_wg) {
-    const char* forced = forced_kind();
-    const bool wide = forced ? std::string(forced) == "wide" : !(d.type & CL_DEVICE_TYPE_CPU);
+    const auto forced = environment_setting("MOE_OPENCL_GEMM");
+    const bool wide = forced ? *forced == "wide" : !(d.type & CL_DEVICE_TYPE_CPU);
     if (wide) {
         const auto c = gemm_candidates(d, kernel_wg);
         if (!c.empty()) return c.front();

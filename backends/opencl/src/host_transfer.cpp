@@ -1,13 +1,13 @@
 #include "host_transfer.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
+#include "environment_setting.hpp"
 #include "host_workers.hpp"
 
 namespace moe::backends::ocl {
@@ -46,8 +46,8 @@ StagingPlan parse_staging_plan(const std::string& text, const std::string& what)
 
 StagingPlan staging_plan() {
     static const StagingPlan plan = [] {
-        if (const char* v = std::getenv("MOE_OPENCL_STAGING"); v && *v)
-            return parse_staging_plan(v, "MOE_OPENCL_STAGING");
+        if (const auto v = environment_setting("MOE_OPENCL_STAGING"))
+            return parse_staging_plan(*v, "MOE_OPENCL_STAGING");
         // Eight streams of memcpy and 1 MiB chunks: on the H200's host (16 cores) they moved 45 MiB
         // in 1.6 ms and out 1.9 ms, where four threads and 2 MiB chunks took 2.6 and 3.0 ms
         // (moe-bench --transfer-study; docs/opencl-backend.md). More threads than the host has

@@ -1,12 +1,12 @@
 #include "kernel_override.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
+#include "environment_setting.hpp"
 #include "opencl_kernels.hpp"  // generated at configure time from kernels/*.cl
 
 namespace moe::backends::ocl {
@@ -15,10 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kernel_dir() {
-    const char* v = std::getenv("MOE_OPENCL_KERNEL_DIR");
-    return v && *v ? v : nullptr;
-}
+std::optional<std::string> kernel_dir() { return environment_setting("MOE_OPENCL_KERNEL_DIR"); }
 
 bool embedded(const std::string& file) {
     const auto& all = kernel_sources();
@@ -35,10 +32,10 @@ std::string embedded_names() {
 
 std::vector<std::string> kernel_overrides(const std::vector<std::string>& files) {
     std::vector<std::string> text(files.size());
-    const char* dir = kernel_dir();
+    const auto dir = kernel_dir();
     if (!dir) return text;
     for (std::size_t i = 0; i < files.size(); ++i) {
-        const fs::path p = fs::path(dir) / files[i];
+        const fs::path p = fs::path(*dir) / files[i];
         std::error_code ec;
         if (!fs::is_regular_file(p, ec)) continue;
         std::ifstream in(p, std::ios::binary);
@@ -54,24 +51,24 @@ std::vector<std::string> kernel_overrides(const std::vector<std::string>& files)
 
 std::vector<std::string> replaced_kernels() {
     std::vector<std::string> names;
-    const char* dir = kernel_dir();
+    const auto dir = kernel_dir();
     if (!dir) return names;
     std::error_code ec;
     for (const auto& s : kernel_sources())
-        if (fs::is_regular_file(fs::path(dir) / s.file, ec)) names.push_back(s.file);
+        if (fs::is_regular_file(fs::path(*dir) / s.file, ec)) names.push_back(s.file);
     std::sort(names.begin(), names.end());
     return names;
 }
 
 std::string kernel_dir_problem() {
-    const char* dir = kernel_dir();
+    const auto dir = kernel_dir();
     if (!dir) return "";
-    const std::string what = std::string("MOE_OPENCL_KERNEL_DIR: ") + dir;
+    const std::string what = "MOE_OPENCL_KERNEL_DIR: " + *dir;
     std::error_code ec;
-    if (!fs::is_directory(dir, ec))
+    if (!fs::is_directory(*dir, ec))
         return what + " is not a folder (it holds .cl files that replace the embedded kernels of the same name)";
     std::vector<std::string> unknown;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    for (fs::directory_iterator it(*dir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string name = it->path().filename().string();
         if (it->path().extension() == ".cl" && !embedded(name)) unknown.push_back(name);
     }

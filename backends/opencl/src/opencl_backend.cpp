@@ -1,6 +1,5 @@
 #include "moe/backends/opencl_backend.hpp"
 
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -13,6 +12,7 @@
 #include "cl_device.hpp"
 #include "cl_runtime.hpp"
 #include "cl_tune.hpp"
+#include "environment_setting.hpp"
 #include "gemm_config.hpp"
 #include "host_transfer.hpp"
 #include "kernel_override.hpp"
@@ -56,8 +56,7 @@ Selected select(const std::string& spec) {
 // MOE_OPENCL_FUSE: unset, empty or 1 fuses decode's launches (PipelineOptions::fuse), 0 does not;
 // anything else is refused (opencl_environment_problem).
 bool fuse_from_environment() {
-    const char* v = std::getenv("MOE_OPENCL_FUSE");
-    return !(v && std::string(v) == "0");
+    return ocl::environment_setting("MOE_OPENCL_FUSE") != "0";
 }
 
 // The -D flags that compile a kernel mutation in (kernels/gemm.cl); "" for the others.
@@ -294,11 +293,11 @@ std::string opencl_environment_problem() {
     }
     if (std::string dir = ocl::kernel_dir_problem(); !dir.empty()) return dir;
     if (std::string dump = ocl::dump_dir_problem(); !dump.empty()) return dump;
-    if (const char* g = std::getenv("MOE_OPENCL_GEMM"); g && *g && std::string(g) != "wide" && std::string(g) != "compact")
-        return std::string("MOE_OPENCL_GEMM: '") + g + "' is neither wide nor compact";
+    if (const auto g = ocl::environment_setting("MOE_OPENCL_GEMM"); g && *g != "wide" && *g != "compact")
+        return "MOE_OPENCL_GEMM: '" + *g + "' is neither wide nor compact";
     if (std::string steps = ocl::rows_steps_problem(); !steps.empty()) return steps;
-    if (const char* f = std::getenv("MOE_OPENCL_FUSE"); f && *f && std::string(f) != "0" && std::string(f) != "1")
-        return std::string("MOE_OPENCL_FUSE: '") + f + "' is neither 0 (every stage a kernel of its own) nor 1 (decode's "
+    if (const auto f = ocl::environment_setting("MOE_OPENCL_FUSE"); f && *f != "0" && *f != "1")
+        return "MOE_OPENCL_FUSE: '" + *f + "' is neither 0 (every stage a kernel of its own) nor 1 (decode's "
                "launches fused, the default)";
     return "";
 }

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "environment_setting.hpp"
 #include "gemm_dispatch.hpp"
 #include "host_transfer.hpp"
 
@@ -123,8 +123,8 @@ Tensor stage(const Runtime& rt, const Buffer& b, const RoutingPlan& plan, std::s
 // wait for the kernels and the read back are told apart.
 struct HostClock {
     bool on = [] {
-        const char* v = std::getenv("MOE_OPENCL_HOST_TIMES");
-        return v && *v && std::string(v) != "0";
+        const auto v = environment_setting("MOE_OPENCL_HOST_TIMES");
+        return v && *v != "0";
     }();
     std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
     std::string line;

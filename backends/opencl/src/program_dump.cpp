@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 #include <system_error>
 #include <unistd.h>
 
+#include "environment_setting.hpp"
 #include "whole_file.hpp"
 
 namespace moe::backends::ocl {
@@ -16,10 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* dump_dir() {
-    const char* v = std::getenv("MOE_OPENCL_DUMP_BINARIES");
-    return v && *v ? v : nullptr;
-}
+std::optional<std::string> dump_dir() { return environment_setting("MOE_OPENCL_DUMP_BINARIES"); }
 
 // Which of the backend's programs a file list is (cl_runtime.cpp's lists, the autotune's trial).
 std::string program_part(const std::vector<std::string>& files) {
@@ -76,25 +73,25 @@ std::string program_binary(cl_program program, cl_device_id device) {
 }  // namespace
 
 std::string dump_dir_problem() {
-    const char* dir = dump_dir();
+    const auto dir = dump_dir();
     if (!dir) return "";
-    const std::string what = std::string("MOE_OPENCL_DUMP_BINARIES: ") + dir;
+    const std::string what = "MOE_OPENCL_DUMP_BINARIES: " + *dir;
     std::error_code ec;
-    if (!fs::is_directory(dir, ec)) return what + " is not a folder (the built programs are written into it)";
-    if (::access(dir, W_OK) != 0) return what + " is a folder this process cannot write into";
+    if (!fs::is_directory(*dir, ec)) return what + " is not a folder (the built programs are written into it)";
+    if (::access(dir->c_str(), W_OK) != 0) return what + " is a folder this process cannot write into";
     return "";
 }
 
 void dump_program_binary(cl_program program, cl_device_id device, const std::vector<std::string>& files,
                          const std::string& options) {
-    const char* dir = dump_dir();
+    const auto dir = dump_dir();
     if (!dir) return;
     const std::string name = program_part(files) + "-" + options_hash(options);
     std::string note = "sources:";
     for (const auto& f : files) note += " " + f;
     note += "\noptions: " + options + "\n";
-    write_whole(fs::path(dir) / (name + ".bin"), program_binary(program, device));
-    write_whole(fs::path(dir) / (name + ".txt"), note);
+    write_whole(fs::path(*dir) / (name + ".bin"), program_binary(program, device));
+    write_whole(fs::path(*dir) / (name + ".txt"), note);
 }
 
 }  // namespace moe::backends::ocl
