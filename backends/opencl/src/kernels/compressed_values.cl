@@ -21,17 +21,25 @@ inline uint moe_code(__global const uchar* p, ulong i, int type) {
     return p[i];
 }
 
+// The value of an E2M1 code (0 .. 15) as f32 bits, without a branch or a conversion: for a
+// magnitude code a = 2 .. 7 (values 1 .. 6) the bits are a + 252 from bit 22 on (exponent and
+// mantissa bit, bias 127), a = 1 is 0.5 (0x3F000000) and 0 is 0; the sign or-ed in (code 8 is
+// -0). A float select of the subnormal and the normal value was a branch a code in clang's PTX of
+// the GPU bodies (MXFP4 moe_gemm_compressed_rows1: 149 branches, 13 as u4 with this and
+// moe_param's E8M0), and the CPU body's nibble table takes an integer-to-float conversion, slow on
+// NVIDIA (65 more PTX instructions in rows1).
+inline float moe_e2m1_f32(uint c) {
+    const uint a = c & 7u;
+    return as_float((a > 1u ? (a + 252u) << 22 : a * 0x3F000000u) | ((c & 8u) << 28));
+}
+
 // The value of a code (spec/compressed.md, section 3).
 inline float moe_code_value(uint c, int type) {
     if (type == MOE_U8 || type == MOE_U4) return (float)c;
     if (type == MOE_I8) return (float)(char)c;
     if (type == MOE_I4) return c >= 8u ? (float)c - 16.0f : (float)c;
+    if (type == MOE_F4E2M1) return moe_e2m1_f32(c);
     float v;
-    if (type == MOE_F4E2M1) {
-        const int e = (c >> 1) & 3, m = c & 1;
-        v = e == 0 ? 0.5f * (float)m : ldexp(1.0f + 0.5f * (float)m, e - 1);
-        return (c & 8u) ? -v : v;
-    }
     if (type == MOE_F8E4M3) {
         const int e = (c >> 3) & 15, m = c & 7;
         if (e == 15 && m == 7) return NAN;
@@ -47,8 +55,11 @@ inline float moe_code_value(uint c, int type) {
 // A scale or zero point: f32, f16 or bf16 (common.cl's moe_load), E8M0, or the weight's own type.
 inline float moe_param(__global const uchar* p, ulong i, int type) {
     if (type == MOE_F8E8M0) {
-        const int c = p[i];
-        return c == 255 ? NAN : ldexp(1.0f, c - 127);
+        // 2^(c - 127) as the f32 of exponent field c, 2^-127 (c = 0) subnormal, without ldexp:
+        // selects of constants, where ldexp and its NaN test were a branch a scale in clang's PTX.
+        // NAN, not a quiet NaN's bits, as NAN's bits are the implementation's (PoCL's 0x7fffffff).
+        const uint c = p[i];
+        return c == 255u ? NAN : as_float(c == 0u ? 0x400000u : c << 23);
     }
     if (type == MOE_F32 || type == MOE_F16 || type == MOE_BF16) return moe_load(p, i, type);
     return moe_code_value(moe_code(p, i, type), type);

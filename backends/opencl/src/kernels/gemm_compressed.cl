@@ -180,11 +180,7 @@ inline float moe_code_f32(uint c, const int type) {
     if (type == MOE_U8 || type == MOE_U4) return (float)c;
     if (type == MOE_I8) return (float)(char)c;
     if (type == MOE_I4) return (float)((int)(c << 28) >> 28);
-    if (type == MOE_F4E2M1) {
-        const uint e = (c >> 1) & 3u, m = c & 1u;
-        const float v = e == 0 ? 0.5f * (float)m : as_float(((e + 126u) << 23) | (m << 22));
-        return (c & 8u) ? -v : v;
-    }
+    if (type == MOE_F4E2M1) return moe_e2m1_f32(c);
     float v;
     if (type == MOE_F8E4M3) {
         const uint e = (c >> 3) & 15u, m = c & 7u;
