@@ -64,7 +64,6 @@ std::optional<GemmConfig> wide_config(const DeviceInfo& d, std::size_t kernel_wg
     return c;
 }
 
-
 GemmConfig compact_config(const DeviceInfo& d, std::size_t kernel_wg) {
     GemmConfig c;
     // float4 at least (a GPU reporting 1 still loads float4 well), at most float16.
