@@ -33,23 +33,42 @@ inline float moe_e2m1_f32(uint c) {
     return as_float((a > 1u ? (a + 252u) << 22 : a * 0x3F000000u) | ((c & 8u) << 28));
 }
 
+// The magnitude of an FP8 code's low 7 bits a (mbits mantissa bits, exponent bias `bias`) as
+// f32, without a branch or an integer-to-float conversion: a normal a's bits are a from bit
+// 23 - mbits on, the bias rebased in the exponent; a subnormal a = m is assembled one exponent up,
+// as the normal 2^(1 - bias) (1 + m 2^-mbits), and 2^(1 - bias) subtracted (exact, and no f32
+// subnormal on the way, so the same with flushing). All integer bits were longer in clang's PTX
+// (a clz to normalise m and its zero select: E4M3 rows1 2,107 instructions against 1,595).
+inline float moe_f8_magnitude_f32(uint a, const uint mbits, const uint bias) {
+    const uint sub = a < (1u << mbits);
+    const float v = as_float((a << (23u - mbits)) + ((127u - bias + sub) << 23));
+    return v - (sub ? as_float((128u - bias) << 23) : 0.0f);
+}
+
+// The value of an E4M3 code: S.1111.111 is NaN, NAN unsigned (0xFF too); the sign or-ed in.
+// Everything computed first, the NaN selected last: a conditional with the decode in an arm
+// stays a branch a code in clang's PTX of the GPU bodies (E4M3 rows1: 80 branches against 13).
+inline float moe_e4m3_f32(uint c) {
+    const uint a = c & 0x7Fu;
+    const float v = as_float(as_uint(moe_f8_magnitude_f32(a, 3u, 7u)) | ((c & 0x80u) << 24));
+    return a == 0x7Fu ? NAN : v;
+}
+
+// The value of an E5M2 code: exponent field 31 is infinity (m = 0) or NaN; the sign flipped by a
+// xor, as a negation flips it (a negative NaN code is -NAN).
+inline float moe_e5m2_f32(uint c) {
+    const uint a = c & 0x7Fu;
+    const float f = moe_f8_magnitude_f32(a, 2u, 15u), special = a == 0x7Cu ? INFINITY : NAN;
+    return as_float(as_uint(a < 0x7Cu ? f : special) ^ ((c & 0x80u) << 24));
+}
+
 // The value of a code (spec/compressed.md, section 3).
 inline float moe_code_value(uint c, int type) {
     if (type == MOE_U8 || type == MOE_U4) return (float)c;
     if (type == MOE_I8) return (float)(char)c;
     if (type == MOE_I4) return c >= 8u ? (float)c - 16.0f : (float)c;
     if (type == MOE_F4E2M1) return moe_e2m1_f32(c);
-    float v;
-    if (type == MOE_F8E4M3) {
-        const int e = (c >> 3) & 15, m = c & 7;
-        if (e == 15 && m == 7) return NAN;
-        v = e == 0 ? ldexp((float)m, -9) : ldexp(1.0f + (float)m / 8.0f, e - 7);
-    } else {  // E5M2
-        const int e = (c >> 2) & 31, m = c & 3;
-        if (e == 31) v = m ? NAN : INFINITY;
-        else v = e == 0 ? ldexp((float)m, -16) : ldexp(1.0f + (float)m / 4.0f, e - 15);
-    }
-    return (c & 0x80u) ? -v : v;
+    return type == MOE_F8E4M3 ? moe_e4m3_f32(c) : moe_e5m2_f32(c);
 }
 
 // A scale or zero point: f32, f16 or bf16 (common.cl's moe_load), E8M0, or the weight's own type.

@@ -181,17 +181,7 @@ inline float moe_code_f32(uint c, const int type) {
     if (type == MOE_I8) return (float)(char)c;
     if (type == MOE_I4) return (float)((int)(c << 28) >> 28);
     if (type == MOE_F4E2M1) return moe_e2m1_f32(c);
-    float v;
-    if (type == MOE_F8E4M3) {
-        const uint e = (c >> 3) & 15u, m = c & 7u;
-        if (e == 15u && m == 7u) return NAN;
-        v = e == 0 ? (float)m * 0x1p-9f : as_float(((e + 120u) << 23) | (m << 20));
-    } else {  // E5M2
-        const uint e = (c >> 2) & 31u, m = c & 3u;
-        if (e == 31u) v = m ? NAN : INFINITY;
-        else v = e == 0 ? (float)m * 0x1p-16f : as_float(((e + 112u) << 23) | (m << 21));
-    }
-    return (c & 0x80u) ? -v : v;
+    return type == MOE_F8E4M3 ? moe_e4m3_f32(c) : moe_e5m2_f32(c);
 }
 
 // The stored bytes of elements i .. i + 15 (i a multiple of 16): 8 bytes of 4-bit codes (the
