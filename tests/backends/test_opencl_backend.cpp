@@ -207,7 +207,9 @@ TEST_CASE("opencl's GPU bodies: the decode kernels give the same bits with 1, 2 
             const auto& [name, p] = problems[i];
             CAPTURE(name);
             const Tensor got = b.run(p, false).output;
-            // The kernels that ran are the rows kernels with this many steps a pass.
+            // The GPU bodies' NK rows kernels ran, built with this many steps a pass.
+            const bool compressed = is_compressed_weight(p.input(kWeight0).dtype());
+            CHECK(b.last_kernel_times().count(compressed ? "moe_gemm_compressed_rows" : "moe_gemm_rows") == 1);
             CHECK(has(b.description(), "GEMM GPU bodies"));
             CHECK(has(b.description(), "k-steps a pass") == (std::string(steps) != "1"));
             if (std::string(steps) == "1") {
