@@ -66,7 +66,7 @@ inline float moe_e5m2_f32(uint c) {
 inline float moe_code_value(uint c, int type) {
     if (type == MOE_U8 || type == MOE_U4) return (float)c;
     if (type == MOE_I8) return (float)(char)c;
-    if (type == MOE_I4) return c >= 8u ? (float)c - 16.0f : (float)c;
+    if (type == MOE_I4) return (float)((int)(c << 28) >> 28);  // sign-extended, no select
     if (type == MOE_F4E2M1) return moe_e2m1_f32(c);
     return type == MOE_F8E4M3 ? moe_e4m3_f32(c) : moe_e5m2_f32(c);
 }

@@ -175,15 +175,6 @@ __kernel __attribute__((reqd_work_group_size(MOE_GT_LX, MOE_GT_LY, 1))) void MOE
 #define MOE_CR_CPW8 2
 #endif
 
-// The value of a code of a constant type: exact, by assembling the f32 bits (no ldexp).
-inline float moe_code_f32(uint c, const int type) {
-    if (type == MOE_U8 || type == MOE_U4) return (float)c;
-    if (type == MOE_I8) return (float)(char)c;
-    if (type == MOE_I4) return (float)((int)(c << 28) >> 28);
-    if (type == MOE_F4E2M1) return moe_e2m1_f32(c);
-    return type == MOE_F8E4M3 ? moe_e4m3_f32(c) : moe_e5m2_f32(c);
-}
-
 // The stored bytes of elements i .. i + 15 (i a multiple of 16): 8 bytes of 4-bit codes (the
 // first half), element 2b in the low nibble of byte b, or 16 bytes; one load either way.
 inline uchar16 moe_code_bytes16(__global const uchar* restrict W, ulong i, const int type) {
@@ -257,7 +248,7 @@ inline void moe_cr_steps(__global const float** a_rows,
             uint q[16];
             moe_codes16(bytes[u][c], w_type, q);
 #pragma unroll
-            for (uint j = 0; j < 16; ++j) w[c][j] = (moe_code_f32(q[j], w_type) - z[u][c]) * s[u][c];
+            for (uint j = 0; j < 16; ++j) w[c][j] = (moe_code_value(q[j], w_type) - z[u][c]) * s[u][c];
         }
 #pragma unroll
         for (uint i = 0; i < MR; ++i) {
