@@ -135,21 +135,23 @@ def old_format(cat, name, base=BASE):
     return p
 
 
-def old_format_string_length(cat, name, base=BASE):
+def old_format_string_descriptor(offset, value):
     """An old-format copy (no metadata checksums) whose 'format' string attribute ("moe-golden")
-    claims a length of about 4 GiB in its descriptor (4-byte length, then the 8-byte address of
-    its global heap collection): HDF5 allocates what the descriptor claims before it reads."""
-    p = old_format(cat, name, base)
-    with open(p, "rb") as f:
-        b = bytearray(f.read())
-    heap = b.find(b"GCOL")
-    descriptor = len("moe-golden").to_bytes(4, "little") + heap.to_bytes(8, "little")
-    at = b.find(descriptor)
-    assert heap >= 0 and at >= 0, "no string descriptor found"
-    b[at + 3] = 0xFF
-    with open(p, "wb") as f:
-        f.write(b)
-    return p
+    has byte `offset` of its descriptor (4-byte length, the 8-byte address of its global heap
+    collection, a 4-byte object index) set to `value`: HDF5 follows a descriptor unchecked."""
+    def make(cat, name, base=BASE):
+        p = old_format(cat, name, base)
+        with open(p, "rb") as f:
+            b = bytearray(f.read())
+        heap = b.find(b"GCOL")
+        descriptor = len("moe-golden").to_bytes(4, "little") + heap.to_bytes(8, "little")
+        at = b.find(descriptor)
+        assert heap >= 0 and at >= 0, "no string descriptor found"
+        b[at + offset] = value
+        with open(p, "wb") as f:
+            f.write(b)
+        return p
+    return make
 
 
 def flip_at(signature, offset, bit=0, nth=0):
@@ -372,14 +374,20 @@ def define(cat):
     cat.add("flip_btree_header", raw(flip_at(b"BTHD", 9, 2)), bad, bad, "golden file", complete=True)
     cat.add("flip_fractal_heap_header", raw(flip_at(b"FRHP", 12, 6)), bad, bad, "golden file", complete=True)
     cat.add("flip_continuation_chunk", raw(flip_at(b"OCHK", 6, 1, nth=3)), bad, bad, "golden file", complete=True)
-    # A string whose descriptor claims 4 GiB: refused within the memory limit of every run here.
-    cat.add("string_length_4gib_old_format", old_format_string_length, bad, bad, "cannot read string", complete=True)
+    # String descriptors that their heap does not back: a length of about 4 GiB (HDF5 allocated it
+    # before reading), an object index the collection does not hold (HDF5 read through a wild
+    # pointer), a collection address where the file holds none.
+    cat.add("string_length_4gib_old_format", old_format_string_descriptor(3, 0xFF), bad, bad, "string descriptor gives",
+            complete=True)
+    cat.add("string_index_old_format", old_format_string_descriptor(14, 0x40), bad, bad, "does not hold", complete=True)
+    cat.add("string_address_old_format", old_format_string_descriptor(4, 0x08), bad, bad, "holds no collection",
+            complete=True)
     # --- Files that crashed or hung HDF5 (tests/golden/fuzz-regressions) ---
-    for file_name, conform in (("sigsegv-old-format-string-descriptor.h5", 1), ("hang-global-heap-free-space-zero.h5", bad),
-                               ("sigabrt-global-heap-object-size.h5", bad), ("sigsegv-global-heap-object-size.h5", bad),
-                               ("hang-old-format-global-heap.h5", bad)):
-        cat.add("regression_" + file_name[:-3].replace("-", "_"), regression(file_name), conform, bad,
-                None if conform == 1 else "golden file", complete=True)
+    for file_name in ("sigsegv-old-format-string-descriptor.h5", "hang-global-heap-free-space-zero.h5",
+                      "sigabrt-global-heap-object-size.h5", "sigsegv-global-heap-object-size.h5",
+                      "hang-old-format-global-heap.h5"):
+        cat.add("regression_" + file_name[:-3].replace("-", "_"), regression(file_name), bad, bad, "golden file",
+                complete=True)
     # --- Valid files: controls (exit 0) ---
     cat.add("valid_bundled_case", edit(lambda f, cat: None), 0, 0, ("2 passed", "agree with the reference"))
     cat.add("valid_old_format", old_format, 0, 0, ("2 passed", "NOT checksummed"))

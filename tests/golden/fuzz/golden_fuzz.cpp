@@ -12,8 +12,8 @@
 //     of executions, from a fixed seed, so a run is reproducible.
 // A crash, a hang (10 s) or an unexpected exception saves the input under --findings as
 // crash-*.h5, hang-*.h5 or exception-*.h5 and fails the run. Keep every such file in
-// tests/golden/fuzz-regressions/ (after making the tools survive it): CTest replays that folder
-// through moe-golden and moe-conform.
+// tests/golden/fuzz-regressions/ (after making the reader refuse it): CTest replays that folder
+// here (--replay: golden_fuzz_regressions) and through moe-golden and moe-conform.
 //
 // Usage: golden_fuzz --corpus DIR [--corpus DIR...] [--seconds S] [--runs N] [--seed N]
 //                    [--findings DIR] [--scratch DIR]

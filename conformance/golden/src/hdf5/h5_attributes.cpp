@@ -7,6 +7,7 @@
 
 #include "hdf5/address_space_cap.hpp"
 #include "hdf5/h5_global_heap.hpp"
+#include "hdf5/h5_string_descriptor.hpp"
 #include "hdf5/h5_types.hpp"
 
 namespace moe::golden::h5 {
@@ -137,6 +138,7 @@ std::optional<std::string> read_string_attr(hid_t obj, const std::string& name, 
     H5Id mem = own(H5Tget_native_type(type.get(), H5T_DIR_ASCEND), H5Tclose, ctx, Kind::malformed, where,
                    "cannot read type");
     if (H5Tis_variable_str(type.get()) > 0) {
+        check_string_descriptor(*attr, ctx, where);  // before HDF5 follows it (h5_string_descriptor.hpp)
         char* p = nullptr;
         {
             // A string lives in one heap collection (<= kMaxGlobalHeapBytes); HDF5 needs about twice
