@@ -1,6 +1,6 @@
 // Fuzz target over the golden reader and the checks a run applies before comparing anything:
 // read_golden (every storage, link, memory and global-heap check), validate, and
-// check_stored_results. Any input may be refused with FileError or InputError; nothing may crash,
+// check_stored_results; and over the result-file readers (read_result, read_npy_result). Any input may be refused with FileError or InputError; nothing may crash,
 // hang, throw anything else, or need more than the memory budget.
 //
 // Two drivers over the same target:
@@ -24,6 +24,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -37,6 +38,7 @@
 #include <vector>
 
 #include "moe/golden/golden_file.hpp"
+#include "moe/golden/result_file.hpp"
 #include "moe/golden/stored_results.hpp"
 #include "moe/spec/error.hpp"
 #include "moe/spec/problem.hpp"
@@ -71,6 +73,19 @@ void run_target(const std::uint8_t* data, std::size_t size) {
     } catch (const moe::InputError&) {
     } catch (const std::exception& e) {
         g_unexpected = std::string(typeid(e).name()) + ": " + e.what();
+    }
+    // The same bytes as a result file, HDF5 and .npy (`moe-conform check` reads both): untrusted
+    // input too, through the same HDF5 layer, and a .npy parser of our own.
+    for (const bool npy : {false, true}) {
+        if (!g_unexpected.empty()) break;
+        try {
+            if (npy) moe::golden::read_npy_result(g_scratch, kMemoryBudget);
+            else moe::golden::read_result(g_scratch, kMemoryBudget);
+        } catch (const moe::golden::FileError&) {
+        } catch (const moe::InputError&) {
+        } catch (const std::exception& e) {
+            g_unexpected = std::string(npy ? "read_npy_result: " : "read_result: ") + typeid(e).name() + ": " + e.what();
+        }
     }
     // Every HDF5 object the reader opened is closed again, whatever went wrong: a worker reads
     // many files, and an open file would stay open (and locked) for the rest of the run.
@@ -197,12 +212,18 @@ struct Args {
 };
 
 int fuzz(const Args& a) {
+    // In name order within each folder: the seed then picks the same files on any file system.
     std::vector<std::vector<std::uint8_t>> corpus;
-    for (const auto& dir : a.corpus)
+    for (const auto& dir : a.corpus) {
+        std::vector<fs::path> files;
         for (const auto& e : fs::directory_iterator(dir))
-            if (e.is_regular_file() && e.path().extension() == ".h5") corpus.push_back(read_file(e.path()));
+            if (e.is_regular_file() && (e.path().extension() == ".h5" || e.path().extension() == ".npy"))
+                files.push_back(e.path());
+        std::sort(files.begin(), files.end());
+        for (const auto& f : files) corpus.push_back(read_file(f));
+    }
     if (corpus.empty()) {
-        std::cerr << "golden_fuzz: no *.h5 file in the corpus folders\n";
+        std::cerr << "golden_fuzz: no *.h5 or *.npy file in the corpus folders\n";
         return 2;
     }
     install_handlers(a.seed);
