@@ -149,3 +149,31 @@ TEST_CASE("cpu: bf16 weights and activations too small for the bf16 matmul are n
         }
     }
 }
+
+TEST_CASE("cpu: bf16 GEMMs with an odd reduction run (the library's AMX kernels die of SIGILL on some)") {
+    // oneDNN 2.6.3 on an AMX host: K = 63 against N = 144 (GEMM2's gate_up at H = 63, I = 72) or
+    // N = 65 (GEMM3's down at I = 63, H = 65), 2-21 rows an expert, killed the process
+    // (onednn_matmul.hpp, onednn_bf16_reduction). Both paths (weights in place, prepared), 1 and 2
+    // threads. Elsewhere these shapes ran anyway; the result must pass there too.
+    struct Shape {
+        ExpertType type;
+        std::size_t H, I;
+    };
+    for (Shape s : {Shape{ExpertType::gemm2_bias_swiglu_clamp, 63, 72}, Shape{ExpertType::gemm3_swiglu, 65, 63}}) {
+        for (std::size_t T : {12u, 40u}) {
+            const Problem p = test::small_problem(s.type, Convention::openvino, T, s.H, s.I, 6, 2, DType::bf16);
+            for (int threads : {1, 2}) {
+                for (bool prepared : {false, true}) {
+                    CAPTURE(expert_type_name(s.type));
+                    CAPTURE(T);
+                    CAPTURE(threads);
+                    CAPTURE(prepared);
+                    CpuBackend cpu(CpuOptions{threads});
+                    if (prepared) cpu.prepare(p);
+                    const auto got = cpu.run(p, false).output;
+                    CHECK(test::verdict(test::golden_case(p), got, cpu.precision(DType::bf16)) == "PASS");
+                }
+            }
+        }
+    }
+}

@@ -93,7 +93,7 @@ void expert_gemm(const float* A, std::size_t M, std::size_t lda, const GemmCall&
     }
     if (W.dtype == DType::f32) return onednn_matmul(A, DType::f32, M, lda, W, C, ldc, threads);
     if (W.dtype == DType::bf16) {
-        if (!bf16_matmul_rows(A, M, lda, W.K) || !bf16_matmul_operands(W.data, W.N * W.K))
+        if (!onednn_bf16_reduction(W.K) || !bf16_matmul_rows(A, M, lda, W.K) || !bf16_matmul_operands(W.data, W.N * W.K))
             return small_m_path(A, M, lda, W, W.N, C, ldc, threads);
         return onednn_matmul(bf16_rows(A, M, lda, W.K, threads), DType::bf16, M, W.K, W, C, ldc, threads);
     }

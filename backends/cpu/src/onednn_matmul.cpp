@@ -142,8 +142,9 @@ PackedWeights::PackedWeights(const Tensor& weights, WeightLayout layout, int thr
                              const Tensor* zero_point) {
     auto impl = std::make_shared<Impl>();
     const WeightView first = expert_view(weights, 0, layout, scale, zero_point);
-    // bf16 weights stay bf16 where the library's bf16 matmul flushes nothing (bf16_matmul_domain.hpp).
-    const bool bf16 = first.dtype == DType::bf16 && !first.compressed() &&
+    // bf16 weights stay bf16 where the library's bf16 matmul flushes nothing (bf16_matmul_domain.hpp)
+    // and runs (onednn_bf16_reduction).
+    const bool bf16 = first.dtype == DType::bf16 && !first.compressed() && onednn_bf16_reduction(first.K) &&
                       bf16_matmul_operands(weights.data(), weights.size());
     impl->dtype = bf16 ? DType::bf16 : DType::f32;
     impl->N = first.N;
