@@ -10,9 +10,10 @@ namespace moe::backends::cpu {
 
 // Whether the library's bf16 matmul may take a reduction of K: only an even one. Debian 12's
 // oneDNN (2.6.3) picks its AMX kernels for many bf16 shapes, and with an odd K some of them die
-// of SIGILL (tdpbf16ps on an unconfigured tile): 106 of 1576 odd-K AMX primitives with two
-// threads (M 1-40, K 31-127, N 16-200; K = 63 with N = 65, 144 or 176), none of 1576 even-K
-// ones. bf16 operands with an odd K take the f32 path (exact widening, the same f32 products).
+// of SIGILL (tdpbf16ps on an unconfigured tile): with two threads over M 1-40, K 31-127, N
+// 16-200, 106 odd-K primitives crashed (K = 63 against N = 65, 144 or 176) beside 1470 that ran
+// on AMX, and none of the 1576 even-K AMX ones (tools/gemm-study/onednn_odd_k_probe.cpp). bf16
+// operands with an odd K take the f32 path (exact widening, the same f32 products).
 inline bool onednn_bf16_reduction(std::size_t K) { return K % 2 == 0; }
 
 // C[M, N] (f32, row stride ldc) = A[M, K] (f32 or bf16, row stride lda) W^T, the weights read in
