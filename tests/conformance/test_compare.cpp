@@ -332,6 +332,40 @@ TEST_CASE("non-finite data: either reading's class is accepted; a finite value m
     CHECK(compare_output(c, moved(sparse, 5, 0.9 * element_bound(c, kF32, 5)), kF32, 1).status == Status::pass);
 }
 
+TEST_CASE("a finite sparse reading beyond the data type's range where the dense one is NaN: its infinity passes") {
+    // Found by a random-case soak: the f64 reference, whose output rounded to bf16 is -inf, failed
+    // a case whose unused expert held a NaN scale, while the f32 backends' NaN matched the dense
+    // reading. Feature 5 here: dense NaN (an Inf weight in an expert no token uses), sparse
+    // -70000, past f16's largest value.
+    auto s = test::small_spec(G3, Convention::openvino, 4, 8, 4, 4, 1, DType::f16);
+    s.routing.exclude = {3};
+    s.overrides.push_back({kWeight2, {3, 5, 1}, INFINITY});
+    auto c = test::golden_case(generator::synthesize(s));
+    REQUIRE(c.outputs.count("output_dense") == 1);
+    REQUIRE(std::isnan(c.outputs.at("output_dense").get(5)));
+    c.outputs.at("output").set(5, -70000.0);
+    const Tensor& ref = c.outputs.at("output");
+    const Precision f32_compute{DType::f32, DType::f32};
+    const auto verdict = [&](double value) {
+        Tensor got(DType::f16, ref.shape());
+        for (std::size_t i = 0; i < ref.size(); ++i) got.set(i, std::isfinite(ref.get(i)) ? ref.get(i) : 0.0);
+        got.set(5, value);
+        return compare_output(c, got, f32_compute, 1);
+    };
+    for (double right : {-double(INFINITY), double(NAN)}) {  // the sparse reading rounded, the dense one
+        CAPTURE(right);
+        const Comparison r = verdict(right);
+        CHECK(r.status == Status::pass);
+        CHECK(r.metrics.over_bound == 0);
+    }
+    for (double wrong : {double(INFINITY), -65504.0}) {
+        CAPTURE(wrong);
+        const Comparison r = verdict(wrong);
+        CHECK(r.status == Status::fail);
+        CHECK(r.metrics.over_bound == 1);
+    }
+}
+
 TEST_CASE("a vacuous case (output mostly zero) is MISTRUSTED, not PASS") {
     Problem p = test::small_problem(G3, Convention::openvino);
     Tensor& w = p.inputs[kRoutingWeights];
