@@ -1,0 +1,451 @@
+#!/usr/bin/python3
+"""A catalogue of random cases (spec/catalog-format.md), for soaking backends beyond the bundled
+suite: random shapes (0-40 tokens, 2-12 experts, top-1 to top-4, widths up to 256, rank-3 inputs),
+every data type, both expert types and conventions, attributes in either spelling, gate lanes,
+biases, every compressed weight type with per-group, per-channel, per-tensor and mixed scales,
+zero points, routers and routing constraints, magnitude regimes from near-subnormal to near
+overflow, NaN and Inf inputs, odd scale and FP8 codes, and a share of exact-by-construction cases.
+The same SEED gives the same catalogue (random.Random(SEED)); case names are r<SEED>_<i>_<tags>.
+
+    /usr/bin/python3 tools/scripts/random_catalog.py SEED COUNT OUT.json
+    build/bin/moe-golden generate --catalog OUT.json --out DIR --tier full --stages --manifest
+    build/bin/moe-conform run --backend all --suite DIR      # or --backend-lib your_plugin.so
+
+A correct backend passes every case (MISTRUSTED and SKIP where the tolerance policy says so);
+docs/moe-golden.md, "Random cases", says what such soaks have found.
+"""
+import json
+import math
+import random
+import sys
+
+GEMM2 = "GEMM2_BIAS_SWIGLU_CLAMP"
+GEMM3 = "GEMM3_SWIGLU"
+
+# exponent windows (log2) where a data type holds normal values, kept a little inside
+DT_EXP = {"f16": (-13, 14), "bf16": (-120, 120), "f32": (-120, 120), "f64": (-120, 120)}
+
+
+def divisors(n):
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def pick_shape_dim(rng, mult, lo, hi):
+    """a multiple of mult in [lo, hi] (at least mult)"""
+    hi = max(hi, mult)
+    return mult * rng.randint(1, hi // mult)
+
+
+def rand_fill(rng, dtype, magnitude_exp, allow_constant=True):
+    """a fill whose values have magnitude about 2^magnitude_exp"""
+    kinds = ["uniform", "normal", "dyadic", "log_uniform"] + (["constant"] if allow_constant else [])
+    kind = rng.choices(kinds, weights=[4, 3, 2, 2, 0.4] if allow_constant else [4, 3, 2, 2])[0]
+    lo, hi = DT_EXP[dtype]
+    e = max(lo, min(hi, magnitude_exp))
+    if kind == "uniform":
+        return {"kind": "uniform", "scale": rng.uniform(1, 2) * 2.0 ** e}
+    if kind == "normal":
+        return {"kind": "normal", "scale": rng.uniform(1, 2) * 2.0 ** (e - 2)}
+    if kind == "dyadic":
+        rg = rng.randint(1, 16)
+        bits = int(math.log2(rg)) - e
+        if 0 <= bits <= 60:
+            return {"kind": "dyadic", "range": rg, "bits": bits}
+        return {"kind": "uniform", "scale": rng.uniform(1, 2) * 2.0 ** e}  # dyadic cannot reach this magnitude
+    if kind == "log_uniform":
+        width = rng.randint(0, 16)
+        mx = max(lo, min(hi, e))
+        mn = max(lo - 10 if dtype != "f16" else -24, mx - width)
+        return {"kind": "log_uniform", "min_exp": mn, "max_exp": mx}
+    v = rng.choice([0.0, 2.0 ** e, -1.5 * 2.0 ** e])
+    return {"kind": "constant", "value": v}
+
+
+def gen_case(rng, seed, i):
+    tags = []
+    c = {}
+    et = rng.choice([GEMM2, GEMM3])
+    c["expert_type"] = et
+    dtype = rng.choice(["f32", "f16", "bf16", "f64"])
+    c["dtype"] = dtype
+    c["index_dtype"] = rng.choice(["i32", "i64"])
+    c["seed"] = rng.getrandbits(63)
+
+    # ---- exact-by-construction cases (a small share, bundled recipes on random shapes)
+    if rng.random() < 0.08 and dtype != "f64":
+        return gen_exact(rng, c, seed, i, et, dtype)
+
+    compressed = rng.random() < 0.5
+    conv = rng.choice(["spec", "openvino"])
+    if compressed and et == GEMM2:
+        conv = "openvino"  # the spec convention's GEMM2 is KN; compressed weights are NK only
+    c["convention"] = conv
+    tags.append("g2" if et == GEMM2 else "g3")
+    tags.append(conv[:2])
+    tags.append(dtype)
+
+    # ---- compressed weights
+    wnames = ["weight_0", "weight_1"] if et == GEMM2 else ["weight_0", "weight_1", "weight_2"]
+    down = "weight_1" if et == GEMM2 else "weight_2"
+    hmult = imult = 1
+    gs_obj = None
+    if compressed:
+        wd = rng.choice(["u8", "i8", "u4", "i4", "f4e2m1", "f8e4m3", "f8e5m2"])
+        c["weight_dtype"] = wd
+        tags.append(wd)
+        cw = list(wnames)
+        if rng.random() < 0.25:
+            cw = sorted(rng.sample(wnames, rng.randint(1, len(wnames))))
+            c["compressed_weights"] = cw
+        if wd == "f4e2m1":
+            hmult = imult = 32
+            c["scale_dtype"] = "f8e8m0"
+            gs = rng.choice([32, 0, None])
+            if gs is not None:
+                c["group_size"] = gs
+        else:
+            if wd in ("f8e4m3", "f8e5m2"):
+                c["scale_dtype"] = rng.choice(["f32", "f16", "bf16", None]) or "f32"
+                if rng.random() < 0.3:
+                    c["fp8_values"] = rng.choice(["wide", "bottom"])
+            else:
+                sd = rng.choice(["f32", "f16", "bf16", None])
+                if sd:
+                    c["scale_dtype"] = sd
+                zp = rng.choice(["none", "weight_type", "f16", None])
+                if zp:
+                    c["zero_point"] = zp
+            gmode = rng.choice(["group", "channel", "tensor", "mixed"])
+            four = wd in ("u4", "i4")
+            if gmode == "group":
+                gs = rng.choice([2, 4, 8, 16, 32, 64, 128])
+                hmult = imult = max(gs, 2 if four else 1)
+                c["group_size"] = gs
+            elif gmode == "channel":
+                hmult = imult = 2 if four else 1
+                c["group_size"] = 0
+            elif gmode == "tensor":
+                hmult = imult = 2 if four else 1
+                c["group_size"] = 0
+                c["scale_layout"] = "E1G"
+            else:
+                gs_obj = {}
+                gh = rng.choice([0, 2, 4, 8, 16])
+                gi = rng.choice([0, 2, 4, 8, 16])
+                hmult = max(gh, 2 if four else 1)
+                imult = max(gi, 2 if four else 1)
+                for w in cw:
+                    gs_obj[w] = gi if w == down else gh
+                c["group_size"] = gs_obj
+            if "scale_layout" not in c and rng.random() < 0.6:
+                c["scale_layout"] = rng.choice(["ENG", "ENG1", "E1G"])
+            tags.append(str(gmode))
+        if wd == "f4e2m1" and rng.random() < 0.3:
+            c["scale_layout"] = rng.choice(["ENG", "ENG1", "E1G"])
+
+    # ---- shape
+    E = rng.randint(2, 12)
+    K = rng.randint(1, min(E, 4))
+    T = rng.choice([0] + [rng.randint(1, 40)] * 12)
+    hmax = 256
+    imax = 256 if compressed else 160
+    H = pick_shape_dim(rng, hmult, 1, rng.choice([16, 64, hmax]))
+    I = pick_shape_dim(rng, imult, 1, rng.choice([16, 64, imax]))
+    shape = {}
+    if rng.random() < 0.25 and T > 0:
+        # rank 3
+        ds = [d for d in divisors(T)]
+        b = rng.choice(ds)
+        shape["batch"] = b
+        shape["seq"] = T // b
+        if conv == "openvino" and rng.random() < 0.5:
+            shape["indices"] = "BSK"
+        elif rng.random() < 0.3:
+            shape["indices"] = "TK"
+    else:
+        shape["tokens"] = T
+    shape.update({"hidden": H, "inter": I, "experts": E, "topk": K})
+    c["shape"] = shape
+
+    # ---- op parameters
+    beta = rng.choice([1.0, 1.702, 1.625, round(rng.uniform(0.0, 3.0), 4), 0.0, -round(rng.uniform(0.1, 2), 3)])
+    if et == GEMM2:
+        lim = rng.choice([7.0, 0.0, round(rng.uniform(0.1, 20.0), 3), "inf", 1.5])
+    else:
+        lim = 0.0
+    if rng.random() < 0.2:
+        # attributes in the convention's own spelling
+        if conv == "openvino":
+            a = {"expert_beta": beta}
+            if et == GEMM2:
+                a["expert_alpha"] = lim
+            a["gate_idx"] = rng.choice([0, 1])
+        else:
+            a = {"expert_alpha": beta}
+            if et == GEMM2:
+                a["expert_beta"] = lim
+        c["attributes"] = a
+    else:
+        p = {"swish_beta": beta}
+        if et == GEMM2:
+            p["clamp_limit"] = lim
+            if conv == "openvino":
+                p["gate_lane"] = rng.choice([0, 1])
+            elif rng.random() < 0.3:
+                p["gate_lane"] = 1
+        c["params"] = p
+
+    if et == GEMM2:
+        if rng.random() < 0.2:
+            c["biases"] = False
+        if rng.random() < 0.3:
+            c["bias_layout"] = rng.choice(["E1N", "EN"])
+        if rng.random() < 0.15:
+            c["kink_guard"] = False
+
+    # ---- fills: magnitude regime
+    regime = rng.choices(["default", "scaled", "large_x", "tiny", "wide"], weights=[3, 4, 2, 1.5, 1.5])[0]
+    tags.append(regime)
+    fill = {}
+    lo, hi = DT_EXP[dtype]
+    if regime == "scaled":
+        for name in ["hidden_states"] + wnames + (["bias_0", "bias_1"] if et == GEMM2 else []):
+            if rng.random() < 0.6:
+                base = 0 if name == "hidden_states" else (-3 if name.startswith("weight") else -1)
+                fill[name] = rand_fill(rng, dtype, base + rng.randint(-3, 3))
+    elif regime == "large_x":
+        # large activations, weights scaled down to compensate (products of order 1..2^8)
+        ex = rng.randint(4, hi - 2)
+        fill["hidden_states"] = rand_fill(rng, dtype, ex, allow_constant=False)
+        fill["weight_0"] = rand_fill(rng, dtype, -ex - int(math.log2(max(H, 1)) // 2) + rng.randint(0, 3), allow_constant=False)
+        if et == GEMM3:
+            fill["weight_1"] = rand_fill(rng, dtype, -ex + rng.randint(-2, 2), allow_constant=False)
+    elif regime == "tiny":
+        # everything small: outputs near or inside the subnormal range
+        ex = rng.randint(lo // 3, -2)
+        for name in ["hidden_states"] + wnames:
+            fill[name] = rand_fill(rng, dtype, ex + rng.randint(-2, 2), allow_constant=False)
+        if et == GEMM2:
+            fill["bias_0"] = rand_fill(rng, dtype, 3 * ex, allow_constant=False)
+            fill["bias_1"] = rand_fill(rng, dtype, 3 * ex, allow_constant=False)
+    elif regime == "wide":
+        # log-uniform over many binades
+        for name in ["hidden_states"] + wnames:
+            if rng.random() < 0.7:
+                mx = rng.randint(-4, 4)
+                width = rng.randint(4, 24 if dtype != "f16" else 12)
+                mn = mx - width
+                if dtype == "f16":
+                    mn = max(mn, -24)
+                fill[name] = {"kind": "log_uniform", "min_exp": mn, "max_exp": mx}
+    if compressed:
+        # a compressed weight's fill only sets the scale (m); log_uniform and dyadic have no "scale":
+        for w in list(fill):
+            if w in c.get("compressed_weights", wnames) and fill[w]["kind"] not in ("uniform", "normal"):
+                mag = 2.0 ** rng.randint(-8, 2)
+                fill[w] = {"kind": "uniform", "scale": mag}
+    if compressed and c["weight_dtype"] != "f4e2m1":
+        # keep each compressed weight's scale m / span inside its scale type (f16 scales underflow to 0 below
+        # about 2^-24 and then every output is 0: a vacuous case); allow f16 subnormal scales down to 2^-20
+        span = {"u8": 255, "i8": 128, "u4": 15, "i4": 8, "f8e4m3": 448, "f8e5m2": 57344}[c["weight_dtype"]]
+        if c.get("fp8_values") == "bottom":
+            span = {"f8e4m3": 2.0 ** -4, "f8e5m2": 2.0 ** -12}.get(c["weight_dtype"], span)
+        sd = c.get("scale_dtype", "f32" if c["weight_dtype"].startswith("f8") else "f16")
+        if sd == "f16":
+            for w in c.get("compressed_weights", wnames):
+                f = fill.get(w)
+                if f and f["kind"] in ("uniform", "normal"):
+                    f["scale"] = min(max(f["scale"], span * 2.0 ** -20), span * 30000.0)
+    if fill:
+        c["fill"] = fill
+
+    # ---- routing
+    routing = {}
+    rmode = rng.choices(["plain", "constrained", "router", "balanced", "shared", "capacity"],
+                        weights=[4, 2, 3, 1, 1.5, 1.5])[0]
+    tags.append(rmode)
+    if rmode in ("plain", "constrained", "capacity"):
+        if rng.random() < 0.7:
+            routing["weights"] = rng.choice(["softmax", "random", "dyadic", "wide"])
+        if rng.random() < 0.3:
+            routing["skew"] = rng.choice([0.5, 1.2, 4.0])
+    if rmode == "constrained":
+        ids = list(range(E))
+        rng.shuffle(ids)
+        na = rng.randint(0, min(K, E))
+        always = ids[:na]
+        rest = ids[na:]
+        # free experts (not always, not excluded) plus always must be >= K
+        max_ex = len(rest) - (K - na)
+        nex = rng.randint(0, max(0, max_ex))
+        exclude = rest[:nex]
+        if always:
+            routing["always"] = sorted(always)
+        if exclude:
+            routing["exclude"] = sorted(exclude)
+    if rmode == "capacity":
+        routing["capacity_factor"] = rng.choice([0.5, 1.0, 1.25, 2.0])
+    if rmode == "balanced":
+        # E must divide T*K: adjust T (tokens form only)
+        if "tokens" in shape:
+            q = E // math.gcd(E, K)
+            shape["tokens"] = q * rng.randint(0, max(1, 40 // q))
+        else:
+            # rank 3: batch*seq*K must be multiple of E
+            q = E // math.gcd(E, K)
+            shape.pop("batch"); shape.pop("seq")
+            shape.pop("indices", None)
+            shape["tokens"] = q * rng.randint(1, max(1, 40 // q))
+        routing["balanced"] = True
+        if rng.random() < 0.5:
+            routing["weights"] = rng.choice(["softmax", "random", "dyadic", "wide"])
+    use_router = rmode == "router" or (rmode in ("shared", "capacity") and rng.random() < 0.5)
+    if rmode == "shared":
+        routing["shared_expert"] = rng.randrange(E)
+        if not use_router and rng.random() < 0.5:
+            routing["weights"] = rng.choice(["softmax", "random", "dyadic", "wide"])
+    if use_router:
+        Er = E - (1 if "shared_expert" in routing else 0)
+        Kr = K - (1 if "shared_expert" in routing else 0)
+        routing.pop("skew", None)
+        routing.pop("weights", None)
+        rt = rng.choice(["softmax_topk", "topk_softmax", "sigmoid_bias", "group_limited"])
+        routing["router"] = rt
+        if rng.random() < 0.6:
+            routing["logit_scale"] = rng.choice([0.5, 1.0, 2.0, 4.0])
+        if rt in ("topk_softmax", "sigmoid_bias", "group_limited") and rng.random() < 0.6:
+            routing["bias_scale"] = rng.choice([0.0, 0.1, 0.5])
+        if rt in ("softmax_topk", "sigmoid_bias", "group_limited") and rng.random() < 0.4:
+            routing["normalize"] = rng.choice([True, False])
+        if rt == "group_limited":
+            opts = []
+            for ng in divisors(Er):
+                gsz = Er // ng
+                for tg in range(1, ng + 1):
+                    if tg * gsz >= Kr:
+                        opts.append((ng, tg))
+            ng, tg = rng.choice(opts)
+            routing["n_group"] = ng
+            routing["topk_group"] = tg
+    if routing:
+        c["routing"] = routing
+
+    # ---- occasional overrides (non-finite propagation, negative routing weights)
+    Tn = shape.get("tokens", shape.get("batch", 0) * shape.get("seq", 0))
+    if Tn > 0 and rng.random() < 0.12:
+        ov = []
+        kind = rng.choice(["nan_x", "neg_w"])
+        if kind == "nan_x" and dtype != "f64":
+            if "tokens" in shape:
+                idx = [rng.randrange(Tn), rng.randrange(H)]
+            else:
+                idx = [rng.randrange(shape["batch"]), rng.randrange(shape["seq"]), rng.randrange(H)]
+            ov.append({"input": "hidden_states", "index": idx, "value": rng.choice(["nan", "inf", "-inf"])})
+            c["kink_guard"] = False
+            tags.append("nonfinite")
+        elif conv == "openvino":
+            t = rng.randrange(Tn)
+            k = rng.randrange(K)
+            if shape.get("indices") == "BSK":
+                idx = [t // shape["seq"], t % shape["seq"], k]
+            else:
+                idx = [t, k]
+            ov.append({"input": "routing_weights", "index": idx, "value": -rng.choice([0.25, 0.5, 1.0, 2.0])})
+            tags.append("negw")
+        if ov:
+            c["overrides"] = ov
+
+    # ---- compressed-weight overrides: FP8 NaN/Inf codes, odd scale values
+    if compressed and rng.random() < 0.2:
+        wd = c["weight_dtype"]
+        cw = c.get("compressed_weights", wnames)
+        w = rng.choice(cw)
+        Nw = {"weight_0": (2 * I if et == GEMM2 else I), "weight_1": (H if et == GEMM2 else I), "weight_2": H}[w]
+        Kw = I if w == down else H
+        e = rng.randrange(E)
+        ov = c.setdefault("overrides", [])
+        if wd in ("f8e4m3", "f8e5m2") and rng.random() < 0.5:
+            vals = ["nan", "-nan"] + (["inf", "-inf"] if wd == "f8e5m2" else [])
+            ov.append({"input": w, "index": [e, rng.randrange(Nw), rng.randrange(Kw)], "value": rng.choice(vals)})
+            tags.append("codeov")
+        elif wd != "f4e2m1":
+            gsz = c.get("group_size", 0)
+            if isinstance(gsz, dict):
+                gsz = gsz[w]
+            G = 1 if gsz == 0 else Kw // gsz
+            layout = c.get("scale_layout", "ENG")
+            nrow = 1 if layout == "E1G" else Nw
+            idx = [e, rng.randrange(nrow), rng.randrange(G)] + ([0] if layout == "ENG1" else [])
+            ov.append({"input": w + "_scale", "index": idx, "value": rng.choice([0.0, -0.0625, 0.001, "inf", "nan"])})
+            tags.append("scaleov")
+        c["kink_guard"] = False
+    c["name"] = "r%d_%02d_%s" % (seed, i, "_".join(tags))
+    return c
+
+
+def gen_exact(rng, c, seed, i, et, dtype):
+    """an exact-by-construction case after the bundled recipes (exact_gemm2/3, exact_compressed);
+    top-1 or top-2: three dyadic routing weights can need more than f32's 24 significand bits,
+    and the generator refuses such a case as not exact"""
+    conv = rng.choice(["spec", "openvino"])
+    E = rng.randint(2, 8)
+    K = rng.randint(1, 2)
+    T = rng.randint(1, 16)
+    compressed = rng.random() < 0.4
+    if compressed:
+        conv = "openvino"
+    c["convention"] = conv
+    tags = ["exact", "g2" if et == GEMM2 else "g3", conv[:2], dtype]
+    if compressed:
+        wd = rng.choice(["i4", "i8", "u4", "u8", "f8e4m3", "f8e5m2", "f4e2m1"])
+        c["weight_dtype"] = wd
+        tags.append(wd)
+        if wd == "f4e2m1":
+            H = I = 32
+        else:
+            H = I = 16
+            c["group_size"] = rng.choice([4, 0])
+            if wd in ("u4", "u8", "i4", "i8") and rng.random() < 0.5:
+                c["zero_point"] = "weight_type"
+        fill = {"hidden_states": {"kind": "dyadic", "range": 2, "bits": 1}}
+        if et == GEMM2:
+            fill["bias_0"] = {"kind": "dyadic", "range": 2, "bits": 2}
+            fill["bias_1"] = {"kind": "dyadic", "range": 2, "bits": 2}
+    else:
+        H = rng.choice([8, 16, 32])
+        I = rng.choice([4, 8, 16])
+        fill = {"hidden_states": {"kind": "dyadic", "range": 4, "bits": 2},
+                "weight_0": {"kind": "dyadic", "range": 4, "bits": 3},
+                "weight_1": {"kind": "dyadic", "range": 4, "bits": 3}}
+        if et == GEMM2:
+            fill["bias_0"] = {"kind": "dyadic", "range": 4, "bits": 2}
+            fill["bias_1"] = {"kind": "dyadic", "range": 2, "bits": 2}
+        else:
+            fill["weight_2"] = {"kind": "dyadic", "range": 2, "bits": 3}
+    c["shape"] = {"tokens": T, "hidden": H, "inter": I, "experts": E, "topk": K}
+    c["fill"] = fill
+    c["routing"] = {"weights": "dyadic"}
+    c["exact"] = True
+    if et == GEMM2:
+        c["params"] = {"swish_beta": 0.0, "clamp_limit": 1.5}
+    else:
+        c["params"] = {"swish_beta": 0.0}
+    c["name"] = "r%d_%02d_%s" % (seed, i, "_".join(tags))
+    return c
+
+
+def main():
+    if len(sys.argv) != 4 or not sys.argv[1].isdigit() or not sys.argv[2].isdigit():
+        sys.exit(__doc__ + "\nusage: random_catalog.py SEED COUNT OUT.json (SEED and COUNT non-negative integers)")
+    seed, count, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    rng = random.Random(seed)
+    cases = [gen_case(rng, seed, i) for i in range(count)]
+    cat = {"format": "moe-catalog", "format_version": 1,
+           "description": "random cases (tools/scripts/random_catalog.py), seed %d" % seed,
+           "defaults": {"tier": "quick"}, "cases": cases}
+    with open(out, "w") as f:
+        json.dump(cat, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
