@@ -1,6 +1,7 @@
 // Router front-ends (tools/generator/src/routers.cpp): hand-computed values, ties, group limiting.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -265,5 +266,24 @@ TEST_CASE("catalogue: balanced, shared_expert and capacity_factor") {
         // The golden file's description names the router and the drop count.
         const auto g = build_golden(spec, {});
         CHECK(has(g.description, "[routing: router none, " + std::to_string(dropped) + " dropped pairs]"));
+    }
+}
+
+TEST_CASE("routing.skew so large that the Zipf weights underflow: the lowest-numbered free experts, never a wild index") {
+    // 1/(e+1)^s is 0 for every e >= 1 at s = 1e308 (and inf): after expert 0 the weights left sum
+    // to 0. The sampler walked below index 0 there (found by mutating the bundled catalogue; the
+    // generator died with "free(): invalid pointer").
+    for (const char* skew : {"1e308", "1.7976931348623157e308"}) {
+        CAPTURE(skew);
+        const auto spec = load_text(catalog_with(std::string(R"({"skew": )") + skew + R"(, "exclude": [2]})", 6, 8, 3)).at(0);
+        const Problem p = synthesize(spec);
+        const Problem again = synthesize(spec);
+        CHECK(p.input(kTopkIndices) == again.input(kTopkIndices));
+        for (std::size_t t = 0; t < 6; ++t) {
+            std::vector<std::int64_t> experts;
+            for (std::size_t k = 0; k < 3; ++k) experts.push_back(p.input(kTopkIndices).get_index(t * 3 + k));
+            std::sort(experts.begin(), experts.end());
+            CHECK(experts == std::vector<std::int64_t>{0, 1, 3});  // expert 2 is excluded
+        }
     }
 }

@@ -236,21 +236,31 @@ Problem synthesize(const CaseSpec& c, SynthesisReport* report) {
             if (rt.skew > 0.0) {
                 // Zipf: expert e weighs 1/(e+1)^s; draw without replacement.
                 std::vector<double> weight(candidates.size());
+                std::vector<char> taken(candidates.size(), 0);
                 for (std::size_t i = 0; i < candidates.size(); ++i)
                     weight[i] = std::pow(static_cast<double>(candidates[i] + 1), -rt.skew);
                 while (chosen.size() < Kd) {
                     double total = 0.0;
                     for (double v : weight) total += v;
-                    double u = rs.uniform01() * total;
                     std::size_t i = 0;
-                    while (i + 1 < weight.size() && (u >= weight[i] || weight[i] == 0.0)) {
-                        u -= weight[i];
-                        ++i;
-                    }
-                    if (weight[i] == 0.0)  // rounding ran off the end: take the last expert still free
+                    if (total > 0.0) {
+                        double u = rs.uniform01() * total;
+                        while (i + 1 < weight.size() && (u >= weight[i] || weight[i] == 0.0)) {
+                            u -= weight[i];
+                            ++i;
+                        }
+                        // Rounding ran off the end: the last expert of positive weight (total > 0
+                        // says there is one before it).
                         while (weight[i] == 0.0) --i;
+                    } else {
+                        // Every weight left is 0: an exponent so large (1e308, inf) that 1/(e+1)^s
+                        // underflows past the first experts. The distribution's limit: the
+                        // lowest-numbered expert still free (the pool is in ascending order).
+                        while (taken[i]) ++i;
+                    }
                     chosen.push_back(candidates[i]);
                     weight[i] = 0.0;
+                    taken[i] = 1;
                 }
             } else {
                 for (std::size_t i = 0; chosen.size() < Kd; ++i) {  // partial Fisher-Yates
