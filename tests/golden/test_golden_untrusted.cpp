@@ -290,3 +290,41 @@ TEST_CASE("manifest problems name the files escaped: a file name holds no newlin
     CHECK(has(*one, "changed\\x1b]0;t\\x07.h5: SHA-256 differs"));
     CHECK_FALSE(has(*one, "\x1b"));
 }
+
+TEST_CASE("a MANIFEST.sha256 that is a FIFO or a folder is refused at once, never waited on") {
+    // A FIFO hung every run over its suite (opening it waited for a writer); a folder read as an
+    // empty manifest, and every file was "not listed".
+    TempDir dir;
+    write_golden(dir / "ok.h5", small_case());
+    REQUIRE(::mkfifo((dir / kManifestName).c_str(), 0644) == 0);
+    for (int kind = 0; kind < 2; ++kind) {
+        CAPTURE(kind);
+        try {
+            manifest_problems(dir.path());
+            FAIL("expected InputError");
+        } catch (const InputError& e) {
+            CHECK(has(e.what(), "MANIFEST.sha256 is not a regular file"));
+        }
+        try {
+            manifest_problem_for_file(dir / "ok.h5");
+            FAIL("expected InputError");
+        } catch (const InputError& e) {
+            CHECK(has(e.what(), "is not a regular file"));
+        }
+        fs::remove(dir / kManifestName);
+        fs::create_directory(dir / kManifestName);
+    }
+    // Larger than any manifest: refused before it is read.
+    fs::remove(dir / kManifestName);
+    {
+        std::ofstream big(dir / kManifestName);
+        big.seekp((std::streamoff{64} << 20) + 1);
+        big.put('\n');
+    }
+    try {
+        manifest_problems(dir.path());
+        FAIL("expected InputError");
+    } catch (const InputError& e) {
+        CHECK(has(e.what(), "a manifest is at most 64 MiB"));
+    }
+}

@@ -7,6 +7,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include <fstream>
@@ -21,17 +22,40 @@
 
 namespace moe::golden {
 
-std::string sha256_file(const std::filesystem::path& file) {
-    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused right after.
+namespace {
+
+// A manifest lists one file a line (about 120 bytes): 64 MiB is half a million files.
+constexpr std::uint64_t kMaxManifestBytes = std::uint64_t{64} << 20;
+
+struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+};
+
+// `file` opened for reading if it is a regular file. O_NONBLOCK: opening a FIFO must not wait for
+// a writer (a suite folder is anyone's; a FIFO named MANIFEST.sha256 hung every run); it is
+// refused right after. The path may be a suite file's name, anyone's bytes: escaped, as every
+// message quoting one. `missing`: added to the message when there is no such file.
+int open_regular(const std::filesystem::path& file, struct stat& st, const std::string& missing = "") {
     const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    // The path may be a suite file's name, anyone's bytes: escaped, as every message quoting one.
-    if (fd < 0) throw InputError("cannot read " + printable(file.string()) + ": " + std::strerror(errno));
-    struct FdCloser {
-        int fd;
-        ~FdCloser() { ::close(fd); }
-    } closer{fd};
+    if (fd < 0) {
+        const int error = errno;
+        throw InputError("cannot read " + printable(file.string()) +
+                         (error == ENOENT && !missing.empty() ? missing : ": " + std::string(std::strerror(error))));
+    }
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw InputError(printable(file.string()) + " is not a regular file");
+    }
+    return fd;
+}
+
+}  // namespace
+
+std::string sha256_file(const std::filesystem::path& file) {
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw InputError(printable(file.string()) + " is not a regular file");
+    const int fd = open_regular(file, st);
+    FdCloser closer{fd};
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
     EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
     std::vector<char> buf(1 << 20);
@@ -74,10 +98,24 @@ void write_manifest(const std::filesystem::path& dir) {
 
 std::map<std::string, std::string> read_manifest(const std::filesystem::path& dir) {
     const auto file = dir / kManifestName;
-    std::ifstream in(file);
-    if (!in)
-        throw InputError("cannot read " + printable(file.string()) +
-                         (std::filesystem::exists(file) ? "" : " (there is none: moe-golden generate --manifest writes one)"));
+    struct stat st {};
+    const int fd = open_regular(file, st, " (there is none: moe-golden generate --manifest writes one)");
+    FdCloser closer{fd};
+    if (static_cast<std::uint64_t>(st.st_size) > kMaxManifestBytes)
+        throw InputError(printable(file.string()) + " is " + std::to_string(st.st_size) +
+                         " bytes; a manifest is at most 64 MiB");
+    std::string text;
+    std::vector<char> buf(1 << 16);
+    for (;;) {
+        const ssize_t n = ::read(fd, buf.data(), buf.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw InputError("cannot read " + printable(file.string()) + ": " + std::strerror(errno));
+        if (n == 0) break;
+        text.append(buf.data(), static_cast<std::size_t>(n));
+        if (text.size() > kMaxManifestBytes)  // it grew while it was read
+            throw InputError(printable(file.string()) + " is larger than 64 MiB, the most a manifest may be");
+    }
+    std::istringstream in(text);
     std::map<std::string, std::string> sums;
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) {
