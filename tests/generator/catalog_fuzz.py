@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+# Copied where used: a shared list or dict, mutated later, would change this list (and could hold
+# itself).
 VALUES = [0, -1, 1, 2**31, 2**63, -2**63, 2**64, 10**30, 1.5, -0.0, 1e308, -1e308, 5e-324, "", "x", "nan",
           None, True, [], {}, [1, 2], {"a": 1}, "../../etc", "a/b", "\u0000", "\u202e"]
 
@@ -32,7 +34,7 @@ def mutate(rng, node, depth=0):
         elif r < 0.55 and depth < 6 and isinstance(node[key], (dict, list)):
             mutate(rng, node[key], depth + 1)
         else:
-            node[key] = rng.choice(VALUES)
+            node[key] = copy.deepcopy(rng.choice(VALUES))
     elif isinstance(node, list) and node:
         i = rng.randrange(len(node))
         r = rng.random()
@@ -41,7 +43,7 @@ def mutate(rng, node, depth=0):
         elif r < 0.6 and isinstance(node[i], (dict, list)):
             mutate(rng, node[i], depth + 1)
         else:
-            node[i] = rng.choice(VALUES)
+            node[i] = copy.deepcopy(rng.choice(VALUES))
 
 
 def generate(moe_golden, catalog, out):
