@@ -50,6 +50,19 @@ int open_regular(const std::filesystem::path& file, struct stat& st, const std::
     return fd;
 }
 
+// Reads fd to its end, `block` bytes at a time, handing each piece to `use`; throws naming `file`.
+template <class Use>
+void read_blocks(int fd, const std::filesystem::path& file, std::size_t block, Use use) {
+    std::vector<char> buf(block);
+    for (;;) {
+        const ssize_t n = ::read(fd, buf.data(), buf.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw InputError("cannot read " + printable(file.string()) + ": " + std::strerror(errno));
+        if (n == 0) return;
+        use(buf.data(), static_cast<std::size_t>(n));
+    }
+}
+
 }  // namespace
 
 std::string sha256_file(const std::filesystem::path& file) {
@@ -58,14 +71,8 @@ std::string sha256_file(const std::filesystem::path& file) {
     FdCloser closer{fd};
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
     EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
-    std::vector<char> buf(1 << 20);
-    for (;;) {
-        const ssize_t n = ::read(fd, buf.data(), buf.size());
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) throw InputError("cannot read " + printable(file.string()) + ": " + std::strerror(errno));
-        if (n == 0) break;
-        EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<std::size_t>(n));
-    }
+    read_blocks(fd, file, std::size_t{1} << 20,
+                [&](const char* data, std::size_t n) { EVP_DigestUpdate(ctx.get(), data, n); });
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
     EVP_DigestFinal_ex(ctx.get(), digest, &len);
@@ -105,16 +112,11 @@ std::map<std::string, std::string> read_manifest(const std::filesystem::path& di
         throw InputError(printable(file.string()) + " is " + std::to_string(st.st_size) +
                          " bytes; a manifest is at most 64 MiB");
     std::string text;
-    std::vector<char> buf(1 << 16);
-    for (;;) {
-        const ssize_t n = ::read(fd, buf.data(), buf.size());
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) throw InputError("cannot read " + printable(file.string()) + ": " + std::strerror(errno));
-        if (n == 0) break;
-        text.append(buf.data(), static_cast<std::size_t>(n));
+    read_blocks(fd, file, std::size_t{1} << 16, [&](const char* data, std::size_t n) {
+        text.append(data, n);
         if (text.size() > kMaxManifestBytes)  // it grew while it was read
             throw InputError(printable(file.string()) + " is larger than 64 MiB, the most a manifest may be");
-    }
+    });
     std::istringstream in(text);
     std::map<std::string, std::string> sums;
     std::string line;
