@@ -12,6 +12,12 @@
 
 namespace moe::golden::h5 {
 
+std::uint64_t little_endian(const unsigned char* p, unsigned bytes) {
+    std::uint64_t v = 0;
+    for (unsigned i = 0; i < bytes && i < 8; ++i) v |= std::uint64_t{p[i]} << (8 * i);
+    return v;
+}
+
 namespace {
 
 constexpr std::uint64_t kMinCollection = 4096;  // H5HG_MINSIZE
@@ -42,12 +48,6 @@ bool read_at(int fd, std::uint64_t offset, unsigned char* out, std::size_t n) {
     return true;
 }
 
-std::uint64_t decode(const unsigned char* p, unsigned bytes) {
-    std::uint64_t v = 0;
-    for (unsigned i = 0; i < bytes && i < 8; ++i) v |= std::uint64_t{p[i]} << (8 * i);
-    return v;
-}
-
 // Walks the collection at `at` the way HDF5's deserializer does; returns the size of each of its
 // objects by index (free space, index 0, left out).
 std::map<unsigned, std::uint64_t> walk_collection(int fd, std::uint64_t at, std::uint64_t file_bytes,
@@ -57,7 +57,7 @@ std::map<unsigned, std::uint64_t> walk_collection(int fd, std::uint64_t at, std:
     unsigned char head[16] = {};
     if (at > file_bytes || header > file_bytes - at || !read_at(fd, at, head, header))
         ctx.fail(Kind::corrupt, where, "its header lies beyond the end of the file");
-    const std::uint64_t size = decode(head + 8, len_size);
+    const std::uint64_t size = little_endian(head + 8, len_size);
     if (size < kMinCollection || size > kMaxGlobalHeapBytes || size > file_bytes - at)
         ctx.fail(Kind::corrupt, where, "claims " + std::to_string(size) + " bytes (the file has " +
                                            std::to_string(file_bytes) + "; a collection has 4096 to " +
@@ -68,8 +68,8 @@ std::map<unsigned, std::uint64_t> walk_collection(int fd, std::uint64_t at, std:
     std::uint64_t p = header;
     while (p < size) {
         if (p + object_header > size) break;  // a tail too small for an object: free space
-        const unsigned index = static_cast<unsigned>(decode(&c[p], 2));
-        const std::uint64_t object = decode(&c[p + 8], len_size);
+        const unsigned index = static_cast<unsigned>(little_endian(&c[p], 2));
+        const std::uint64_t object = little_endian(&c[p + 8], len_size);
         if (object > size) ctx.fail(Kind::corrupt, where, "object " + std::to_string(index) + " claims " +
                                                               std::to_string(object) + " bytes, more than the collection");
         const std::uint64_t need = index > 0 ? object_header + ((object + 7) & ~std::uint64_t{7}) : object;

@@ -20,6 +20,10 @@ inline constexpr std::uint64_t kMaxGlobalHeapBytes = std::uint64_t{16} << 20;
 // Corrupt (naming the byte offset) when one does not.
 void check_global_heaps(const FileContext& ctx, std::uint64_t file_bytes, unsigned length_size);
 
+// The unsigned integer stored little-endian in p[0, bytes) (at most 8 bytes are read): how HDF5
+// stores sizes, addresses and indices.
+std::uint64_t little_endian(const unsigned char* p, unsigned bytes);
+
 // Where a variable-length string's descriptor says its bytes are: object `index` of the collection
 // at absolute byte `collection`, `bytes` long.
 struct HeapObjectRef {

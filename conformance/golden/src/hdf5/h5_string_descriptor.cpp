@@ -28,12 +28,6 @@ herr_t keep_descriptor(hid_t src, hid_t dst, H5T_cdata_t* cdata, size_t, size_t,
     return ours ? 0 : -1;
 }
 
-std::uint64_t little_endian(const unsigned char* p, std::size_t bytes) {
-    std::uint64_t v = 0;
-    for (std::size_t i = 0; i < bytes && i < 8; ++i) v |= std::uint64_t{p[i]} << (8 * i);
-    return v;
-}
-
 }  // namespace
 
 void check_string_descriptor(const H5Id& attr, const FileContext& ctx, const std::string& where) {
@@ -64,7 +58,7 @@ void check_string_descriptor(const H5Id& attr, const FileContext& ctx, const std
     check(H5Tset_tag(type.get(), kDescriptorTag), ctx, Kind::malformed, where, "cannot read its descriptor");
     std::vector<unsigned char> d(size);
     check(H5Aread(attr.get(), type.get(), d.data()), ctx, Kind::malformed, where, "cannot read its descriptor");
-    const std::uint64_t address = little_endian(&d[4], address_size);
+    const std::uint64_t address = little_endian(&d[4], static_cast<unsigned>(address_size));
     if (address == 0) return;  // a null string: HDF5 reads no heap
     HeapObjectRef ref;
     ref.bytes = little_endian(&d[0], 4);
