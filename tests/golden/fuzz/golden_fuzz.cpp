@@ -1,7 +1,8 @@
 // Fuzz target over the golden reader and the checks a run applies before comparing anything:
 // read_golden (every storage, link, memory and global-heap check), validate, and
-// check_stored_results; and over the result-file readers (read_result, read_npy_result). Any input may be refused with FileError or InputError; nothing may crash,
-// hang, throw anything else, or need more than the memory budget.
+// check_stored_results; and over the result-file readers (read_result, read_npy_result). Any
+// input may be refused with FileError or InputError; nothing may crash, hang, throw anything else,
+// or need more than the memory budget.
 //
 // Two drivers over the same target:
 //   - libFuzzer (clang, -fsanitize=fuzzer): LLVMFuzzerTestOneInput below; build with
@@ -63,30 +64,29 @@ void run_target(const std::uint8_t* data, std::size_t size) {
     g_unexpected.clear();
     // HDF5 may count its own predefined types as open datatypes: compare with before.
     const ssize_t open_before = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);
-    try {
+    // One reader over the bytes: a refusal (FileError, InputError) is an answer, any other
+    // exception is recorded, naming the reader; after one, the others are not run.
+    const auto attempt = [](const char* reader, const auto& read) {
+        if (!g_unexpected.empty()) return;
+        try {
+            read();
+        } catch (const moe::golden::FileError&) {
+        } catch (const moe::InputError&) {
+        } catch (const std::exception& e) {
+            g_unexpected = std::string(reader) + ": " + typeid(e).name() + ": " + e.what();
+        }
+    };
+    attempt("read_golden", [] {
         moe::golden::ReadOptions o;
         o.max_memory = kMemoryBudget;
         moe::golden::GoldenCase c = moe::golden::read_golden(g_scratch, o);
         moe::validate(c.problem);
         moe::golden::check_stored_results(g_scratch, c, {16, 1});
-    } catch (const moe::golden::FileError&) {
-    } catch (const moe::InputError&) {
-    } catch (const std::exception& e) {
-        g_unexpected = std::string(typeid(e).name()) + ": " + e.what();
-    }
+    });
     // The same bytes as a result file, HDF5 and .npy (`moe-conform check` reads both): untrusted
     // input too, through the same HDF5 layer, and a .npy parser of our own.
-    for (const bool npy : {false, true}) {
-        if (!g_unexpected.empty()) break;
-        try {
-            if (npy) moe::golden::read_npy_result(g_scratch, kMemoryBudget);
-            else moe::golden::read_result(g_scratch, kMemoryBudget);
-        } catch (const moe::golden::FileError&) {
-        } catch (const moe::InputError&) {
-        } catch (const std::exception& e) {
-            g_unexpected = std::string(npy ? "read_npy_result: " : "read_result: ") + typeid(e).name() + ": " + e.what();
-        }
-    }
+    attempt("read_result", [] { moe::golden::read_result(g_scratch, kMemoryBudget); });
+    attempt("read_npy_result", [] { moe::golden::read_npy_result(g_scratch, kMemoryBudget); });
     // Every HDF5 object the reader opened is closed again, whatever went wrong: a worker reads
     // many files, and an open file would stay open (and locked) for the rest of the run.
     const ssize_t open_after = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);
