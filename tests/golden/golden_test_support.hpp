@@ -67,6 +67,16 @@ inline int python(const TempDir& dir, const std::string& code) {
 
 inline std::string py_str(const fs::path& p) { return "r'" + p.string() + "'"; }
 
+// Python (for python()) that copies golden file `src` to `dst` with h5py, `dst` created with
+// `options` (say "libver='earliest'": h5py's default, the oldest format, no metadata checksums),
+// both closed at its end.
+inline std::string h5py_copy(const fs::path& src, const fs::path& dst, const std::string& options) {
+    return "with h5py.File(" + py_str(src) + ", 'r') as src, h5py.File(" + py_str(dst) + ", 'w', " + options +
+           ") as dst:\n"
+           "    for k, v in src.attrs.items(): dst.attrs[k] = v\n"
+           "    for g in src: src.copy(src[g], dst, name=g)\n";
+}
+
 // Values that are multiples of 1/64 in [-15.6, 15.6] (exact in f16), from a small LCG; floating
 // tensors also get -0, the smallest f16 subnormal, the largest f16 and infinity at the front.
 inline Tensor filled(DType dt, Shape shape, std::uint32_t seed, std::int64_t index_bound = 0) {
