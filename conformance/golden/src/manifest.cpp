@@ -19,6 +19,7 @@
 #include "hdf5/atomic_file.hpp"
 #include "moe/golden/golden_file.hpp"
 #include "moe/spec/error.hpp"
+#include "owned_fd.hpp"
 
 namespace moe::golden {
 
@@ -26,11 +27,6 @@ namespace {
 
 // A manifest lists one file a line (about 120 bytes): 64 MiB is half a million files.
 constexpr std::uint64_t kMaxManifestBytes = std::uint64_t{64} << 20;
-
-struct FdCloser {
-    int fd;
-    ~FdCloser() { ::close(fd); }
-};
 
 // `file` opened for reading if it is a regular file. O_NONBLOCK: opening a FIFO must not wait for
 // a writer (a suite folder is anyone's; a FIFO named MANIFEST.sha256 hung every run); it is
@@ -67,11 +63,10 @@ void read_blocks(int fd, const std::filesystem::path& file, std::size_t block, U
 
 std::string sha256_file(const std::filesystem::path& file) {
     struct stat st {};
-    const int fd = open_regular(file, st);
-    FdCloser closer{fd};
+    const OwnedFd fd(open_regular(file, st));
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
     EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
-    read_blocks(fd, file, std::size_t{1} << 20,
+    read_blocks(fd.get(), file, std::size_t{1} << 20,
                 [&](const char* data, std::size_t n) { EVP_DigestUpdate(ctx.get(), data, n); });
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
@@ -106,13 +101,12 @@ void write_manifest(const std::filesystem::path& dir) {
 std::map<std::string, std::string> read_manifest(const std::filesystem::path& dir) {
     const auto file = dir / kManifestName;
     struct stat st {};
-    const int fd = open_regular(file, st, " (there is none: moe-golden generate --manifest writes one)");
-    FdCloser closer{fd};
+    const OwnedFd fd(open_regular(file, st, " (there is none: moe-golden generate --manifest writes one)"));
     if (static_cast<std::uint64_t>(st.st_size) > kMaxManifestBytes)
         throw InputError(printable(file.string()) + " is " + std::to_string(st.st_size) +
                          " bytes; a manifest is at most 64 MiB");
     std::string text;
-    read_blocks(fd, file, std::size_t{1} << 16, [&](const char* data, std::size_t n) {
+    read_blocks(fd.get(), file, std::size_t{1} << 16, [&](const char* data, std::size_t n) {
         text.append(data, n);
         if (text.size() > kMaxManifestBytes)  // it grew while it was read
             throw InputError(printable(file.string()) + " is larger than 64 MiB, the most a manifest may be");
