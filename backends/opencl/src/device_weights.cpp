@@ -37,6 +37,14 @@ Weights placeholder(const Runtime& rt) {
     return w;
 }
 
+// The element types compressed weight `name` of p goes to the device with: its codes, its scale, its
+// zero point (-1: none). InputError for a type the kernels do not take.
+CompressedTypes weight_types(const Problem& p, const char* name) {
+    const bool zero = p.has(zero_point_input(name));
+    return {elem_type(p.input(name).dtype()), elem_type(p.input(scale_input(name)).dtype()),
+            zero ? elem_type(p.input(zero_point_input(name)).dtype()) : -1};
+}
+
 }  // namespace
 
 Weights device_tensor(const Runtime& rt, const Tensor& t) {
@@ -67,21 +75,22 @@ Weights device_weight(const Runtime& rt, const Problem& p, const char* name, boo
     const Tensor& t = p.input(name);
     if (!is_compressed_weight(t.dtype())) return device_weight(rt, t, kn);
     // Compressed: the bytes as given, dequantised by the kernel that reads them.
+    const CompressedTypes types = weight_types(p, name);
     Weights w;
     w.compressed = true;
-    w.type = elem_type(t.dtype());
+    w.type = types.weight;
     w.buf = rt.buffer(0);
     w.nk = rt.buffer(t.nbytes(), t.data(), gemm_pad(rt));
     w.has_nk = true;  // the plan's NK rows kernels: what the other (plain, NK) weights of the case take
     const Tensor& s = p.input(scale_input(name));
     w.scale = rt.buffer(s.nbytes(), s.data(), gemm_pad(rt));
-    w.scale_type = elem_type(s.dtype());
+    w.scale_type = types.scale;
     w.scale_rows = static_cast<std::uint32_t>(s.shape()[1]);
     w.groups = static_cast<std::uint32_t>(s.shape()[2]);
-    w.has_zero = p.has(zero_point_input(name));
+    w.has_zero = types.zero >= 0;
     const Tensor* z = w.has_zero ? &p.input(zero_point_input(name)) : nullptr;
     w.zero = z ? rt.buffer(z->nbytes(), z->data(), gemm_pad(rt)) : rt.buffer(0);
-    w.zero_type = z ? elem_type(z->dtype()) : 0;
+    w.zero_type = w.has_zero ? types.zero : 0;
     return w;
 }
 
@@ -96,10 +105,8 @@ std::vector<CompressedTypes> compressed_types(const Problem& p) {
         if ((gemm2 && std::string(name) == kWeight2) || !p.has(name) || !is_compressed_weight(p.input(name).dtype()) ||
             !p.has(scale_input(name)))
             continue;
-        try {  // as device_weight reads them
-            const bool zero = p.has(zero_point_input(name));
-            const CompressedTypes t{elem_type(p.input(name).dtype()), elem_type(p.input(scale_input(name)).dtype()),
-                                    zero ? elem_type(p.input(zero_point_input(name)).dtype()) : -1};
+        try {
+            const CompressedTypes t = weight_types(p, name);
             if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
         } catch (const InputError&) {
             continue;  // a type the backend does not take: the upload says which
