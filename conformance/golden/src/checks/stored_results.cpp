@@ -173,7 +173,8 @@ std::size_t check_stored_results(const std::filesystem::path& file, GoldenCase& 
                 if (!agree(s, r, std::max(std::fabs(s), std::fabs(r))))
                     fail(file, Kind::corrupt, "dataset /outputs/bound_" + name,
                          element(tokens[i], h) + " is " + num(s) + " but recomputing it from the inputs gives " +
-                             num(r) + " (the stored error bounds do not belong to these inputs)");
+                             num(r) + " (the stored error bounds do not belong to these inputs, or an older "
+                                    "moe-golden computed them by other rules: generate the file again)");
             }
         }
     }
