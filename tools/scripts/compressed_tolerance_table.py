@@ -79,7 +79,7 @@ def main():
                 dequant = DEQUANT.get(backend_dir.name, lambda d: compute)(data)
                 ref, with_term, without, data = bounds(f, compute, storage or compute, dequant)
                 ok = np.isfinite(ref)
-                err = np.abs(got - ref)[ok]
+                err = np.abs(got[ok] - ref[ok])  # only where the reference is finite: inf - inf warns
                 cell = table[(wtype, data)][backend_dir.name]
                 cell[0] = max(cell[0], float(np.max(err / with_term[ok])))
                 cell[1] = max(cell[1], float(np.max(err / without[ok])))
