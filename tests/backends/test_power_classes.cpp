@@ -214,11 +214,13 @@ TEST_CASE("E5M2 infinity saturated, E5M2 NaN read as infinity, the E8M0 code 0 f
 TEST_CASE("the second mutation hunt's escapes: each caught by the cases written for it alone") {
     // Large gates (swish's e^(beta x) overflowing), an expert with more than one 64-row tile,
     // expert ids of 128 and above, u4 zero points 8..15, [E, 1, G] scales with G > 1, u4 scales
-    // in bf16 and f32. The u4 zero-point cases of other scale types carry codes 8..15 too.
+    // in bf16 and f32. The u4 zero-point cases of other scale types carry codes 8..15 too, and so
+    // do the decode cases with u4 zero points, whose widths draw every code.
     const std::set<std::string> u4_scales = {"compressed_u4_bf16_scales_gemm2", "compressed_u4_bf16_scales_gemm3",
                                              "compressed_u4_f32_scales_gemm2", "compressed_u4_f32_scales_gemm3"};
     std::set<std::string> u4_zero_points = u4_scales;
-    u4_zero_points.insert("compressed_u4_zp_codes_high");
+    u4_zero_points.insert({"compressed_u4_zp_codes_high", "decode_u4_zp_g128_t2_bf16", "decode_u4_zp_g32_k544_bf16",
+                           "decode_u4_zp_g32_k96_f32"});
     for (const auto& [m, only] : std::vector<std::pair<LoopMutation, std::set<std::string>>>{
              {LoopMutation::swish_exp_overflow, {"gemm3_large_gate_f32", "gemm2_no_clamp_large_gate_f32"}},
              {LoopMutation::expert_tail_rows_dropped, {"route_hot_expert_t130", "route_hot_expert_t72_gemm2"}},
