@@ -7,7 +7,12 @@ zero points, routers and routing constraints, magnitude regimes from near-subnor
 overflow, NaN and Inf inputs, odd scale and FP8 codes, and a share of exact-by-construction cases.
 The same SEED gives the same catalogue (random.Random(SEED)); case names are r<SEED>_<i>_<tags>.
 
-    /usr/bin/python3 tools/scripts/random_catalog.py SEED COUNT OUT.json
+--wide makes the same kinds of case at model widths instead (hidden and inter up to 3072, GPT-OSS's
+2880 and other model widths among them, groups up to 1024, 0-12 tokens, 2-6 experts; names
+w<SEED>_<i>_<tags>): the widths where the optimized kernels take their long loops, chunk tails,
+prefetches and summation chains, which widths up to 256 reach barely or not at all.
+
+    /usr/bin/python3 tools/scripts/random_catalog.py [--wide] SEED COUNT OUT.json
     build/bin/moe-golden generate --catalog OUT.json --out DIR --tier full --stages --manifest
     build/bin/moe-conform run --backend all --suite DIR      # or --backend-lib your_plugin.so
 
@@ -61,7 +66,20 @@ def rand_fill(rng, dtype, magnitude_exp, allow_constant=True):
     return {"kind": "constant", "value": v}
 
 
-def gen_case(rng, seed, i):
+# --wide: widths real models use (GPT-OSS 2880, Qwen3 768 and 2048, Mixtral-like 1536), and the
+# largest an odd multiple of the smaller group sizes
+MODEL_WIDTHS = [2880, 2112, 2048, 1536, 1152, 768, 3072]
+
+
+def wide_dim(rng, mult):
+    """a model width when one is a multiple of mult, else a random multiple of mult up to 3072"""
+    fits = [w for w in MODEL_WIDTHS if w % mult == 0]
+    if fits and rng.random() < 0.5:
+        return rng.choice(fits)
+    return pick_shape_dim(rng, mult, 1, rng.choice([512, 1024, 3072]))
+
+
+def gen_case(rng, seed, i, wide=False):
     tags = []
     c = {}
     et = rng.choice([GEMM2, GEMM3])
@@ -72,7 +90,7 @@ def gen_case(rng, seed, i):
     c["seed"] = rng.getrandbits(63)
 
     # ---- exact-by-construction cases (a small share, bundled recipes on random shapes)
-    if rng.random() < 0.08 and dtype != "f64":
+    if rng.random() < 0.08 and dtype != "f64" and not wide:
         return gen_exact(rng, c, seed, i, et, dtype)
 
     compressed = rng.random() < 0.5
@@ -118,7 +136,7 @@ def gen_case(rng, seed, i):
             gmode = rng.choice(["group", "channel", "tensor", "mixed"])
             four = wd in ("u4", "i4")
             if gmode == "group":
-                gs = rng.choice([2, 4, 8, 16, 32, 64, 128])
+                gs = rng.choice([2, 4, 8, 16, 32, 64, 128] + ([128, 256, 512, 1024] if wide else []))
                 hmult = imult = max(gs, 2 if four else 1)
                 c["group_size"] = gs
             elif gmode == "channel":
@@ -144,13 +162,22 @@ def gen_case(rng, seed, i):
             c["scale_layout"] = rng.choice(["ENG", "ENG1", "E1G"])
 
     # ---- shape
-    E = rng.randint(2, 12)
-    K = rng.randint(1, min(E, 4))
-    T = rng.choice([0] + [rng.randint(1, 40)] * 12)
-    hmax = 256
-    imax = 256 if compressed else 160
-    H = pick_shape_dim(rng, hmult, 1, rng.choice([16, 64, hmax]))
-    I = pick_shape_dim(rng, imult, 1, rng.choice([16, 64, imax]))
+    if wide:
+        # decode (up to 8 tokens: the in-place kernels) and a little prefill, on few experts: the
+        # f64 reference's time grows with T x K x H x I
+        E = rng.randint(2, 6)
+        K = rng.randint(1, min(E, 4))
+        T = rng.choice([0, 1, 1, 2, 3, 5, 8, 8, 9, 12])
+        H = wide_dim(rng, hmult)
+        I = wide_dim(rng, imult)
+    else:
+        E = rng.randint(2, 12)
+        K = rng.randint(1, min(E, 4))
+        T = rng.choice([0] + [rng.randint(1, 40)] * 12)
+        hmax = 256
+        imax = 256 if compressed else 160
+        H = pick_shape_dim(rng, hmult, 1, rng.choice([16, 64, hmax]))
+        I = pick_shape_dim(rng, imult, 1, rng.choice([16, 64, imax]))
     shape = {}
     if rng.random() < 0.25 and T > 0:
         # rank 3
@@ -287,15 +314,16 @@ def gen_case(rng, seed, i):
         routing["capacity_factor"] = rng.choice([0.5, 1.0, 1.25, 2.0])
     if rmode == "balanced":
         # E must divide T*K: adjust T (tokens form only)
+        tmax = 12 if wide else 40
         if "tokens" in shape:
             q = E // math.gcd(E, K)
-            shape["tokens"] = q * rng.randint(0, max(1, 40 // q))
+            shape["tokens"] = q * rng.randint(0, max(1, tmax // q))
         else:
             # rank 3: batch*seq*K must be multiple of E
             q = E // math.gcd(E, K)
             shape.pop("batch"); shape.pop("seq")
             shape.pop("indices", None)
-            shape["tokens"] = q * rng.randint(1, max(1, 40 // q))
+            shape["tokens"] = q * rng.randint(1, max(1, tmax // q))
         routing["balanced"] = True
         if rng.random() < 0.5:
             routing["weights"] = rng.choice(["softmax", "random", "dyadic", "wide"])
@@ -379,7 +407,7 @@ def gen_case(rng, seed, i):
             ov.append({"input": w + "_scale", "index": idx, "value": rng.choice([0.0, -0.0625, 0.001, "inf", "nan"])})
             tags.append("scaleov")
         c["kink_guard"] = False
-    c["name"] = "r%d_%02d_%s" % (seed, i, "_".join(tags))
+    c["name"] = "%s%d_%02d_%s" % ("w" if wide else "r", seed, i, "_".join(tags))
     return c
 
 
@@ -435,13 +463,18 @@ def gen_exact(rng, c, seed, i, et, dtype):
 
 
 def main():
-    if len(sys.argv) != 4 or not sys.argv[1].isdigit() or not sys.argv[2].isdigit():
-        sys.exit(__doc__ + "\nusage: random_catalog.py SEED COUNT OUT.json (SEED and COUNT non-negative integers)")
-    seed, count, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    args = sys.argv[1:]
+    wide = args[:1] == ["--wide"]
+    if wide:
+        args = args[1:]
+    if len(args) != 3 or not args[0].isdigit() or not args[1].isdigit():
+        sys.exit(__doc__ + "\nusage: random_catalog.py [--wide] SEED COUNT OUT.json (SEED and COUNT non-negative integers)")
+    seed, count, out = int(args[0]), int(args[1]), args[2]
     rng = random.Random(seed)
-    cases = [gen_case(rng, seed, i) for i in range(count)]
+    cases = [gen_case(rng, seed, i, wide) for i in range(count)]
     cat = {"format": "moe-catalog", "format_version": 1,
-           "description": "random cases (tools/scripts/random_catalog.py), seed %d" % seed,
+           "description": "random %scases (tools/scripts/random_catalog.py%s), seed %d"
+                          % ("model-width " if wide else "", " --wide" if wide else "", seed),
            "defaults": {"tier": "quick"}, "cases": cases}
     with open(out, "w") as f:
         json.dump(cat, f, indent=1)
