@@ -1,0 +1,64 @@
+#!/usr/bin/python3
+"""tools/mutation-audit/run.py without building anything: the committed table matches today's
+source (--check), and a table that no longer does, or a bad call, is refused (exit 2, named)
+before the minutes of copying and building a run would take."""
+import json
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+RUN = ROOT / "tools" / "mutation-audit" / "run.py"
+TABLE = ROOT / "tools" / "mutation-audit" / "cpu_kernels.json"
+failures = []
+
+
+def run(*args):
+    p = subprocess.run([sys.executable, str(RUN), *map(str, args)], capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout + p.stderr
+
+
+def expect(what, ok):
+    print(("ok    " if ok else "FAIL  ") + what)
+    if not ok:
+        failures.append(what)
+
+
+rc, out = run(TABLE, "--check")
+expect("the committed table's every text occurs once in the source: %s" % out.strip(), rc == 0 and "each text found once" in out)
+
+table = json.loads(TABLE.read_text())
+with tempfile.TemporaryDirectory() as tmp:
+    stale = json.loads(json.dumps(table))
+    stale["mutants"][1]["old"] += " /* gone */"
+    stale["mutants"][2]["file"] = "no_such_kernel.cpp"
+    path = pathlib.Path(tmp) / "stale.json"
+    path.write_text(json.dumps(stale))
+    rc, out = run(path, "--check")
+    expect("a stale table is refused naming both mutants",
+           rc == 2 and "STALE " + stale["mutants"][1]["name"] in out and "STALE " + stale["mutants"][2]["name"] in out
+           and "2 of %d mutants" % len(stale["mutants"]) in out)
+    # Without --check too: refused before any copy or build (the scratch folder stays empty).
+    work = pathlib.Path(tmp) / "work"
+    rc, out = run(path, "--work", work)
+    expect("a stale table is refused before the tree is copied", rc == 2 and not (work / "tree").exists())
+
+    twice = json.loads(json.dumps(table))
+    twice["mutants"].append(dict(twice["mutants"][0]))
+    path.write_text(json.dumps(twice))
+    rc, out = run(path, "--check")
+    expect("a name twice is refused", rc == 2 and "comes twice" in out)
+
+    same = json.loads(json.dumps(table))
+    same["mutants"][0]["new"] = same["mutants"][0]["old"]
+    path.write_text(json.dumps(same))
+    rc, out = run(path, "--check")
+    expect("a mutant that changes nothing is refused", rc == 2 and "the same text" in out)
+
+rc, out = run(TABLE, "--only", "no_such_mutant", "--check")
+expect("--only with an unknown name is refused, naming it", rc == 2 and "'no_such_mutant'" in out)
+rc, out = run(TABLE, "--suite", "/nonexistent/suite", "--check")
+expect("a --suite that is not a folder is refused", rc == 2 and "/nonexistent/suite" in out)
+
+sys.exit(1 if failures else 0)
