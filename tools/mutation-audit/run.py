@@ -24,7 +24,8 @@ suite (seconds to a minute or two).
     tools/mutation-audit/run.py tools/mutation-audit/cpu_kernels.json --check    # the table against the source, no build
 
 Exit: 0 every mutant caught; 1 a mutant survived; 2 a usage or setup error, a STALE mutant, a
-mutant that does not build, or a baseline (unmutated) run that does not pass.
+mutant that does not build, a run that ends without a report, or a baseline (unmutated) run that
+does not pass. A run that does not end within --timeout counts as caught (a hang fails a CI too).
 """
 import argparse
 import json
@@ -198,8 +199,10 @@ def main():
                     if failing:
                         verdict = "caught"
                         detail = "%d case(s): %s%s" % (len(failing), ", ".join(failing[:3]), ", ..." if len(failing) > 3 else "")
-                    elif failing is None:
-                        verdict, detail = "caught", "the run ended without a report (exit %s)" % rc
+                    elif failing is None and rc == "timeout":  # a hang: a CI gate fails on it too
+                        verdict, detail = "caught", "the run did not end within %g s" % args.timeout
+                    elif failing is None:  # moe-conform itself failed (exit 2 or 3): no verdict on the mutant
+                        verdict, detail, worst = "NO-REPORT", "the run ended without a report (exit %s)" % rc, 2
                     else:
                         verdict, detail, worst = "SURVIVED", "every case passes", max(worst, 1)
             finally:
