@@ -52,6 +52,11 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out = run(path, "--check")
     expect("a name twice is refused", rc == 2 and "comes twice" in out)
 
+    for bad, why in (([1], "not a mutant table"), (dict(table, mutants={"a": 1}), "must be a list of objects")):
+        path.write_text(json.dumps(bad))
+        rc, out = run(path, "--check")
+        expect("a table of the wrong shape is refused (%s)" % why, rc == 2 and why in out and "Traceback" not in out)
+
     same = json.loads(json.dumps(table))
     same["mutants"][0]["new"] = same["mutants"][0]["old"]
     path.write_text(json.dumps(same))

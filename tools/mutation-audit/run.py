@@ -5,8 +5,8 @@ selftest's mutants are bugs we chose to model behind a switch; this applies bugs
 kernel source instead, one at a time (a tail loop one short, a summation chain dropped, a zero
 point's nibble or row wrong, a scale read in the wrong type...), rebuilds, and runs that backend
 on a suite. A mutant no case fails is a hole in the suite: a kernel author's bug of that kind
-would ship. The mutants are a JSON table (cpu_kernels.json: the cpu backend's decode kernels);
-each replaces one exact piece of text in one file, and one whose text is no longer found exactly
+would ship. The mutants are a JSON table (cpu_kernels.json: the cpu backend's decode kernels;
+opencl_kernels.json and opencl_gpu_bodies.json: the opencl backend's kernels on PoCL); each replaces one exact piece of text in one file, and one whose text is no longer found exactly
 once is reported STALE, so the table cannot silently stop testing a kernel that changed.
 
 A table is a JSON object: "root" (the folder of the mutated files, from the repository root),
@@ -17,7 +17,7 @@ A table is a JSON object: "root" (the folder of the mutated files, from the repo
 The audit works on a copy of the working tree (git's tracked and untracked, not ignored, files)
 in WORK/tree with its own release build in WORK/build, so the checkout is never touched. The
 first build takes several minutes on two cores, each mutant a rebuild of one file and a run of the
-suite (seconds to a minute or two).
+suite (seconds to a few minutes: the opencl GPU bodies are built anew by PoCL on every run).
 
     tools/mutation-audit/run.py tools/mutation-audit/cpu_kernels.json
     tools/mutation-audit/run.py tools/mutation-audit/cpu_kernels.json --suite /tmp/my_suite --only dot_next_chunk_scales
@@ -47,7 +47,11 @@ def fail(msg):
 def load_table(path):
     try:
         table = json.loads(pathlib.Path(path).read_text())
+        if not isinstance(table, dict) or "mutants" not in table:
+            raise ValueError("not a mutant table (a JSON object with a key 'mutants')")
         mutants = table["mutants"]
+        if not isinstance(mutants, list) or not all(isinstance(m, dict) for m in mutants):
+            raise ValueError("key 'mutants' must be a list of objects")
         for key in ("root", "backend", "target"):
             if not isinstance(table.get(key), str):
                 raise ValueError("key %r must be a string" % key)
