@@ -286,6 +286,35 @@ TEST_CASE("an exact case demands the reference rounded to the data type, or itse
     CHECK(r.metrics.over_bound == changed);
 }
 
+// The underflow floor (spec/tolerance.md, "Underflow") is added only to a comparison that fails
+// without it, which then runs again: an error past the ordinary bound by less than the floor
+// passes, one past bound + floor fails. f16 compute: half of f16's smallest subnormal per rounding
+// is 2^-25, a floor of about 1e-6 on values near 1, which a double output resolves exactly.
+TEST_CASE("an error past its bound by less than the underflow floor passes on the retry; past the floor fails") {
+    const auto c = make_case();
+    const Precision f16{DType::f16, DType::f16};
+    const Tensor& ref = c.outputs.at("output");
+    const std::vector<double> floor = underflow_floor(c.problem, f16, validate(c.problem));
+    const std::size_t i = 12 * 3 + 7, token = 3;
+    REQUIRE(floor[token] > 1e-7);
+    const double bound = element_bound(c, f16, i);
+    REQUIRE(bound > 0.0);
+    const auto with_error = [&](double e) {
+        std::vector<double> v(ref.size());
+        for (std::size_t j = 0; j < v.size(); ++j) v[j] = ref.get(j);
+        v[i] += e;
+        return Tensor::from_f64(DType::f64, ref.shape(), v);
+    };
+    const Comparison inside = compare_output(c, with_error(bound + 0.5 * floor[token]), f16, 1);
+    CHECK(inside.status == Status::pass);
+    CHECK(inside.metrics.worst_ratio < 1.0);
+    const Comparison past = compare_output(c, with_error(bound + 2.0 * floor[token]), f16, 1);
+    CHECK(past.status == Status::fail);
+    CHECK(past.metrics.over_bound == 1);
+    REQUIRE(past.metrics.worst);
+    CHECK(past.metrics.worst->bound == doctest::Approx(bound + floor[token]).epsilon(1e-12));
+}
+
 TEST_CASE("the worst element is the largest error relative to its own bound") {
     const auto c = make_case();
     const Tensor& ref = c.outputs.at("output");
@@ -330,6 +359,31 @@ TEST_CASE("non-finite data: either reading's class is accepted; a finite value m
     // Finite where the sparse reading is finite, but outside the bound.
     CHECK(compare_output(c, moved(sparse, 5, 1.1 * element_bound(c, kF32, 5)), kF32, 1).status == Status::fail);
     CHECK(compare_output(c, moved(sparse, 5, 0.9 * element_bound(c, kF32, 5)), kF32, 1).status == Status::pass);
+}
+
+TEST_CASE("an infinite reference: that infinity passes; NaN or the other infinity fails") {
+    // One expert, one slot, and an Inf in its down weight at feature 5: each token's feature 5 is
+    // an infinity (sign: its activation's times its routing weight's). With every expert routed
+    // the dense reading is the same (an unrouted expert's 0 * Inf would make it NaN, which the
+    // dense convention accepts).
+    auto s = test::small_spec(G3, Convention::openvino, 4, 8, 4, 1, 1);
+    s.overrides.push_back({kWeight2, {0, 5, 1}, INFINITY});
+    const auto c = test::golden_case(generator::synthesize(s));
+    const Tensor& ref = c.outputs.at("output");
+    std::size_t infinite = 0;
+    for (std::size_t t = 0; t < 4; ++t) {
+        const std::size_t i = t * 8 + 5;
+        REQUIRE(std::isinf(ref.get(i)));
+        if (c.outputs.count("output_dense")) REQUIRE(c.outputs.at("output_dense").get(i) == ref.get(i));
+        ++infinite;
+        CHECK(compare_output(c, ref, kF32, 1).status == Status::pass);
+        Tensor nan = ref, flipped = ref;
+        nan.set(i, NAN);
+        flipped.set(i, -ref.get(i));
+        CHECK(compare_output(c, nan, kF32, 1).status == Status::fail);
+        CHECK(compare_output(c, flipped, kF32, 1).status == Status::fail);
+    }
+    CHECK(infinite == 4);
 }
 
 TEST_CASE("a finite sparse reading beyond the data type's range where the dense one is NaN: its infinity passes") {

@@ -141,6 +141,30 @@ TEST_CASE("judge_output: a failing output whose stages are all within bound list
     CHECK(r.stages_within_bound.empty());
 }
 
+// Stages are compared element by element only when the output fails; a passing output's stages
+// are still checked for the golden layout [T, K, features], or a harness that returns them
+// transposed (or without the K axis) would pass until the day its output fails.
+TEST_CASE("judge_output: a passing output with a stage not in the golden layout fails, naming the stage") {
+    const auto c = make_case();
+    Output out;
+    out.output = c.outputs.at("output");
+    out.stages = c.stages;
+    JudgeInput in;
+    in.precision = kF32;
+    REQUIRE(judge_output(c, out, in).status == Status::pass);
+    const Shape act = out.stages.at("act").shape();  // [T, K, I]
+    out.stages["act"] = Tensor(out.stages.at("act").dtype(), {act[1], act[0], act[2]});  // [K, T, I]
+    const CaseResult r = judge_output(c, out, in);
+    CHECK(r.status == Status::fail);
+    CHECK(r.reason.find("stage act (shape") != std::string::npos);
+    REQUIRE(r.first_divergent_stage);
+    CHECK(r.first_divergent_stage->stage.rfind("act", 0) == 0);
+
+    out.stages = c.stages;
+    out.stages["gate"] = c.stages.at("act");  // a stage GEMM2 does not have
+    CHECK(judge_output(c, out, in).status == Status::fail);
+}
+
 // A kernel that keeps its intermediates in bf16 but declares f32 storage fails with a divergent
 // stage, which reads like an arithmetic bug: the reason says its values are all bf16 values. A
 // stage that is wrong in f32 (or bf16 values where the reference's are bf16 values too) gets no

@@ -13,6 +13,7 @@
 #include "bundled_suite.hpp"
 #include "conformance_check.hpp"
 #include "moe/conformance/compare.hpp"
+#include "moe/conformance/tolerance.hpp"
 #include "moe/golden/golden_file.hpp"
 #include "small_cases.hpp"
 #include "text_contains.hpp"
@@ -75,6 +76,21 @@ TEST_CASE("a failing comparison under types that cannot hold the case is SKIP be
     CHECK(compare_output(c, output_as(c, DType::bf16, garbage), kF32, 1).status == Status::fail);
     CHECK(compare_output(c, output_as(c, DType::bf16), kF32, 1).status == Status::pass);
     CHECK(compare_output(c, output_as(c, DType::bf16), f16, 1).status == Status::mistrusted);
+}
+
+TEST_CASE("inputs are held by the compute type, not the storage type: f32 compute takes x = 1.26e30 with f16 storage") {
+    // The inputs enter the computation in the compute type; only the stage values are stored. Here
+    // they are small (subnormal weights times x), so f32 compute with f16 storage holds the case: a
+    // wrong output FAILS, where judging x by f16's range (65504) would SKIP it unjudged.
+    const golden::GoldenCase c = bundled("subnormal_gemm_weights_bf16");
+    const Precision f32_f16{DType::f32, DType::f16};
+    CHECK_FALSE(beyond_declared_range(c.problem, f32_f16, 1));
+    const auto garbage = [](double v) { return 2 * v + 1; };
+    CHECK(compare_output(c, output_as(c, DType::bf16, garbage), f32_f16, 1).status == Status::fail);
+    // f16 compute with f32 storage: x is past the compute type's range, SKIP.
+    const auto why = beyond_declared_range(c.problem, Precision{DType::f16, DType::f32}, 1);
+    REQUIRE(why);
+    CHECK(has(*why, "the values of hidden_states"));
 }
 
 TEST_CASE("bounds of at least |ref| under the declared precision: the output passes, MISTRUSTED") {
