@@ -296,6 +296,9 @@ TEST_CASE("a bad golden file is an input error, never a result; the other files 
     CHECK(has(r.input_errors[1], "99"));
     CHECK(case_names(r) == std::vector<std::string>{"alpha", "beta", "gamma"});
     CHECK(b.runs == 3);
+    // The files that did run pass; the run is still an input error (exit 2), never a success.
+    CHECK(summarize(r.results).passed == 3);
+    CHECK(run_exit_code(r) == 2);
 }
 
 TEST_CASE("the repro line reruns exactly this case on this backend, quoted for the shell") {

@@ -72,6 +72,22 @@ TEST_CASE("caught, missed and unavailable mutants") {
     CHECK_FALSE(r.passed());
 }
 
+// A mutant that a case SKIPs (it declares that case unsupported) has not been shown wrong: a skip
+// says nothing about its arithmetic, and counting it would let a mutant that declares everything
+// unsupported score as caught.
+TEST_CASE("a SKIP is no catch: a mutant that skips a case and passes the others is missed") {
+    test::TempDir dir;
+    const auto files = test::write_suite(dir);
+    ScriptedBackend good("good", Behaviour::correct);
+    const SelftestReport r = run_selftest(test::quiet_options(files), {&good}, {mutant("f16less", Behaviour::no_f16)});
+    REQUIRE(r.mutants.size() == 1);
+    REQUIRE(r.mutants[0].cells.size() == 3);
+    CHECK(r.mutants[0].cells[1].status == Status::skip);  // beta, the f16 case
+    CHECK_FALSE(r.mutants[0].caught());
+    CHECK(r.mutants[0].caught_by == 0);
+    CHECK_FALSE(r.passed());
+}
+
 TEST_CASE("passed(): every runnable mutant caught, every available correct backend clean") {
     test::TempDir dir;
     const auto files = test::write_suite(dir);
