@@ -57,6 +57,18 @@ with tempfile.TemporaryDirectory() as tmp:
         rc, out = run(path, "--check")
         expect("a table of the wrong shape is refused (%s)" % why, rc == 2 and why in out and "Traceback" not in out)
 
+    # A table is judged either by a backend on the suite or by its checks: both, neither, or checks
+    # of the wrong shape are refused by name.
+    judge = json.loads((TABLE.parent / "conformance_judge.json").read_text())
+    for bad, why, what in ((dict(table, checks=judge["checks"]), "not both", "a backend and checks"),
+                           ({k: v for k, v in table.items() if k != "backend"}, "not neither", "neither"),
+                           (dict(judge, checks=[{"name": "selftest"}]), "key 'checks' must be a non-empty list",
+                            "a check without a command"),
+                           (dict(judge, target=[]), "key 'target' must be a build target", "no build target")):
+        path.write_text(json.dumps(bad))
+        rc, out = run(path, "--check")
+        expect("a table with %s is refused (%s)" % (what, why), rc == 2 and why in out and "Traceback" not in out)
+
     same = json.loads(json.dumps(table))
     same["mutants"][0]["new"] = same["mutants"][0]["old"]
     path.write_text(json.dumps(same))

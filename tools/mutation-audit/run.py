@@ -1,18 +1,29 @@
 #!/usr/bin/python3
-"""Source-mutation audit: how many realistic bugs in a backend's own source the suite catches.
+"""Source-mutation audit: how many realistic bugs in the project's own source the suite catches.
 
 selftest's mutants are bugs we chose to model behind a switch; this applies bugs to the real
 kernel source instead, one at a time (a tail loop one short, a summation chain dropped, a zero
 point's nibble or row wrong, a scale read in the wrong type...), rebuilds, and runs that backend
 on a suite. A mutant no case fails is a hole in the suite: a kernel author's bug of that kind
 would ship. The mutants are a JSON table (cpu_kernels.json: the cpu backend's decode kernels;
-opencl_kernels.json and opencl_gpu_bodies.json: the opencl backend's kernels on PoCL); each replaces one exact piece of text in one file, and one whose text is no longer found exactly
-once is reported STALE, so the table cannot silently stop testing a kernel that changed.
+opencl_kernels.json and opencl_gpu_bodies.json: the opencl backend's kernels on PoCL;
+reference_and_spec.json: the reference interpreter and the spec library's element types, run as
+the reference backend against the stored outputs; conformance_judge.json: the code that judges,
+the comparison, verdicts and reports, against its unit tests and selftest); each replaces one
+exact piece of text in one file, and one whose text is no longer found exactly once is reported
+STALE, so the table cannot silently stop testing code that changed.
 
 A table is a JSON object: "root" (the folder of the mutated files, from the repository root),
-"backend" (the backend the suite runs), "target" (the build target that holds it), optionally
-"environment" (variables for the runs), and "mutants", each with "name", "file" (under root),
-"bug" (what it models), "old" and "new" (the exact text and its replacement).
+"target" (the build target, or a list of them, that the runs need), what judges a mutant (one of
+the two below), optionally "environment" (variables for the runs), and "mutants", each with
+"name", "file" (under root), "bug" (what it models), "old" and "new" (the exact text and its
+replacement). What judges a mutant:
+  "backend": the backend that `moe-conform run` runs on the suite; caught when a case fails.
+  "checks": a list of commands, each {"name", "command": [argv]} ("{bin}" in an argument is the
+    build's bin folder, "{suite}" the suite), run in order until one exits non-zero: caught by
+    that one. For code that judges rather than computes (the comparison engine): `moe-conform
+    selftest`, whose deliberately broken backends a too lenient judge lets pass and whose correct
+    ones a too strict judge fails, and the unit tests of that code.
 
 The audit works on a copy of the working tree (git's tracked and untracked, not ignored, files)
 in WORK/tree with its own release build in WORK/build, so the checkout is never touched. The
@@ -22,6 +33,7 @@ suite (seconds to a few minutes: the opencl GPU bodies are built anew by PoCL on
     tools/mutation-audit/run.py tools/mutation-audit/cpu_kernels.json
     tools/mutation-audit/run.py tools/mutation-audit/cpu_kernels.json --suite /tmp/my_suite --only dot_next_chunk_scales
     tools/mutation-audit/run.py tools/mutation-audit/cpu_kernels.json --check    # the table against the source, no build
+    tools/mutation-audit/run.py tools/mutation-audit/conformance_judge.json       # the judge: unit tests, then selftest
 
 Exit: 0 every mutant caught; 1 a mutant survived; 2 a usage or setup error, a STALE mutant, a
 mutant that does not build, a run that ends without a report, or a baseline (unmutated) run that
@@ -52,9 +64,26 @@ def load_table(path):
         mutants = table["mutants"]
         if not isinstance(mutants, list) or not all(isinstance(m, dict) for m in mutants):
             raise ValueError("key 'mutants' must be a list of objects")
-        for key in ("root", "backend", "target"):
-            if not isinstance(table.get(key), str):
-                raise ValueError("key %r must be a string" % key)
+        if not isinstance(table.get("root"), str):
+            raise ValueError("key 'root' must be a string")
+        target = table.get("target")
+        if isinstance(target, str):
+            table["target"] = [target]
+        elif not (isinstance(target, list) and target and all(isinstance(t, str) and t for t in target)):
+            raise ValueError("key 'target' must be a build target or a non-empty list of them")
+        if ("backend" in table) == ("checks" in table):
+            raise ValueError("a table names either a 'backend' to run on the suite or 'checks' to run, not %s" %
+                             ("both" if "backend" in table else "neither"))
+        if "backend" in table and not isinstance(table["backend"], str):
+            raise ValueError("key 'backend' must be a string")
+        if "checks" in table:
+            checks = table["checks"]
+            if not (isinstance(checks, list) and checks and all(
+                    isinstance(c, dict) and isinstance(c.get("name"), str) and c["name"] and
+                    isinstance(c.get("command"), list) and c["command"] and
+                    all(isinstance(a, str) for a in c["command"]) for c in checks)):
+                raise ValueError("key 'checks' must be a non-empty list of objects with a 'name' and a "
+                                 "'command' (a non-empty list of strings)")
         env = table.get("environment", {})
         if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
             raise ValueError("key 'environment' must map variable names to strings")
@@ -104,14 +133,14 @@ def copy_tree(work):
     return tree
 
 
-def build(work, target, log):
+def build(work, targets, log):
     if not (work / "build" / "CMakeCache.txt").exists():
         with open(log, "w") as out:
             if subprocess.run(["cmake", "-S", str(work / "tree"), "-B", str(work / "build"),
                                "-DCMAKE_BUILD_TYPE=Release"], stdout=out, stderr=subprocess.STDOUT).returncode:
                 return False
     with open(log, "a") as out:
-        return subprocess.run(["cmake", "--build", str(work / "build"), "-j", str(os.cpu_count() or 2), "--target", target],
+        return subprocess.run(["cmake", "--build", str(work / "build"), "-j", str(os.cpu_count() or 2), "--target", *targets],
                               stdout=out, stderr=subprocess.STDOUT).returncode == 0
 
 
@@ -132,6 +161,27 @@ def run_suite(work, backend, suite, report, timeout, env):
     return sorted({r["case"] for r in results if r["status"] in ("FAIL", "ERROR")}), rc
 
 
+def run_checks(work, checks, suite, log, timeout, env):
+    """The name of the first check that fails (exits non-zero or does not end within `timeout`), with
+    what it says of itself, or None when every check passes. Each check's output goes to `log`."""
+    with open(log, "w") as out:
+        for check in checks:
+            argv = [a.replace("{bin}", str(work / "build" / "bin")).replace("{suite}", str(suite))
+                    for a in check["command"]]
+            out.write("$ %s\n" % " ".join(argv))
+            out.flush()
+            try:
+                rc = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT, timeout=timeout,
+                                    env=dict(os.environ, **env)).returncode
+            except subprocess.TimeoutExpired:
+                return check["name"], "did not end within %g s" % timeout
+            except OSError as e:
+                return check["name"], "could not start: %s" % e
+            if rc != 0:
+                return check["name"], "exit %d" % rc
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -140,7 +190,7 @@ def main():
     ap.add_argument("--work", default="/tmp/moe-mutation-audit",
                     help="scratch folder for the tree copy and its build, kept between runs (default: %(default)s)")
     ap.add_argument("--only", default="", help="comma-separated mutant names to run (default: all)")
-    ap.add_argument("--timeout", type=float, default=900, help="seconds one run of the suite may take (default: 900)")
+    ap.add_argument("--timeout", type=float, default=900, help="seconds one run of the suite, or one check, may take (default: 900)")
     ap.add_argument("--check", action="store_true",
                     help="only check that every mutant's text occurs exactly once in the source (no copy, no build)")
     args = ap.parse_args()
@@ -173,16 +223,21 @@ def main():
     work.mkdir(parents=True, exist_ok=True)
 
     print("mutation-audit: copying the working tree to %s and building %s (the first build takes minutes)" %
-          (work / "tree", table["target"]), file=sys.stderr)
+          (work / "tree", " ".join(table["target"])), file=sys.stderr)
     tree = copy_tree(work)
     root = tree / table["root"]
     if not build(work, table["target"], work / "build.log"):
         fail("the unmutated tree does not build; see %s" % (work / "build.log"))
     env = table.get("environment", {})
-    failing, rc = run_suite(work, table["backend"], suite, work / "baseline.json", args.timeout, env)
-    if failing is None or failing or rc != 0:
-        fail("the unmutated %s backend does not pass %s (exit %s%s): nothing to measure" %
-             (table["backend"], suite, rc, "; failing: " + ", ".join(failing[:5]) if failing else ""))
+    if "checks" in table:
+        failed = run_checks(work, table["checks"], suite, work / "baseline.log", args.timeout, env)
+        if failed:
+            fail("unmutated, check %s fails (%s; see %s): nothing to measure" % (failed[0], failed[1], work / "baseline.log"))
+    else:
+        failing, rc = run_suite(work, table["backend"], suite, work / "baseline.json", args.timeout, env)
+        if failing is None or failing or rc != 0:
+            fail("the unmutated %s backend does not pass %s (exit %s%s): nothing to measure" %
+                 (table["backend"], suite, rc, "; failing: " + ", ".join(failing[:5]) if failing else ""))
 
     rows, worst = [], 0
     for i, m in enumerate(mutants, 1):
@@ -198,6 +253,13 @@ def main():
                 path.write_text(pristine.replace(m["old"], m["new"]))
                 if not build(work, table["target"], work / ("%s.build.log" % m["name"])):
                     verdict, detail, worst = "NO-BUILD", "see %s" % (work / ("%s.build.log" % m["name"])), 2
+                elif "checks" in table:
+                    log = work / ("%s.log" % m["name"])
+                    failed = run_checks(work, table["checks"], suite, log, args.timeout, env)
+                    if failed:
+                        verdict, detail = "caught", "by %s (%s; %s)" % (failed[0], failed[1], log)
+                    else:
+                        verdict, detail, worst = "SURVIVED", "every check passes", max(worst, 1)
                 else:
                     failing, rc = run_suite(work, table["backend"], suite, work / ("%s.json" % m["name"]), args.timeout, env)
                     if failing:
