@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "moe/conformance/compare.hpp"
 #include "moe/conformance/result_check.hpp"
 #include "moe/conformance/runner.hpp"
 #include "moe/golden/result_file.hpp"
@@ -137,4 +138,75 @@ TEST_CASE("check: a case no result file answers is ERROR saying how to leave it 
                           "--filter/--expert-type to judge only the cases you answer");
     }
     CHECK(run_exit_code(r) == 1);  // still an ERROR: a missing result never passes
+}
+
+// A result file declares the types it computed and stored in (compute_type, storage_type): the
+// bounds are those types'. Judged as if computed in the data type instead, a result declaring f32
+// on f16 data would get f16's accumulation bounds, about 20 times wider here.
+TEST_CASE("check: a result is judged by the precision its file declares, not by the data type") {
+    test::TempDir dir;
+    const auto files = test::write_suite(dir);
+    const golden::GoldenCase beta = golden::read_golden(files[1]);  // f16 data
+    REQUIRE(beta.problem.input(kHiddenStates).dtype() == DType::f16);
+    const Tensor& ref = beta.outputs.at("output");
+    Tensor off(DType::f32, ref.shape());
+    for (std::size_t i = 0; i < ref.size(); ++i) off.set(i, ref.get(i) * 1.003);
+    const Precision f32{DType::f32, DType::f32}, f16{DType::f16, DType::f16};
+    // 0.3 % off: outside f32's bounds, inside f16's.
+    REQUIRE(compare_output(beta, off, f32, 1).status == Status::fail);
+    REQUIRE(compare_output(beta, off, f16, 1).status == Status::pass);
+    for (const Precision& declared : {f32, f16}) {
+        CAPTURE(dtype_name(declared.compute));
+        golden::ResultFile result;
+        result.case_name = "beta";
+        result.golden_sha256 = golden::identify_case(files[1]).sha256;
+        result.precision = declared;
+        result.output = off;
+        const std::string result_file = (dir / "beta_result.h5").string();
+        golden::write_result(result_file, result);
+        CheckInputs in;
+        in.golden_files = {files[1]};
+        in.result_files = {result_file};
+        const PreparedCheck prepared = prepare_check(in);
+        REQUIRE(prepared.problems.empty());
+        RunOptions o = test::quiet_options({files[1]});
+        o.isolate = false;
+        const RunOutcome r = run_suite_from_makers(o, {prepared.replay});
+        REQUIRE(r.results.size() == 1);
+        CHECK(r.results[0].status == (declared.compute == DType::f32 ? Status::fail : Status::pass));
+        CHECK(r.results[0].compute_type == std::string(dtype_name(declared.compute)));
+    }
+}
+
+// prepare_check reads every result file's attributes and shapes; each file is read again, in
+// full, only when its case runs. A file replaced in between (another case's result, another
+// shape) would be judged unchecked: it is refused, an ERROR naming the file.
+TEST_CASE("check: a result file replaced after it was checked is ERROR, not judged") {
+    test::TempDir dir;
+    const auto files = test::write_suite(dir);
+    const golden::GoldenCase alpha = golden::read_golden(files[0]), gamma = golden::read_golden(files[2]);
+    const auto write = [&](const std::string& file, const golden::GoldenCase& c, const std::string& golden_file) {
+        golden::ResultFile result;
+        result.case_name = c.problem.name;
+        result.golden_sha256 = golden::identify_case(golden_file).sha256;
+        result.precision = Precision{DType::f32, DType::f32};
+        result.output = c.outputs.at("output");
+        golden::write_result(file, result);
+    };
+    const std::string result_file = (dir / "alpha_result.h5").string();
+    write(result_file, alpha, files[0]);
+    CheckInputs in;
+    in.golden_files = {files[0]};
+    in.result_files = {result_file};
+    const PreparedCheck prepared = prepare_check(in);
+    REQUIRE(prepared.problems.empty());
+    write(result_file, gamma, files[2]);  // gamma's result under alpha's file name
+    RunOptions o = test::quiet_options({files[0]});
+    o.isolate = false;
+    const RunOutcome r = run_suite_from_makers(o, {prepared.replay});
+    REQUIRE(r.results.size() == 1);
+    CHECK(r.results[0].status == Status::error);
+    CHECK(has(r.results[0].reason, "changed after it was checked"));
+    CHECK(has(r.results[0].reason, result_file));
+    CHECK(run_exit_code(r) == 1);
 }
