@@ -20,8 +20,8 @@ the two below), optionally "environment" (variables for the runs), and "mutants"
 replacement). What judges a mutant:
   "backend": the backend that `moe-conform run` runs on the suite; caught when a case fails.
   "checks": a list of commands, each {"name", "command": [argv]} ("{bin}" in an argument is the
-    build's bin folder, "{suite}" the suite), run in order until one exits non-zero: caught by
-    that one. For code that judges rather than computes (the comparison engine): `moe-conform
+    build's bin folder, "{suite}" the suite, "{tree}" the copy of the tree, "{work}" the scratch
+    folder), run in order until one exits non-zero: caught by that one. For code that judges rather than computes (the comparison engine): `moe-conform
     selftest`, whose deliberately broken backends a too lenient judge lets pass and whose correct
     ones a too strict judge fails, and the unit tests of that code.
 
@@ -167,7 +167,7 @@ def run_checks(work, checks, suite, log, timeout, env):
     with open(log, "w") as out:
         for check in checks:
             argv = [a.replace("{bin}", str(work / "build" / "bin")).replace("{suite}", str(suite))
-                    for a in check["command"]]
+                    .replace("{tree}", str(work / "tree")).replace("{work}", str(work)) for a in check["command"]]
             out.write("$ %s\n" % " ".join(argv))
             out.flush()
             try:
