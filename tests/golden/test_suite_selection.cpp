@@ -28,6 +28,7 @@ TEST_CASE("glob_covers: sufficient for 'every name the specific glob matches, th
     CHECK(glob_covers("a*", "a?"));
     CHECK_FALSE(glob_covers("a?", "a*"));          // a* matches "abc", a? does not
     CHECK_FALSE(glob_covers("topk_?", "topk_*"));
+    CHECK_FALSE(glob_covers("a?c", "a*c"));        // a*c matches "abbc": a '*' inside, not only last
     CHECK_FALSE(glob_covers("gemm2_medium", "gemm2_*"));
     CHECK(glob_covers("x", "x"));
 }
@@ -40,4 +41,16 @@ TEST_CASE("shard_files: disjoint shares that cover the files, none wrapping past
     CHECK(all == std::vector<std::string>{"a.h5", "d.h5", "b.h5", "e.h5", "c.h5"});
     CHECK(shard_files(files, 5, UINT64_MAX) == std::vector<std::string>{"e.h5"});
     CHECK(shard_files(files, 6, UINT64_MAX).empty());
+}
+
+// Sorted by file name, not path (docs/moe-conform.md, "Sharding"): a share is the same whatever
+// folders the files sit in, so CI jobs whose copies of the files lie in differently named folders
+// split them alike. Sorted by path, these three would have gone x/b, x/c, y/a.
+TEST_CASE("shard_files: shares follow the file names, whatever folders hold them") {
+    const std::vector<std::string> files = {"x/b.h5", "y/a.h5", "x/c.h5"};
+    CHECK(shard_files(files, 1, 3) == std::vector<std::string>{"y/a.h5"});
+    CHECK(shard_files(files, 2, 3) == std::vector<std::string>{"x/b.h5"});
+    CHECK(shard_files(files, 3, 3) == std::vector<std::string>{"x/c.h5"});
+    // One name in two folders: by path between them.
+    CHECK(shard_files({"y/a.h5", "x/a.h5"}, 1, 2) == std::vector<std::string>{"x/a.h5"});
 }
