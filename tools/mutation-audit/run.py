@@ -5,13 +5,14 @@ selftest's mutants are bugs we chose to model behind a switch; this applies bugs
 kernel source instead, one at a time (a tail loop one short, a summation chain dropped, a zero
 point's nibble or row wrong, a scale read in the wrong type...), rebuilds, and runs that backend
 on a suite. A mutant no case fails is a hole in the suite: a kernel author's bug of that kind
-would ship. The mutants are a JSON table (cpu_kernels.json: the cpu backend's decode kernels;
-opencl_kernels.json and opencl_gpu_bodies.json: the opencl backend's kernels on PoCL;
-reference_and_spec.json: the reference interpreter and the spec library's element types, run as
-the reference backend against the stored outputs; conformance_judge.json: the code that judges,
-the comparison, verdicts and reports, against its unit tests and selftest); each replaces one
-exact piece of text in one file, and one whose text is no longer found exactly once is reported
-STALE, so the table cannot silently stop testing code that changed.
+would ship. The mutants are JSON tables, one per area: cpu_kernels.json (the cpu backend's
+decode kernels), opencl_kernels.json and opencl_gpu_bodies.json (the opencl kernels on PoCL),
+simulators.json (blockwise, expert_parallel), reference_and_spec.json (the reference and the
+spec library's element types), conformance_judge.json (the comparison, verdicts and reports),
+result_check.json (moe-conform check's result files) and case_selection.json (tiers, shards,
+globs). Each mutant replaces one exact piece of text in one file, and one whose text is no
+longer found exactly once is reported STALE, so a table cannot silently stop testing code that
+changed.
 
 A table is a JSON object: "root" (the folder of the mutated files, from the repository root),
 "target" (the build target, or a list of them, that the runs need), what judges a mutant (one of
