@@ -4,8 +4,8 @@
 selftest's mutants are bugs we chose to model behind a switch; this applies bugs to the real
 kernel source instead, one at a time (a tail loop one short, a summation chain dropped, a zero
 point's nibble or row wrong, a scale read in the wrong type...), rebuilds, and runs that backend
-on a suite. A mutant no case fails is a hole in the suite: a kernel author's bug of that kind
-would ship. The mutants are JSON tables, one per area: cpu_kernels.json (the cpu backend's
+on a suite, or the table's checks. A mutant that passes is a hole: a bug of that kind would
+ship. The mutants are JSON tables, one per area: cpu_kernels.json (the cpu backend's
 decode kernels), opencl_kernels.json and opencl_gpu_bodies.json (the opencl kernels on PoCL),
 simulators.json (blockwise, expert_parallel), reference_and_spec.json (the reference and the
 spec library's element types), conformance_judge.json (the comparison, verdicts and reports),
@@ -22,9 +22,10 @@ replacement). What judges a mutant:
   "backend": the backend that `moe-conform run` runs on the suite; caught when a case fails.
   "checks": a list of commands, each {"name", "command": [argv]} ("{bin}" in an argument is the
     build's bin folder, "{suite}" the suite, "{tree}" the copy of the tree, "{work}" the scratch
-    folder), run in order until one exits non-zero: caught by that one. For code that judges rather than computes (the comparison engine): `moe-conform
-    selftest`, whose deliberately broken backends a too lenient judge lets pass and whose correct
-    ones a too strict judge fails, and the unit tests of that code.
+    folder), run in order until one exits non-zero (or does not end within --timeout): caught by
+    that one. For code that judges rather than computes (the comparison engine): its unit tests,
+    then `moe-conform selftest`, whose deliberately broken backends a too lenient judge lets pass
+    and whose correct ones a too strict judge fails.
 
 The audit works on a copy of the working tree (git's tracked and untracked, not ignored, files)
 in WORK/tree with its own release build in WORK/build, so the checkout is never touched. The
