@@ -370,20 +370,18 @@ TEST_CASE("an infinite reference: that infinity passes; NaN or the other infinit
     s.overrides.push_back({kWeight2, {0, 5, 1}, INFINITY});
     const auto c = test::golden_case(generator::synthesize(s));
     const Tensor& ref = c.outputs.at("output");
-    std::size_t infinite = 0;
+    CHECK(compare_output(c, ref, kF32, 1).status == Status::pass);
     for (std::size_t t = 0; t < 4; ++t) {
+        CAPTURE(t);
         const std::size_t i = t * 8 + 5;
         REQUIRE(std::isinf(ref.get(i)));
         if (c.outputs.count("output_dense")) REQUIRE(c.outputs.at("output_dense").get(i) == ref.get(i));
-        ++infinite;
-        CHECK(compare_output(c, ref, kF32, 1).status == Status::pass);
         Tensor nan = ref, flipped = ref;
         nan.set(i, NAN);
         flipped.set(i, -ref.get(i));
         CHECK(compare_output(c, nan, kF32, 1).status == Status::fail);
         CHECK(compare_output(c, flipped, kF32, 1).status == Status::fail);
     }
-    CHECK(infinite == 4);
 }
 
 TEST_CASE("a finite sparse reading beyond the data type's range where the dense one is NaN: its infinity passes") {
