@@ -5,12 +5,12 @@ selftest's mutants are bugs we chose to model behind a switch; this applies bugs
 kernel source instead, one at a time (a tail loop one short, a summation chain dropped, a zero
 point's nibble or row wrong, a scale read in the wrong type...), rebuilds, and runs that backend
 on a suite, or the table's checks. A mutant that passes is a hole: a bug of that kind would
-ship. The mutants are JSON tables, one per area: cpu_kernels.json (the cpu backend's
-decode kernels), opencl_kernels.json and opencl_gpu_bodies.json (the opencl kernels on PoCL),
-simulators.json (blockwise, expert_parallel), reference_and_spec.json (the reference and the
-spec library's element types), conformance_judge.json (the comparison, verdicts and reports),
-result_check.json (moe-conform check's result files) and case_selection.json (tiers, shards,
-globs). Each mutant replaces one exact piece of text in one file, and one whose text is no
+ship. The mutants are JSON tables, one per area: cpu_kernels.json and cpu_pipeline.json (the
+cpu backend's decode kernels, and the pipeline around its GEMMs), opencl_kernels.json and
+opencl_gpu_bodies.json (the opencl kernels on PoCL), simulators.json (blockwise,
+expert_parallel), reference_and_spec.json (the reference and the spec library's element types),
+conformance_judge.json (the comparison, verdicts and reports), result_check.json (moe-conform
+check's result files) and case_selection.json (tiers, shards, globs). Each mutant replaces one exact piece of text in one file, and one whose text is no
 longer found exactly once is reported STALE, so a table cannot silently stop testing code that
 changed.
 
