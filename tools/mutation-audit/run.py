@@ -10,9 +10,9 @@ cpu backend's decode kernels, and the pipeline around its GEMMs), opencl_kernels
 opencl_gpu_bodies.json (the opencl kernels on PoCL), simulators.json (blockwise,
 expert_parallel), reference_and_spec.json (the reference and the spec library's element types),
 conformance_judge.json (the comparison, verdicts and reports), result_check.json (moe-conform
-check's result files) and case_selection.json (tiers, shards, globs). Each mutant replaces one exact piece of text in one file, and one whose text is no
-longer found exactly once is reported STALE, so a table cannot silently stop testing code that
-changed.
+check's result files) and case_selection.json (tiers, shards, globs). Each mutant replaces one
+exact piece of text in one file, and one whose text is no longer found exactly once is reported
+STALE, so a table cannot silently stop testing code that changed.
 
 A table is a JSON object: "root" (the folder of the mutated files, from the repository root),
 "target" (the build target, or a list of them, that the runs need), what judges a mutant (one of
