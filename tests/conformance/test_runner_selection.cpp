@@ -34,6 +34,32 @@ public:
     }
 };
 
+// A result file for the case of `golden_file`: `output`, computed in `precision`.
+void write_answer(const std::string& file, const std::string& golden_file, const Tensor& output,
+                  const Precision& precision = Precision{DType::f32, DType::f32}) {
+    const golden::CaseIdentity id = golden::identify_case(golden_file);
+    golden::ResultFile result;
+    result.case_name = id.case_name;
+    result.golden_sha256 = id.sha256;
+    result.precision = precision;
+    result.output = output;
+    golden::write_result(file, result);
+}
+
+PreparedCheck prepared_check(const std::vector<std::string>& golden_files, const std::vector<std::string>& result_files) {
+    CheckInputs in;
+    in.golden_files = golden_files;
+    in.result_files = result_files;
+    return prepare_check(in);
+}
+
+// The prepared check's cases of `golden_files`, run in this process.
+RunOutcome run_check(const PreparedCheck& prepared, const std::vector<std::string>& golden_files) {
+    RunOptions o = test::quiet_options(golden_files);
+    o.isolate = false;
+    return run_suite_from_makers(o, {prepared.replay});
+}
+
 }  // namespace
 
 TEST_CASE("--expert-type's values: gemm2, gemm3 or the spec's names, in any case; anything else names the option") {
@@ -111,22 +137,11 @@ TEST_CASE("check: a case no result file answers is ERROR saying how to leave it 
     test::TempDir dir;
     const auto files = test::write_suite(dir);
     // A result for alpha alone.
-    golden::GoldenCase alpha = golden::read_golden(files[0]);
-    golden::ResultFile result;
-    result.case_name = "alpha";
-    result.golden_sha256 = golden::identify_case(files[0]).sha256;
-    result.precision = Precision{DType::f32, DType::f32};
-    result.output = alpha.outputs.at("output");
     const std::string result_file = (dir / "alpha_result.h5").string();
-    golden::write_result(result_file, result);
-    CheckInputs in;
-    in.golden_files = files;
-    in.result_files = {result_file};
-    const PreparedCheck prepared = prepare_check(in);
+    write_answer(result_file, files[0], golden::read_golden(files[0]).outputs.at("output"));
+    const PreparedCheck prepared = prepared_check(files, {result_file});
     REQUIRE(prepared.problems.empty());
-    RunOptions o = test::quiet_options(files);
-    o.isolate = false;
-    const RunOutcome r = run_suite_from_makers(o, {prepared.replay});
+    const RunOutcome r = run_check(prepared, files);
     REQUIRE(r.results.size() == 3);
     CHECK(r.results[0].status == Status::pass);
     for (std::size_t i : {1, 2}) {
@@ -157,21 +172,11 @@ TEST_CASE("check: a result is judged by the precision its file declares, not by 
     REQUIRE(compare_output(beta, off, f16, 1).status == Status::pass);
     for (const Precision& declared : {f32, f16}) {
         CAPTURE(dtype_name(declared.compute));
-        golden::ResultFile result;
-        result.case_name = "beta";
-        result.golden_sha256 = golden::identify_case(files[1]).sha256;
-        result.precision = declared;
-        result.output = off;
         const std::string result_file = (dir / "beta_result.h5").string();
-        golden::write_result(result_file, result);
-        CheckInputs in;
-        in.golden_files = {files[1]};
-        in.result_files = {result_file};
-        const PreparedCheck prepared = prepare_check(in);
+        write_answer(result_file, files[1], off, declared);
+        const PreparedCheck prepared = prepared_check({files[1]}, {result_file});
         REQUIRE(prepared.problems.empty());
-        RunOptions o = test::quiet_options({files[1]});
-        o.isolate = false;
-        const RunOutcome r = run_suite_from_makers(o, {prepared.replay});
+        const RunOutcome r = run_check(prepared, {files[1]});
         REQUIRE(r.results.size() == 1);
         CHECK(r.results[0].status == (declared.compute == DType::f32 ? Status::fail : Status::pass));
         CHECK(r.results[0].compute_type == std::string(dtype_name(declared.compute)));
@@ -184,26 +189,13 @@ TEST_CASE("check: a result is judged by the precision its file declares, not by 
 TEST_CASE("check: a result file replaced after it was checked is ERROR, not judged") {
     test::TempDir dir;
     const auto files = test::write_suite(dir);
-    const golden::GoldenCase alpha = golden::read_golden(files[0]), gamma = golden::read_golden(files[2]);
-    const auto write = [&](const std::string& file, const golden::GoldenCase& c, const std::string& golden_file) {
-        golden::ResultFile result;
-        result.case_name = c.problem.name;
-        result.golden_sha256 = golden::identify_case(golden_file).sha256;
-        result.precision = Precision{DType::f32, DType::f32};
-        result.output = c.outputs.at("output");
-        golden::write_result(file, result);
-    };
     const std::string result_file = (dir / "alpha_result.h5").string();
-    write(result_file, alpha, files[0]);
-    CheckInputs in;
-    in.golden_files = {files[0]};
-    in.result_files = {result_file};
-    const PreparedCheck prepared = prepare_check(in);
+    write_answer(result_file, files[0], golden::read_golden(files[0]).outputs.at("output"));
+    const PreparedCheck prepared = prepared_check({files[0]}, {result_file});
     REQUIRE(prepared.problems.empty());
-    write(result_file, gamma, files[2]);  // gamma's result under alpha's file name
-    RunOptions o = test::quiet_options({files[0]});
-    o.isolate = false;
-    const RunOutcome r = run_suite_from_makers(o, {prepared.replay});
+    // gamma's result under alpha's file name
+    write_answer(result_file, files[2], golden::read_golden(files[2]).outputs.at("output"));
+    const RunOutcome r = run_check(prepared, {files[0]});
     REQUIRE(r.results.size() == 1);
     CHECK(r.results[0].status == Status::error);
     CHECK(has(r.results[0].reason, "changed after it was checked"));
