@@ -1,5 +1,6 @@
-// The bf16 dot-product decode kernels for 4-bit weights on bf16 activations
-// (compressed_dot_kernels.hpp): the arithmetic, and why its result is an f32 chain's, below.
+// The dot-product decode kernels for 4-bit weights (compressed_dot_kernels.hpp), on bf16
+// activations (vdpbf16ps) or on activations on a per-block grid (vpdpbusd): one loop, two product
+// engines; the arithmetic of each, and why its result is within an f32 chain's bound, below.
 #include "compressed_dot_kernels.hpp"
 
 #include <immintrin.h>
@@ -14,6 +15,7 @@
 #include "compressed_values.hpp"
 #include "cpu_features.hpp"
 #include "dot_param_tables.hpp"
+#include "int_dot_activations.hpp"
 
 namespace moe::backends::cpu {
 
@@ -44,6 +46,32 @@ namespace moe::backends::cpu {
 // [-15, 15] indexes a table of the 31 differences): never as s * (sum q x - z sum x), whose
 // cancellation the bound does not cover.
 #define MOE_BF16DOT __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512bf16,f16c,fma")))
+
+// ---- int8 dot-product kernels (AVX512_VNNI, GFNI) for 4-bit weights on activations on a grid ----
+//
+// Where every 32-element block of A's rows lies on one power-of-two grid (int_dot_activations.hpp:
+// x = X * unit, |X| < 2^22, three signed digit bytes), the same loop takes vpdpbusd instead: each
+// code byte carries its value v plus 16 (q - z + 16, or a table's v + 16 without zero points;
+// MXFP4's codes as twice their E2M1 value), in [1, 31], so unsigned; a lane starts from -16 times
+// the sum of its eight X and adds, per digit, the exact products of four code bytes and four
+// digits. Lane i then holds sum (q - z) X over elements 8i..8i+7 exactly (|sum| <= 15 * 8 * 2^22 <
+// 2^29: int32 arithmetic is modular, so the digits' partial sums may wrap on the way), which one
+// conversion rounds to f32 (the only rounding before the scale), times the block's unit (a power of
+// two: exact, the unit's range keeps it normal) and then scaled by the same FMA as above. Each lane
+// is thus the exact sum of its eight products rounded once, within the bound of the f32 chain that
+// the bf16 kernels are. Two vector operations a chunk decode each nibble half (an and or a GFNI
+// shift, then the zero point's add or a value table), six vpdpbusd form the products (two a cycle,
+// where vdpbf16ps issues one every two: docs/compressed.md), and four combine the digits. With
+// f16 scales the units ride on the scales (an f16 scale times a unit in [2^-100, 2^100] is an exact
+// normal f32); other scales (E8M0 may be subnormal) leave the units to multiply each lane's sum.
+#define MOE_INTDOT __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512vnni,gfni,f16c,fma")))
+// The loop both engines share is compiled for the instructions of both; each engine is only
+// called where its own are present (cpu_features.hpp).
+#define MOE_DOTLOOP \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,avx512bf16,avx512vnni,gfni,f16c,fma")))
+
+// Which products a dot kernel forms: bf16 values by vdpbf16ps, or code bytes by vpdpbusd.
+enum class Products { bf16, int8 };
 
 // Each chunk's load is preceded by two software prefetches (into the next rows past a row's end):
 // the line 8 KB ahead into L2 and the line 2 KB ahead into L1. One thread's stream from DRAM, left
@@ -110,6 +138,9 @@ enum class ChunkZeros { none, block_bytes, packed_nibbles };
 struct DotConstants {
     __m512i table, lane_block, low_nibbles, block_select, nibble_select[2];
     __m512i step_select[4], step_lanes[4];  // a four-chunk step's chunk u: its zero nibbles, its scale lanes
+    // int8 products: 16 in every byte; the GF(2) matrix that shifts each byte right by 4 (its high
+    // nibble down, zeros above); the 16-entry table of a code's value plus 16 (no zero points).
+    __m512i sixteen, high_nibble_shift, value_table;
 };
 
 MOE_BF16DOT inline DotConstants dot_constants(__m512i table) {
@@ -132,7 +163,24 @@ MOE_BF16DOT inline DotConstants dot_constants(__m512i table) {
         k.step_select[u] = _mm512_set_epi64(sel(3), sel(3), sel(2), sel(2), sel(1), sel(1), sel(0), sel(0));
         k.step_lanes[u] = _mm512_add_epi32(k.lane_block, _mm512_set1_epi32(4 * u));
     }
+    k.sixteen = _mm512_set1_epi8(16);
+    // Result bit i is the parity of (matrix byte 7 - i) & x: bytes 7..4 pick bits 4..7 into bits 0..3.
+    k.high_nibble_shift = _mm512_set1_epi64(0x1020408000000000ll);
+    k.value_table = _mm512_setzero_si512();
     return k;
+}
+
+// The int8 kernels' table for vpshufb (16 entries, repeated in each 128-bit lane): code c's value
+// plus 16, the value twice E2M1's for MXFP4 (integers in [-12, 12]) and the code's own otherwise.
+template <DType T>
+MOE_INTDOT inline __m512i int_value_table() {
+    alignas(64) std::int8_t t[64];
+    const auto& values = code_values(T);
+    for (unsigned i = 0; i < 64; ++i)
+        t[i] = static_cast<std::int8_t>((T == DType::f4e2m1 ? 2.0 : 1.0) * values[i & 15u] + 16.0);
+    __m512i r;
+    std::memcpy(&r, t, 64);
+    return r;
 }
 
 // One chunk's 128 weights as four vectors of bf16 values (vector j: nibble j of every word). The
@@ -153,6 +201,24 @@ MOE_BF16DOT inline void chunk_values(__m512i w, __m512i zv, const DotConstants& 
         v[1] = _mm512_permutexvar_epi16(_mm512_srli_epi16(w, 4), k.table);
         v[2] = _mm512_permutexvar_epi16(_mm512_srli_epi16(w, 8), k.table);
         v[3] = _mm512_permutexvar_epi16(_mm512_srli_epi16(w, 12), k.table);
+    }
+}
+
+// One chunk's 128 weights as two vectors of code bytes for vpdpbusd, each code's value plus 16 (in
+// [1, 31]): b[0] the low nibbles (elements 2j), b[1] the high ones (2j + 1). zv as above.
+template <DType T, ChunkZeros Z>
+MOE_INTDOT inline void chunk_bytes(__m512i w, __m512i zv, const DotConstants& k, __m512i (&b)[2]) {
+    // i4 with zero points: codes and zero points both biased by 8 (their xor with 8), which cancels
+    if constexpr (Z != ChunkZeros::none && T == DType::i4)
+        w = _mm512_xor_si512(w, _mm512_set1_epi8(static_cast<char>(0x88)));
+    const __m512i high = _mm512_gf2p8affine_epi64_epi8(w, k.high_nibble_shift, 0);
+    if constexpr (Z != ChunkZeros::none) {
+        const __m512i offset = _mm512_sub_epi8(k.sixteen, zv);  // q - z + 16
+        b[0] = _mm512_add_epi8(_mm512_and_si512(w, k.low_nibbles), offset);
+        b[1] = _mm512_add_epi8(high, offset);
+    } else {
+        b[0] = _mm512_shuffle_epi8(k.value_table, _mm512_and_si512(w, k.low_nibbles));
+        b[1] = _mm512_shuffle_epi8(k.value_table, high);
     }
 }
 
@@ -192,18 +258,45 @@ struct DotRows {
     bool wide;
 };
 
+// The activations each engine reads: the bf16 kernels' arranged words, the int8 kernels' digits.
+template <Products P>
+using DotInput = std::conditional_t<P == Products::bf16, const std::uint16_t*, const IntActivations*>;
+
+// One chunk's lane sums in the int8 kernels: the code bytes b times the digit planes d (each an
+// element's digits, 2j then 2j + 1), started from bias: three independent digit chains (one chain
+// of six waits on vpdpbusd's latency), then combined. Exact: lane i is sum (q - z) X over elements
+// 8i..8i+7, below 2^29 in magnitude (int32 wraps harmlessly on the way).
+MOE_INTDOT inline __m512i digit_sum(const __m512i (&b)[2], const std::int8_t (&d)[3][2][64], const std::int32_t* bias) {
+    const auto plane = [&](int i, int h) MOE_INTDOT { return _mm512_loadu_si512(d[i][h]); };
+    __m512i a2 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), b[0], plane(2, 0));
+    __m512i a1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), b[0], plane(1, 0));
+    __m512i a0 = _mm512_dpbusd_epi32(_mm512_loadu_si512(bias), b[0], plane(0, 0));
+    a2 = _mm512_dpbusd_epi32(a2, b[1], plane(2, 1));
+    a1 = _mm512_dpbusd_epi32(a1, b[1], plane(1, 1));
+    a0 = _mm512_dpbusd_epi32(a0, b[1], plane(0, 1));
+    return _mm512_add_epi32(_mm512_add_epi32(_mm512_slli_epi32(a2, 16), _mm512_slli_epi32(a1, 8)), a0);
+}
+
 // R weight rows' dot products with M rows of X into acc. The full chunks run without a branch, U
-// at a time for each of the R rows (their four-product chains interleaved: one chain alone waits
-// on vdpbf16ps's latency, and the R rows share each load of X; chunk u of a step goes to
-// accumulator u % 2); the partial last chunk, if any, is loaded under a mask (zero codes, against zero
-// activations).
-template <DType T, int M, ChunkZeros Z, int R, bool HalfScales>
-MOE_BF16DOT inline void dot_row(const std::uint16_t* X, std::size_t chunks, std::size_t full, std::size_t tail_k,
-                                const DotRows<R>& rows, const DotConstants& k, __m512 (&acc)[R][M][2]) {
-    const auto step = [&](std::size_t c0, auto units, auto is_tail) MOE_BF16DOT {
+// at a time for each of the R rows (their product chains interleaved: one chain alone waits on
+// the product instruction's latency, and the R rows share each load of X; chunk u of a step goes to
+// accumulator u % 2); the partial last chunk, if any, is loaded under a mask (zero codes, against
+// zero activations).
+template <Products P, DType T, int M, ChunkZeros Z, int R, bool HalfScales>
+MOE_DOTLOOP inline void dot_row(DotInput<P> X, std::size_t chunks, std::size_t full, std::size_t tail_k,
+                                const DotRows<R>& rows, const DotConstants& k, __m512 (&sums)[R][M][2]) {
+    // The accumulators in registers for the whole row (the caller's array, in memory, put a store
+    // and a reload into every multiply-add's chain).
+    __m512 acc[R][M][2];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+        for (int m = 0; m < M; ++m) acc[r][m][0] = acc[r][m][1] = _mm512_setzero_ps();
+    constexpr bool kInt = P == Products::int8;
+    constexpr bool kUnitsOnScales = kInt && HalfScales;  // int8 on f16 scales: see above
+    const auto step = [&](std::size_t c0, auto units, auto is_tail) MOE_DOTLOOP __attribute__((always_inline)) {
         constexpr int U = decltype(units)::value;
         constexpr bool kTail = decltype(is_tail)::value;
-        __m512i v[R][U][4];
+        __m512i v[R][U][P == Products::bf16 ? 4 : 2];
         __m512 sv[R][U];
         // A whole step of four chunks (one row of A): its 16 block scales by one load (and one
         // conversion, f16 as stored) and its 16 stored zero-point nibbles by one 64-bit word, where
@@ -221,6 +314,8 @@ MOE_BF16DOT inline void dot_row(const std::uint16_t* X, std::size_t chunks, std:
                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows.half_scales[r] + 4 * c0)));
                 else
                     step_scales[r] = rows.wide ? _mm512_setzero_ps() : _mm512_loadu_ps(rows.scales[r] + 4 * c0);
+                if constexpr (kUnitsOnScales)
+                    step_scales[r] = _mm512_mul_ps(step_scales[r], _mm512_loadu_ps(X->block_units.data() + 4 * c0));
                 if constexpr (Z == ChunkZeros::packed_nibbles) {
                     const unsigned char* zp = rows.packed_zeros[r] + 2 * c0;
                     std::uint64_t z;
@@ -253,7 +348,8 @@ MOE_BF16DOT inline void dot_row(const std::uint16_t* X, std::size_t chunks, std:
                 } else if constexpr (Z == ChunkZeros::packed_nibbles)
                     zv = chunk_zeros_packed<T>(rows.packed_zeros[r] + (rows.zero_odd[r] + 4 * c) / 2, rows.zero_odd[r],
                                                blocks, k);
-                chunk_values<T, Z>(w, zv, k, v[r][u]);
+                if constexpr (kInt) chunk_bytes<T, Z>(w, zv, k, v[r][u]);
+                else chunk_values<T, Z>(w, zv, k, v[r][u]);
                 if (kStep && (HalfScales || !rows.wide)) {
                     sv[r][u] = _mm512_permutexvar_ps(k.step_lanes[u], step_scales[r]);
                 } else if constexpr (HalfScales) {
@@ -261,6 +357,8 @@ MOE_BF16DOT inline void dot_row(const std::uint16_t* X, std::size_t chunks, std:
                     const __m128i h = _mm_maskz_loadu_epi16(static_cast<__mmask8>((1u << blocks) - 1u),
                                                             rows.half_scales[r] + 4 * c);
                     sv[r][u] = _mm512_permutexvar_ps(k.lane_block, _mm512_castps128_ps512(_mm_cvtph_ps(h)));
+                    if constexpr (kUnitsOnScales)
+                        sv[r][u] = _mm512_mul_ps(sv[r][u], _mm512_loadu_ps(X->lane_units.data() + 16 * c));
                 } else if (!kTail && rows.wide) {
                     sv[r][u] = _mm512_set1_ps(rows.scales[r][4 * c]);  // a load, no permute
                 } else {
@@ -273,18 +371,30 @@ MOE_BF16DOT inline void dot_row(const std::uint16_t* X, std::size_t chunks, std:
             }
 #pragma GCC unroll 8
         for (int m = 0; m < M; ++m) {
-            const std::uint16_t* x = X + (static_cast<std::size_t>(m) * chunks + c0) * kDotChunk;
 #pragma GCC unroll 4
             for (int u = 0; u < U; ++u) {
-                __m512i xv[4];
+                if constexpr (kInt) {
+                    const IntChunk& x = X->rows[static_cast<std::size_t>(m) * chunks + c0 + u];
+                    [[maybe_unused]] const __m512 lane_units =
+                        kUnitsOnScales ? _mm512_setzero_ps() : _mm512_loadu_ps(X->lane_units.data() + 16 * (c0 + u));
 #pragma GCC unroll 4
-                for (int j = 0; j < 4; ++j) xv[j] = _mm512_loadu_si512(x + u * kDotChunk + 32 * j);
+                    for (int r = 0; r < R; ++r) {
+                        __m512 p = _mm512_cvtepi32_ps(digit_sum(v[r][u], x.digits, x.bias));  // the one rounding
+                        if constexpr (!kUnitsOnScales) p = _mm512_mul_ps(p, lane_units);  // exact
+                        acc[r][m][u % 2] = _mm512_fmadd_ps(p, sv[r][u], acc[r][m][u % 2]);
+                    }
+                } else {
+                    const std::uint16_t* x = X + (static_cast<std::size_t>(m) * chunks + c0) * kDotChunk;
+                    __m512i xv[4];
 #pragma GCC unroll 4
-                for (int r = 0; r < R; ++r) {
-                    __m512 p = _mm512_dpbf16_ps(_mm512_setzero_ps(), (__m512bh)v[r][u][0], (__m512bh)xv[0]);
+                    for (int j = 0; j < 4; ++j) xv[j] = _mm512_loadu_si512(x + u * kDotChunk + 32 * j);
 #pragma GCC unroll 4
-                    for (int j = 1; j < 4; ++j) p = _mm512_dpbf16_ps(p, (__m512bh)v[r][u][j], (__m512bh)xv[j]);
-                    acc[r][m][u % 2] = _mm512_fmadd_ps(p, sv[r][u], acc[r][m][u % 2]);
+                    for (int r = 0; r < R; ++r) {
+                        __m512 p = _mm512_dpbf16_ps(_mm512_setzero_ps(), (__m512bh)v[r][u][0], (__m512bh)xv[0]);
+#pragma GCC unroll 4
+                        for (int j = 1; j < 4; ++j) p = _mm512_dpbf16_ps(p, (__m512bh)v[r][u][j], (__m512bh)xv[j]);
+                        acc[r][m][u % 2] = _mm512_fmadd_ps(p, sv[r][u], acc[r][m][u % 2]);
+                    }
                 }
             }
         }
@@ -295,10 +405,16 @@ MOE_BF16DOT inline void dot_row(const std::uint16_t* X, std::size_t chunks, std:
         step(c, std::integral_constant<int, kUnroll>{}, std::false_type{});
     for (; c < full; ++c) step(c, std::integral_constant<int, 1>{}, std::false_type{});
     if (full < chunks) step(full, std::integral_constant<int, 1>{}, std::true_type{});
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+        for (int m = 0; m < M; ++m) {
+            sums[r][m][0] = acc[r][m][0];
+            sums[r][m][1] = acc[r][m][1];
+        }
 }
 
-template <DType T, int M, bool ZP>
-MOE_BF16DOT void dot_rows_of(const std::uint16_t* X, const WeightView& W, float* C, std::size_t ldc, std::size_t n0,
+template <Products P, DType T, int M, bool ZP>
+MOE_DOTLOOP void dot_rows_of(DotInput<P> X, const WeightView& W, float* C, std::size_t ldc, std::size_t n0,
                              std::size_t n1) {
     const std::size_t G = W.groups, gs = W.group_size, per_group = gs / 32;
     const std::size_t chunks = (W.K + kDotChunk - 1) / kDotChunk, full = W.K / kDotChunk;
@@ -351,14 +467,15 @@ MOE_BF16DOT void dot_rows_of(const std::uint16_t* X, const WeightView& W, float*
         }
         if (!per_block) repeat_bytes(zg.data(), params, per_group, zb.data());
     }
-    const DotConstants k = dot_constants(dot_table<T, ZP>());
+    DotConstants k = dot_constants(dot_table<T, ZP>());
+    if constexpr (P == Products::int8 && !ZP) k.value_table = int_value_table<T>();
     const std::size_t tail_k = W.K % kDotChunk;
     // Two weight rows at a time for two rows of A (they share each load of X), else one: with one
     // row of A, four weight rows side by side (the earlier choice, faster with the codes in L2)
     // are four interleaved streams that DRAM fed at 26-34 GB/s of codes on two threads, where one
     // row at a time streams at 37-43 (a standalone loop, the same process; docs/compressed.md).
     const std::size_t rows_ahead = kDotPrefetchL2 / W.row_bytes();  // rows the codes' L2 prefetch runs ahead
-    const auto rows_from = [&](std::size_t n, auto count) MOE_BF16DOT {
+    const auto rows_from = [&](std::size_t n, auto count) MOE_DOTLOOP {
         constexpr int R = decltype(count)::value;
         DotRows<R> rows{};
         rows.wide = gs % kDotChunk == 0;
@@ -389,15 +506,12 @@ MOE_BF16DOT void dot_rows_of(const std::uint16_t* X, const WeightView& W, float*
             }
         }
         __m512 acc[R][M][2];
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r)
-            for (int m = 0; m < M; ++m) acc[r][m][0] = acc[r][m][1] = _mm512_setzero_ps();
         if (stored)
-            dot_row<T, M, ZP ? ChunkZeros::packed_nibbles : ChunkZeros::none, R, true>(X, chunks, full, tail_k, rows, k,
-                                                                                      acc);
+            dot_row<P, T, M, ZP ? ChunkZeros::packed_nibbles : ChunkZeros::none, R, true>(X, chunks, full, tail_k, rows,
+                                                                                         k, acc);
         else
-            dot_row<T, M, ZP ? ChunkZeros::block_bytes : ChunkZeros::none, R, false>(X, chunks, full, tail_k, rows, k,
-                                                                                    acc);
+            dot_row<P, T, M, ZP ? ChunkZeros::block_bytes : ChunkZeros::none, R, false>(X, chunks, full, tail_k, rows,
+                                                                                       k, acc);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r)
             for (int m = 0; m < M; ++m)
@@ -410,32 +524,53 @@ MOE_BF16DOT void dot_rows_of(const std::uint16_t* X, const WeightView& W, float*
     for (; n < n1; ++n) rows_from(n, std::integral_constant<int, 1>{});
 }
 
-template <DType T, bool ZP>
-void dot_dispatch_m(const std::uint16_t* X, std::size_t M, const WeightView& W, float* C, std::size_t ldc,
-                    std::size_t n0, std::size_t n1) {
+template <Products P, DType T, bool ZP>
+void dot_dispatch_m(DotInput<P> X, std::size_t M, const WeightView& W, float* C, std::size_t ldc, std::size_t n0,
+                    std::size_t n1) {
     switch (M) {
-        case 1: return dot_rows_of<T, 1, ZP>(X, W, C, ldc, n0, n1);
-        case 2: return dot_rows_of<T, 2, ZP>(X, W, C, ldc, n0, n1);
-        case 3: return dot_rows_of<T, 3, ZP>(X, W, C, ldc, n0, n1);
-        case 4: return dot_rows_of<T, 4, ZP>(X, W, C, ldc, n0, n1);
-        case 5: return dot_rows_of<T, 5, ZP>(X, W, C, ldc, n0, n1);
-        case 6: return dot_rows_of<T, 6, ZP>(X, W, C, ldc, n0, n1);
-        case 7: return dot_rows_of<T, 7, ZP>(X, W, C, ldc, n0, n1);
-        default: return dot_rows_of<T, 8, ZP>(X, W, C, ldc, n0, n1);
+        case 1: return dot_rows_of<P, T, 1, ZP>(X, W, C, ldc, n0, n1);
+        case 2: return dot_rows_of<P, T, 2, ZP>(X, W, C, ldc, n0, n1);
+        case 3: return dot_rows_of<P, T, 3, ZP>(X, W, C, ldc, n0, n1);
+        case 4: return dot_rows_of<P, T, 4, ZP>(X, W, C, ldc, n0, n1);
+        case 5: return dot_rows_of<P, T, 5, ZP>(X, W, C, ldc, n0, n1);
+        case 6: return dot_rows_of<P, T, 6, ZP>(X, W, C, ldc, n0, n1);
+        case 7: return dot_rows_of<P, T, 7, ZP>(X, W, C, ldc, n0, n1);
+        default: return dot_rows_of<P, T, 8, ZP>(X, W, C, ldc, n0, n1);
+    }
+}
+
+template <Products P>
+void dot_dispatch(DotInput<P> X, std::size_t M, const WeightView& W, float* C, std::size_t ldc, std::size_t n0,
+                  std::size_t n1) {
+    switch (W.dtype) {
+        case DType::u4:
+            return W.zero ? dot_dispatch_m<P, DType::u4, true>(X, M, W, C, ldc, n0, n1)
+                          : dot_dispatch_m<P, DType::u4, false>(X, M, W, C, ldc, n0, n1);
+        case DType::i4:
+            return W.zero ? dot_dispatch_m<P, DType::i4, true>(X, M, W, C, ldc, n0, n1)
+                          : dot_dispatch_m<P, DType::i4, false>(X, M, W, C, ldc, n0, n1);
+        default: return dot_dispatch_m<P, DType::f4e2m1, false>(X, M, W, C, ldc, n0, n1);
     }
 }
 
 void dot_rows(const std::uint16_t* X, std::size_t M, const WeightView& W, float* C, std::size_t ldc, std::size_t n0,
               std::size_t n1) {
-    switch (W.dtype) {
-        case DType::u4:
-            return W.zero ? dot_dispatch_m<DType::u4, true>(X, M, W, C, ldc, n0, n1)
-                          : dot_dispatch_m<DType::u4, false>(X, M, W, C, ldc, n0, n1);
-        case DType::i4:
-            return W.zero ? dot_dispatch_m<DType::i4, true>(X, M, W, C, ldc, n0, n1)
-                          : dot_dispatch_m<DType::i4, false>(X, M, W, C, ldc, n0, n1);
-        default: return dot_dispatch_m<DType::f4e2m1, false>(X, M, W, C, ldc, n0, n1);
-    }
+    dot_dispatch<Products::bf16>(X, M, W, C, ldc, n0, n1);
+}
+
+void int_dot_rows(const IntActivations& X, std::size_t M, const WeightView& W, float* C, std::size_t ldc,
+                  std::size_t n0, std::size_t n1) {
+    dot_dispatch<Products::int8>(&X, M, W, C, ldc, n0, n1);
+}
+
+bool arrange_for_int_dot(const float* A, std::size_t M, std::size_t lda, const WeightView& W, IntActivations& X) {
+    return M <= kCompressedRows && compressed_uses_decode_kernels(W) && cpu_has_int_dot() && is_nibble(W.dtype) &&
+           arrange_int(A, M, lda, W.K, int_code_scale(W.dtype), X);
+}
+
+bool compressed_uses_int_dot(const float* A, std::size_t M, std::size_t lda, const WeightView& W) {
+    IntActivations x;
+    return arrange_for_int_dot(A, M, lda, W, x);
 }
 
 bool compressed_uses_bf16_dot(const float* A, std::size_t M, std::size_t lda, const WeightView& W) {

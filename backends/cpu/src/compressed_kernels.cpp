@@ -421,8 +421,12 @@ void compressed_gemm(const float* A, std::size_t M, std::size_t lda, const Weigh
                      std::size_t ldc, int threads) {
     if (M == 0 || N == 0) return;
     const bool fast = compressed_uses_decode_kernels(W);
-    // 4-bit weights on bf16 activations (bf16 data): the bf16 dot kernels, A arranged once per call.
-    const bool dot = fast && compressed_uses_bf16_dot(A, M, lda, W);
+    // 4-bit weights: the int8 dot kernels where A's blocks lie on their grid, else the bf16 ones
+    // on bf16 activations (bf16 data); A arranged once per call.
+    static thread_local IntActivations int_x;
+    const bool int_dot = fast && arrange_for_int_dot(A, M, lda, W, int_x);
+    const IntActivations* ints = &int_x;  // the workers' own int_x would be another thread's
+    const bool dot = fast && !int_dot && compressed_uses_bf16_dot(A, M, lda, W);
     static thread_local std::vector<std::uint16_t> arranged;  // this thread's: workers use x, not theirs
     const std::uint16_t* x = nullptr;
     if (dot) {
@@ -435,7 +439,7 @@ void compressed_gemm(const float* A, std::size_t M, std::size_t lda, const Weigh
     static thread_local std::vector<float> deinterleaved;
     const float* a = A;
     std::size_t a_stride = lda;
-    if (fast && !dot && is_nibble(W.dtype)) {
+    if (fast && !dot && !int_dot && is_nibble(W.dtype)) {
         deinterleaved.resize(M * W.K);
         for (std::size_t m = 0; m < M; ++m)
             for (std::size_t k0 = 0; k0 < W.K; k0 += 32)
@@ -455,7 +459,8 @@ void compressed_gemm(const float* A, std::size_t M, std::size_t lda, const Weigh
 #pragma omp parallel for schedule(static) num_threads(threads) if (parallel)
     for (long long it = 0; it < items; ++it) {
         const std::size_t n0 = static_cast<std::size_t>(it) * kRowsPerItem, n1 = std::min(N, n0 + kRowsPerItem);
-        if (dot) dot_rows(x, M, W, C, ldc, n0, n1);
+        if (int_dot) int_dot_rows(*ints, M, W, C, ldc, n0, n1);
+        else if (dot) dot_rows(x, M, W, C, ldc, n0, n1);
         else if (fast) decode_rows(a, M, a_stride, W, C, ldc, n0, n1);
         else portable_rows(A, M, lda, W, C, ldc, n0, n1);
     }

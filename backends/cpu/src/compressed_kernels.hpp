@@ -13,8 +13,9 @@ inline constexpr std::size_t kCompressedRows = 8;
 
 // C[m * ldc + n] = sum_k A[m * lda + k] * W_f(n, k) for m < M <= kCompressedRows and n < N (a
 // compressed NK weight). Each thread streams a slice of the weight rows: each stored byte is read
-// once. A group's products are summed in f32 and scaled once, s * sum (q - z) x (the error the
-// tolerance's dequantisation term bounds: spec/tolerance.md); an element that comes out NaN or
+// once. A group's products are summed in f32 (by the int8 dot kernels exactly, as integers, then
+// rounded once) and scaled once, s * sum (q - z) x (the error the tolerance's dequantisation term
+// bounds: spec/tolerance.md); an element that comes out NaN or
 // infinite is computed again from W_f rounded to f32 (an infinite scale, or a sum past f32's range
 // that the dequantised products stay within). Threads split the columns; the result does not
 // depend on their number.
@@ -38,5 +39,11 @@ bool compressed_uses_decode_kernels(const WeightView& W);
 // element of A bf16 exactly with every nonzero |x| >= 2^-100 (bf16 data; else the f32 kernels,
 // whose results these equal up to the order of the additions: compressed_kernels.cpp).
 bool compressed_uses_bf16_dot(const float* A, std::size_t M, std::size_t lda, const WeightView& W);
+
+// Whether compressed_gemm takes the int8 dot-product kernels (AVX512_VNNI) for these rows of A,
+// before the bf16 ones: 4-bit weights on the decode kernels' terms, a CPU with AVX512_VNNI, VBMI
+// and GFNI, and every 32-element block of A's rows on one grid (int_dot_activations.hpp: bf16
+// data whose blocks span at most about 15 binades).
+bool compressed_uses_int_dot(const float* A, std::size_t M, std::size_t lda, const WeightView& W);
 
 }  // namespace moe::backends::cpu

@@ -18,4 +18,12 @@ inline bool cpu_has_avx512_bf16() {
     return yes;
 }
 
+// AVX512_VNNI (vpdpbusd), AVX512_VBMI and GFNI (a byte's high nibble in one operation) on top of
+// AVX-512: the compressed decode kernels' int8 products.
+inline bool cpu_has_int_dot() {
+    static const bool yes = cpu_has_avx512() && __builtin_cpu_supports("avx512vnni") &&
+                            __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("gfni");
+    return yes;
+}
+
 }  // namespace moe::backends::cpu
