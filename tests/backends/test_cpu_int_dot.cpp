@@ -63,7 +63,7 @@ std::int64_t arranged_integer(const IntActivations& x, std::size_t m, std::size_
 }  // namespace
 
 TEST_CASE("int8 dot kernels: the arrangement holds every value as digits times its block's unit, and the biases") {
-    if (!cpu_has_int_dot()) return;
+    if (!cpu_has_avx512()) return;  // arrange_int's instructions (AVX-512 F, BW, VL)
     std::mt19937 rng(20261128);
     for (std::size_t K : {std::size_t{96}, std::size_t{384}, std::size_t{2880}})
         for (std::size_t M : {std::size_t{1}, std::size_t{3}, std::size_t{8}}) {
@@ -101,7 +101,7 @@ TEST_CASE("int8 dot kernels: the arrangement holds every value as digits times i
 }
 
 TEST_CASE("int8 dot kernels: the arrangement refuses values off the grid, outside the units' range, infinite or NaN") {
-    if (!cpu_has_int_dot()) return;
+    if (!cpu_has_avx512()) return;  // arrange_int's instructions (AVX-512 F, BW, VL)
     const std::size_t K = 64;
     std::vector<float> a(K, 1.0f);
     IntActivations x;
