@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <random>
 #include <vector>
 
@@ -79,6 +80,50 @@ inline void check_against_f64(const std::vector<float>& A, std::size_t M, const 
             if (!(std::abs(C[m * W.N + n] - exact) <= bound)) ++bad;
         }
     CHECK(bad == 0);
+}
+
+// The dot kernels' weight forms: every 4-bit type; zero points none, in the weight's type or f16;
+// groups of 32 to 256; scales and zero points per row or one row shared by all.
+struct DotCase {
+    DType t;
+    bool zp;
+    DType zero_type;
+    std::size_t gs;
+    bool shared = false;
+};
+
+inline const std::vector<DotCase>& dot_cases() {
+    static const std::vector<DotCase> cases = {
+        {DType::u4, false, DType::u4, 32},  {DType::u4, true, DType::u4, 32},    {DType::u4, true, DType::f16, 32},
+        {DType::u4, true, DType::u4, 64},   {DType::u4, false, DType::u4, 128},  {DType::i4, false, DType::i4, 32},
+        {DType::i4, true, DType::i4, 32},   {DType::i4, true, DType::i4, 96},    {DType::f4e2m1, false, DType::u4, 32},
+        {DType::u4, true, DType::u4, 128},  {DType::i4, true, DType::i4, 256},   {DType::u4, true, DType::f16, 128},
+        {DType::i4, true, DType::f16, 32},  {DType::i4, true, DType::f16, 128},  {DType::u4, true, DType::u4, 32, true},
+        {DType::i4, true, DType::i4, 64, true},
+    };
+    return cases;
+}
+
+// body(W, N, K, M) for every dot case, every K of ks its group size divides and M = 1, 2, 5, 8:
+// random weights of N rows (expert 1 of 2), the case in doctest's messages.
+template <class Body>
+void for_each_dot_case(std::initializer_list<std::size_t> ks, std::size_t N, std::mt19937& rng, Body body) {
+    for (const DotCase& c : dot_cases())
+        for (std::size_t K : ks) {
+            if (K % c.gs) continue;
+            const Weights w = random_weights(c.t, 2, N, K, c.gs, c.zero_type, rng, c.shared);
+            const WeightView W = w.view(1, c.zp);
+            for (std::size_t M : {std::size_t{1}, std::size_t{2}, std::size_t{5}, std::size_t{8}}) {
+                CAPTURE(dtype_name(c.t));
+                CAPTURE(c.zp);
+                CAPTURE(dtype_name(c.zero_type));
+                CAPTURE(c.gs);
+                CAPTURE(c.shared);
+                CAPTURE(K);
+                CAPTURE(M);
+                body(W, N, K, M);
+            }
+        }
 }
 
 }  // namespace moe::test

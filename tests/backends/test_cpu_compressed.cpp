@@ -193,55 +193,27 @@ TEST_CASE("cpu, compressed weights: this CPU's vdpbf16ps is the f32 chain the do
 TEST_CASE("cpu, compressed weights: the bf16 dot kernels against the f64 product, and their fallback") {
     using namespace moe::backends::cpu;
     std::mt19937 rng(20240613);
-    struct Case {
-        DType t;
-        bool zp;
-        DType zero_type;
-        std::size_t gs;
-        bool shared = false;  // one row of scales and zero points for all rows
-    };
-    const Case cases[] = {
-        {DType::u4, false, DType::u4, 32},  {DType::u4, true, DType::u4, 32},    {DType::u4, true, DType::f16, 32},
-        {DType::u4, true, DType::u4, 64},   {DType::u4, false, DType::u4, 128},  {DType::i4, false, DType::i4, 32},
-        {DType::i4, true, DType::i4, 32},   {DType::i4, true, DType::i4, 96},    {DType::f4e2m1, false, DType::u4, 32},
-        {DType::u4, true, DType::u4, 128},  {DType::i4, true, DType::i4, 256},   {DType::u4, true, DType::f16, 128},
-        {DType::i4, true, DType::f16, 32},  {DType::i4, true, DType::f16, 128},  {DType::u4, true, DType::u4, 32, true},
-        {DType::i4, true, DType::i4, 64, true},
-    };
-    for (const Case& c : cases)
-        for (std::size_t K : {std::size_t{384}, std::size_t{480}, std::size_t{768}, std::size_t{1184}, std::size_t{2880}}) {
-            if (K % c.gs) continue;
-            const std::size_t N = 72;
-            const Weights w = random_weights(c.t, 2, N, K, c.gs, c.zero_type, rng, c.shared);
-            const WeightView W = w.view(1, c.zp);
-            for (std::size_t M : {std::size_t{1}, std::size_t{2}, std::size_t{5}, std::size_t{8}}) {
-                CAPTURE(dtype_name(c.t));
-                CAPTURE(c.zp);
-                CAPTURE(dtype_name(c.zero_type));
-                CAPTURE(c.gs);
-                CAPTURE(c.shared);
-                CAPTURE(K);
-                CAPTURE(M);
-                std::vector<float> A = bf16_rows(M, K, rng), C1(M * N), C2(M * N);
-                CHECK(compressed_uses_bf16_dot(A.data(), M, K, W) == cpu_has_avx512_bf16());
-                CHECK_FALSE(compressed_uses_int_dot(A.data(), M, K, W));  // these rows span 21 binades and more
-                compressed_gemm(A.data(), M, K, W, N, C1.data(), N, 1);
-                check_against_f64(A, M, W, C1);
-                compressed_gemm(A.data(), M, K, W, N, C2.data(), N, 2);
-                CHECK(C1 == C2);  // threads
-                // A tiny activation (below 2^-100, bf16): the dot kernels would flush its products
-                // to zero; the call takes the f32 kernels and is still right.
-                A[(M - 1) * K + K / 3] = std::ldexp(1.0f, -110);
-                A[(M - 1) * K + K / 3 + 1] = -std::ldexp(1.0f, -120);
-                CHECK_FALSE(compressed_uses_bf16_dot(A.data(), M, K, W));
-                compressed_gemm(A.data(), M, K, W, N, C1.data(), N, 1);
-                check_against_f64(A, M, W, C1);
-                // Not bf16 (f32 data): the f32 kernels.
-                A[(M - 1) * K + K / 3] = 1.0f + std::ldexp(1.0f, -20);
-                A[(M - 1) * K + K / 3 + 1] = 0.0f;
-                CHECK_FALSE(compressed_uses_bf16_dot(A.data(), M, K, W));
-            }
-        }
+    moe::test::for_each_dot_case(
+        {384, 480, 768, 1184, 2880}, 72, rng, [&](const WeightView& W, std::size_t N, std::size_t K, std::size_t M) {
+            std::vector<float> A = bf16_rows(M, K, rng), C1(M * N), C2(M * N);
+            CHECK(compressed_uses_bf16_dot(A.data(), M, K, W) == cpu_has_avx512_bf16());
+            CHECK_FALSE(compressed_uses_int_dot(A.data(), M, K, W));  // these rows span 21 binades and more
+            compressed_gemm(A.data(), M, K, W, N, C1.data(), N, 1);
+            check_against_f64(A, M, W, C1);
+            compressed_gemm(A.data(), M, K, W, N, C2.data(), N, 2);
+            CHECK(C1 == C2);  // threads
+            // A tiny activation (below 2^-100, bf16): the dot kernels would flush its products
+            // to zero; the call takes the f32 kernels and is still right.
+            A[(M - 1) * K + K / 3] = std::ldexp(1.0f, -110);
+            A[(M - 1) * K + K / 3 + 1] = -std::ldexp(1.0f, -120);
+            CHECK_FALSE(compressed_uses_bf16_dot(A.data(), M, K, W));
+            compressed_gemm(A.data(), M, K, W, N, C1.data(), N, 1);
+            check_against_f64(A, M, W, C1);
+            // Not bf16 (f32 data): the f32 kernels.
+            A[(M - 1) * K + K / 3] = 1.0f + std::ldexp(1.0f, -20);
+            A[(M - 1) * K + K / 3 + 1] = 0.0f;
+            CHECK_FALSE(compressed_uses_bf16_dot(A.data(), M, K, W));
+        });
 }
 
 TEST_CASE("cpu, compressed weights: the f32 decode kernels on long groups (per channel) against the f64 product") {

@@ -23,8 +23,6 @@
 using namespace moe;
 using namespace moe::backends::cpu;
 using moe::test::check_against_f64;
-using moe::test::random_weights;
-using moe::test::Weights;
 
 namespace {
 
@@ -152,56 +150,29 @@ TEST_CASE("int8 dot kernels: the arrangement refuses values off the grid, outsid
 
 TEST_CASE("int8 dot kernels against the f64 product, every 4-bit type and zero-point form, and their fallback") {
     std::mt19937 rng(20261129);
-    struct Case {
-        DType t;
-        bool zp;
-        DType zero_type;
-        std::size_t gs;
-        bool shared = false;  // one row of scales and zero points for all rows
-    };
-    const Case cases[] = {
-        {DType::u4, false, DType::u4, 32},  {DType::u4, true, DType::u4, 32},    {DType::u4, true, DType::f16, 32},
-        {DType::u4, true, DType::u4, 64},   {DType::u4, false, DType::u4, 128},  {DType::i4, false, DType::i4, 32},
-        {DType::i4, true, DType::i4, 32},   {DType::i4, true, DType::i4, 96},    {DType::f4e2m1, false, DType::u4, 32},
-        {DType::u4, true, DType::u4, 128},  {DType::i4, true, DType::i4, 256},   {DType::i4, true, DType::f16, 128},
-        {DType::u4, true, DType::u4, 32, true},
-    };
     std::size_t int_calls = 0;
-    for (const Case& c : cases)
-        for (std::size_t K : {std::size_t{384}, std::size_t{480}, std::size_t{1184}, std::size_t{2880}}) {
-            if (K % c.gs) continue;
-            const std::size_t N = 40;
-            const Weights w = random_weights(c.t, 2, N, K, c.gs, c.zero_type, rng, c.shared);
-            const WeightView W = w.view(1, c.zp);
-            for (std::size_t M : {std::size_t{1}, std::size_t{2}, std::size_t{5}, std::size_t{8}}) {
-                CAPTURE(dtype_name(c.t));
-                CAPTURE(c.zp);
-                CAPTURE(dtype_name(c.zero_type));
-                CAPTURE(c.gs);
-                CAPTURE(c.shared);
-                CAPTURE(K);
-                CAPTURE(M);
-                std::vector<float> A = grid_rows(M, K, rng), C1(M * N), C2(M * N);
-                const bool on_grid = compressed_uses_int_dot(A.data(), M, K, W);
-                CHECK(on_grid == cpu_has_int_dot());
-                int_calls += on_grid;
-                compressed_gemm(A.data(), M, K, W, N, C1.data(), N, 1);
-                check_against_f64(A, M, W, C1);
-                compressed_gemm(A.data(), M, K, W, N, C2.data(), N, 2);
-                CHECK(C1 == C2);  // threads
-                // One element 2^-30 times its block's largest, with an 8-bit significand: its
-                // lowest bit lies far below the block's unit, so the bf16 kernels take the call,
-                // still within the bound.
-                const std::size_t k_off = K / 3, block = k_off / 32 * 32;
-                double largest = 0.0;
-                for (std::size_t m = 0; m < M; ++m)
-                    for (std::size_t k = block; k < block + 32; ++k) largest = std::max(largest, double(std::abs(A[m * K + k])));
-                A[(M - 1) * K + k_off] = bf16(largest * std::ldexp(1.0 + 1.0 / 128, -30));
-                CHECK_FALSE(compressed_uses_int_dot(A.data(), M, K, W));
-                CHECK(compressed_uses_bf16_dot(A.data(), M, K, W) == cpu_has_avx512_bf16());
-                compressed_gemm(A.data(), M, K, W, N, C1.data(), N, 1);
-                check_against_f64(A, M, W, C1);
-            }
-        }
+    moe::test::for_each_dot_case(
+        {384, 480, 1184, 2880}, 40, rng, [&](const WeightView& W, std::size_t N, std::size_t K, std::size_t M) {
+            std::vector<float> A = grid_rows(M, K, rng), C1(M * N), C2(M * N);
+            const bool on_grid = compressed_uses_int_dot(A.data(), M, K, W);
+            CHECK(on_grid == cpu_has_int_dot());
+            int_calls += on_grid;
+            compressed_gemm(A.data(), M, K, W, N, C1.data(), N, 1);
+            check_against_f64(A, M, W, C1);
+            compressed_gemm(A.data(), M, K, W, N, C2.data(), N, 2);
+            CHECK(C1 == C2);  // threads
+            // One element 2^-30 times its block's largest, with an 8-bit significand: its
+            // lowest bit lies far below the block's unit, so the bf16 kernels take the call,
+            // still within the bound.
+            const std::size_t k_off = K / 3, block = k_off / 32 * 32;
+            double largest = 0.0;
+            for (std::size_t m = 0; m < M; ++m)
+                for (std::size_t k = block; k < block + 32; ++k) largest = std::max(largest, double(std::abs(A[m * K + k])));
+            A[(M - 1) * K + k_off] = bf16(largest * std::ldexp(1.0 + 1.0 / 128, -30));
+            CHECK_FALSE(compressed_uses_int_dot(A.data(), M, K, W));
+            CHECK(compressed_uses_bf16_dot(A.data(), M, K, W) == cpu_has_avx512_bf16());
+            compressed_gemm(A.data(), M, K, W, N, C1.data(), N, 1);
+            check_against_f64(A, M, W, C1);
+        });
     if (cpu_has_int_dot()) CHECK(int_calls > 0);
 }
