@@ -5,8 +5,9 @@ selftest's mutants are bugs we chose to model behind a switch; this applies bugs
 kernel source instead, one at a time (a tail loop one short, a summation chain dropped, a zero
 point's nibble or row wrong, a scale read in the wrong type...), rebuilds, and runs that backend
 on a suite, or the table's checks. A mutant that passes is a hole: a bug of that kind would
-ship. The mutants are JSON tables, one per area: cpu_kernels.json and cpu_pipeline.json (the
-cpu backend's decode kernels, and the pipeline around its GEMMs), opencl_kernels.json and
+ship. The mutants are JSON tables, one per area: cpu_kernels.json, cpu_int_dot.json and
+cpu_pipeline.json (the cpu backend's decode kernels, its int8 dot kernels and their activations'
+grid, and the pipeline around its GEMMs), opencl_kernels.json and
 opencl_gpu_bodies.json (the opencl kernels on PoCL), simulators.json (blockwise,
 expert_parallel), reference_and_spec.json (the reference and the spec library's element types),
 conformance_judge.json (the comparison, verdicts and reports), result_check.json (moe-conform
