@@ -277,7 +277,7 @@ MOE_INTDOT inline __m512i digit_sum(const __m512i (&b)[2], const std::int8_t (&d
     return _mm512_add_epi32(_mm512_add_epi32(_mm512_slli_epi32(a2, 16), _mm512_slli_epi32(a1, 8)), a0);
 }
 
-// R weight rows' dot products with M rows of X into acc. The full chunks run without a branch, U
+// R weight rows' dot products with M rows of X into sums. The full chunks run without a branch, U
 // at a time for each of the R rows (their product chains interleaved: one chain alone waits on
 // the product instruction's latency, and the R rows share each load of X; chunk u of a step goes to
 // accumulator u % 2); the partial last chunk, if any, is loaded under a mask (zero codes, against
