@@ -159,7 +159,7 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) void dpbf16(const float* 
 }  // namespace
 
 TEST_CASE("cpu, compressed weights: this CPU's vdpbf16ps is the f32 chain the dot kernels' bound assumes") {
-    // compressed_dot_kernels.cpp: each lane adds the odd pair's exact product, then the even one's,
+    // dot_chunk_decode.hpp: each lane adds the odd pair's exact product, then the even one's,
     // each addition rounded to nearest even. The bound the backend declares rests on it, so it is
     // checked on the machine that runs the tests: products and sums in the normal range (the
     // kernels' inputs never reach the subnormal range the instruction flushes).

@@ -3,7 +3,7 @@
 // takes for few rows of A: int8 products (AVX512_VNNI) on activations on a per-block grid
 // (int_dot_activations.hpp) where compressed_uses_int_dot says so, else bf16 products
 // (AVX512_BF16) on bf16 activations where compressed_uses_bf16_dot does; why their results stay
-// within an f32 multiply-add chain's bound is written in compressed_dot_kernels.cpp.
+// within an f32 multiply-add chain's bound is written in dot_chunk_decode.hpp.
 #include <cstddef>
 #include <cstdint>
 
