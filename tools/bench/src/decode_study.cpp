@@ -97,7 +97,7 @@ void decode_study(const Shape& s, const std::vector<std::string>& weights, int t
     kinds.insert(kinds.end(), weights.begin(), weights.end());
     // One row of bf16 values (held as f32), as a bf16 model's decode gives the kernels: 4-bit
     // weights then take the int8 dot-product kernels where the CPU has them (every 32-element block
-    // of the row on its grid: compressed_dot_kernels.cpp). The same row with one element a block
+    // of the row on its grid: int_dot_activations.hpp). The same row with one element a block
     // 2^-20 times another's (bf16, off that grid) sends them to the bf16 dot kernels instead: the
     // "off-grid" rows time those on the same weights.
     std::vector<float> a(K), off_grid(K), c(N);
@@ -106,8 +106,15 @@ void decode_study(const Shape& s, const std::vector<std::string>& weights, int t
         off_grid[k] = k % 32 == 7 ? static_cast<float>(std::ldexp(1.0 + 1.0 / 128, -20)) : a[k];
     }
 
-    std::vector<Weights> cold, hot;
-    std::vector<const std::vector<float>*> rows_of;  // each entry's activation row
+    std::vector<Weights> cold, hot;  // a kind each
+    // The table's rows: a kind's weights against a row of activations (4-bit kinds twice, the
+    // second time off the grid: the same tensors, not copies).
+    struct Entry {
+        std::string label;
+        std::size_t kind;
+        const std::vector<float>* row;
+    };
+    std::vector<Entry> entries;
     for (const auto& kind : kinds) {
         const Weights one = one_expert(kind, s, N, K);
         const double row_bytes = double(one.bytes()) / double(N);
@@ -116,13 +123,8 @@ void decode_study(const Shape& s, const std::vector<std::string>& weights, int t
         const std::size_t rows = std::clamp<std::size_t>(
             std::size_t(double(kHotBytesPerThread) * threads / row_bytes) / 32 * 32, 32 * std::size_t(threads), N);
         hot.push_back(one_expert(kind, s, rows, K));
-        rows_of.push_back(&a);
-        if (dtype_bits(one.w.dtype()) == 4) {  // the same weights, off the int8 kernels' grid
-            cold.push_back(cold.back());
-            hot.push_back(hot.back());
-            cold.back().label = hot.back().label = one.label + " off-grid";
-            rows_of.push_back(&off_grid);
-        }
+        entries.push_back({one.label, cold.size() - 1, &a});
+        if (dtype_bits(one.w.dtype()) == 4) entries.push_back({one.label + " off-grid", cold.size() - 1, &off_grid});
     }
     std::printf("moe-bench --decode-study: %s, one expert's first GEMM (N = %zu, K = %zu) against one row of bf16 "
                 "values, the cpu backend's decode kernels alone (cpu_f32_gemm), %d threads. cache: a slice of whole "
@@ -135,23 +137,24 @@ void decode_study(const Shape& s, const std::vector<std::string>& weights, int t
 
     // Cache: each type on its own (nothing here waits on memory).
     std::vector<double> hot_seconds;
-    for (std::size_t j = 0; j < hot.size(); ++j) {
-        const Weights& w = hot[j];
+    for (const Entry& e : entries) {
+        const Weights& w = hot[e.kind];
         const std::size_t calls = std::max<std::size_t>(16, (std::size_t(64) << 20) / w.bytes());
-        pass_seconds(w, calls, *rows_of[j], c, threads);  // warm-up: the slice into cache
+        pass_seconds(w, calls, *e.row, c, threads);  // warm-up: the slice into cache
         std::vector<double> t;
-        for (int r = 0; r < kRounds; ++r) t.push_back(pass_seconds(w, calls, *rows_of[j], c, threads) / double(calls));
+        for (int r = 0; r < kRounds; ++r) t.push_back(pass_seconds(w, calls, *e.row, c, threads) / double(calls));
         hot_seconds.push_back(median(t));
     }
     // Memory: round by round every type once, then the read probe, so that ratios compare the
     // same stretch of time (read bandwidth drifts on shared hosts).
     ReadProbe read_probe(std::size_t(1) << 30, threads);
-    std::vector<std::vector<double>> t(cold.size());
+    std::vector<std::vector<double>> t(entries.size());
     std::vector<double> read;
     for (int r = 0; r < kRounds; ++r) {
-        for (std::size_t j = 0; j < cold.size(); ++j) {
-            const std::size_t experts = cold[j].w.shape()[0];
-            t[j].push_back(pass_seconds(cold[j], experts, *rows_of[j], c, threads) / double(experts));
+        for (std::size_t j = 0; j < entries.size(); ++j) {
+            const Weights& w = cold[entries[j].kind];
+            const std::size_t experts = w.w.shape()[0];
+            t[j].push_back(pass_seconds(w, experts, *entries[j].row, c, threads) / double(experts));
         }
         read.push_back(read_probe.bytes() / read_probe.seconds() / 1e9);
     }
@@ -160,12 +163,13 @@ void decode_study(const Shape& s, const std::vector<std::string>& weights, int t
     std::printf("%-15s %8s %12s %8s %12s %8s %7s %8s\n", "weights", "bytes/w", "cache_GB/s", "Gw/s", "memory_GB/s",
                 "Gw/s", "of_bw", "vs_bf16");
     const double weights_per_expert = double(N) * double(K), bf16_memory = median(t[0]);
-    for (std::size_t j = 0; j < cold.size(); ++j) {
-        const double expert_bytes = double(cold[j].bytes()) / double(cold[j].w.shape()[0]);
+    for (std::size_t j = 0; j < entries.size(); ++j) {
+        const Weights &memory_w = cold[entries[j].kind], &cache_w = hot[entries[j].kind];
+        const double expert_bytes = double(memory_w.bytes()) / double(memory_w.w.shape()[0]);
         const double memory = median(t[j]), gbs = expert_bytes / memory / 1e9;
-        const double slice_weights = double(hot[j].w.shape()[1]) * double(K);
-        std::printf("%-15s %8.3f %12.1f %8.1f %12.1f %8.1f %7.2f %7.2fx\n", cold[j].label.c_str(),
-                    expert_bytes / weights_per_expert, double(hot[j].bytes()) / hot_seconds[j] / 1e9,
+        const double slice_weights = double(cache_w.w.shape()[1]) * double(K);
+        std::printf("%-15s %8.3f %12.1f %8.1f %12.1f %8.1f %7.2f %7.2fx\n", entries[j].label.c_str(),
+                    expert_bytes / weights_per_expert, double(cache_w.bytes()) / hot_seconds[j] / 1e9,
                     slice_weights / hot_seconds[j] / 1e9, gbs, weights_per_expert / memory / 1e9, gbs / read_gbs,
                     bf16_memory / memory);
         std::fflush(stdout);
