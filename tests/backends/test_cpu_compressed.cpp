@@ -2,7 +2,8 @@
 // stored bytes (every type, with and without zero points, groups of 32 and more, 1 to 8 rows), the
 // portable path (other group sizes), and prefill on weights dequantised by prepare() or per call,
 // each judged by the product's comparison with the backend's declared precision; the result does
-// not depend on the thread count. White-box: the bf16 dot-product kernels against the f64 product
+// not depend on the thread count; 4-bit weights in decode on either dot-product engine, as the
+// option or MOE_CPU_DECODE_PRODUCTS chooses. White-box: the bf16 dot-product kernels against the f64 product
 // (and their fallback on activations they do not take).
 #include <doctest/doctest.h>
 
@@ -10,8 +11,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "compressed_kernels.hpp"
@@ -23,6 +27,7 @@
 #include "moe/backends/cpu_backend.hpp"
 #include "moe/generator/synthesize.hpp"
 #include "moe/spec/compression.hpp"
+#include "moe/spec/error.hpp"
 #include "small_cases.hpp"
 
 using namespace moe;
@@ -44,8 +49,9 @@ Problem compressed_problem(ExpertType type, DType wtype, std::size_t gs, bool zp
     return generator::synthesize(spec);
 }
 
-std::string cpu_verdict(const Problem& p, int threads, bool prepare, Tensor* out = nullptr) {
-    CpuBackend cpu(CpuOptions{threads});
+std::string cpu_verdict(const Problem& p, int threads, bool prepare, Tensor* out = nullptr,
+                        backends::DecodeProducts products = backends::DecodeProducts::automatic) {
+    CpuBackend cpu(CpuOptions{threads, backends::CpuMutation::none, products});
     if (prepare) cpu.prepare(p);
     const Output o = cpu.run(p, false);
     if (out) *out = o.output;
@@ -96,6 +102,64 @@ TEST_CASE("cpu, compressed weights: 1 and 2 threads bit-identical on experts abo
                 CHECK(cpu_verdict(p, 2, false, &two) == "PASS");
                 CHECK(one == two);
             }
+}
+
+TEST_CASE("cpu, 4-bit weights in decode: int8 and bf16 products both pass, as the option or the environment chooses") {
+    using backends::DecodeProducts;
+    const char* kVariable = "MOE_CPU_DECODE_PRODUCTS";
+    ::unsetenv(kVariable);
+    // The choice: the options', else the environment's, else the processor's (never automatic).
+    const DecodeProducts fallback = backends::cpu_decode_products_default();
+    CHECK(fallback == (backends::cpu::cpu_prefers_int_dot() ? DecodeProducts::int8 : DecodeProducts::bf16));
+    CHECK(CpuBackend().decode_products() == fallback);
+    for (const auto& [value, want] : std::vector<std::pair<std::string, DecodeProducts>>{
+             {"int8", DecodeProducts::int8}, {"bf16", DecodeProducts::bf16}, {"auto", fallback}, {"", fallback}}) {
+        CAPTURE(value);
+        ::setenv(kVariable, value.c_str(), 1);
+        CHECK(CpuBackend().decode_products() == want);
+        CHECK(CpuBackend(CpuOptions{1, backends::CpuMutation::none, DecodeProducts::bf16}).decode_products() ==
+              DecodeProducts::bf16);  // the options first
+    }
+    ::setenv(kVariable, "fast", 1);
+    CHECK_THROWS_WITH_AS(CpuBackend(), doctest::Contains("MOE_CPU_DECODE_PRODUCTS: 'fast' is not auto, int8 or bf16"),
+                         InputError);
+    ::unsetenv(kVariable);
+    // What the description says is what runs: int8 only where the CPU has its kernels.
+    const std::string int8_said =
+        CpuBackend(CpuOptions{1, backends::CpuMutation::none, DecodeProducts::int8}).description();
+    CHECK((int8_said.find("int8 products") != std::string::npos) == backends::cpu::cpu_has_int_dot());
+    // Both engines on bf16 decode problems above the parallel bound (H = I = 512), each within the
+    // declared precision, and each the same on 1 and 2 threads; where the CPU runs both, their
+    // first GEMMs differ somewhere (int8 lane sums exact, bf16's rounded in f32: the choice is
+    // real; MXFP4's few-bit products often sum exactly either way).
+    std::size_t differ = 0;
+    for (DType t : {DType::u4, DType::i4, DType::f4e2m1})
+        for (std::size_t T : {std::size_t{1}, std::size_t{4}}) {
+            Problem p = compressed_problem(ExpertType::gemm2_bias_swiglu_clamp, t, 32, t != DType::f4e2m1, T,
+                                           DType::bf16, 512, 512);
+            // Hidden states spanning 12 binades a block: on the int8 grid (exact lane sums), where
+            // the bf16 engine's f32 sums round.
+            Tensor& x = p.inputs.at(kHiddenStates);
+            for (std::size_t i = 0; i < x.size(); ++i)
+                x.set(i, std::ldexp((i % 3 == 0 ? -1 : 1) * (0.5 + 0.49 * std::abs(std::sin(0.7 * double(i)))),
+                                    static_cast<int>(i % 13) - 6));
+            CAPTURE(dtype_name(t));
+            CAPTURE(T);
+            Tensor int8_one, int8_two, bf16_one, bf16_two;
+            CHECK(cpu_verdict(p, 1, false, &int8_one, DecodeProducts::int8) == "PASS");
+            CHECK(cpu_verdict(p, 2, false, &int8_two, DecodeProducts::int8) == "PASS");
+            CHECK(cpu_verdict(p, 1, false, &bf16_one, DecodeProducts::bf16) == "PASS");
+            CHECK(cpu_verdict(p, 2, false, &bf16_two, DecodeProducts::bf16) == "PASS");
+            CHECK(int8_one == int8_two);
+            CHECK(bf16_one == bf16_two);
+            if (backends::cpu::cpu_has_int_dot() && backends::cpu::cpu_has_avx512_bf16()) {
+                const auto first_gemm = [&](DecodeProducts products) {
+                    return CpuBackend(CpuOptions{1, backends::CpuMutation::none, products}).run(p, true).stages.at("gate_up");
+                };
+                differ += !(first_gemm(DecodeProducts::int8) == first_gemm(DecodeProducts::bf16));
+            }
+        }
+    if (backends::cpu::cpu_has_int_dot() && backends::cpu::cpu_has_avx512_bf16()) CHECK(differ > 0);
 }
 
 TEST_CASE("cpu, compressed weights: prefill on weights dequantised by prepare() or per call, every data type") {

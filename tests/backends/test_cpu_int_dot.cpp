@@ -22,6 +22,7 @@
 
 using namespace moe;
 using namespace moe::backends::cpu;
+using moe::backends::DecodeProducts;
 using moe::test::check_against_f64;
 
 namespace {
@@ -154,12 +155,16 @@ TEST_CASE("int8 dot kernels against the f64 product, every 4-bit type and zero-p
     moe::test::for_each_dot_case(
         {384, 480, 1184, 2880}, 40, rng, [&](const WeightView& W, std::size_t N, std::size_t K, std::size_t M) {
             std::vector<float> A = grid_rows(M, K, rng), C1(M * N), C2(M * N);
-            const bool on_grid = compressed_uses_int_dot(A.data(), M, K, W);
+            // Asked for, the int8 kernels take every call on the grid where the CPU has them;
+            // automatic, where the processor is one they are chosen on; bf16, never.
+            const bool on_grid = compressed_uses_int_dot(A.data(), M, K, W, DecodeProducts::int8);
             CHECK(on_grid == cpu_has_int_dot());
+            CHECK(compressed_uses_int_dot(A.data(), M, K, W) == cpu_prefers_int_dot());
+            CHECK_FALSE(compressed_uses_int_dot(A.data(), M, K, W, DecodeProducts::bf16));
             int_calls += on_grid;
-            compressed_gemm(A.data(), M, K, W, N, C1.data(), N, 1);
+            compressed_gemm(A.data(), M, K, W, N, C1.data(), N, 1, DecodeProducts::int8);
             check_against_f64(A, M, W, C1);
-            compressed_gemm(A.data(), M, K, W, N, C2.data(), N, 2);
+            compressed_gemm(A.data(), M, K, W, N, C2.data(), N, 2, DecodeProducts::int8);
             CHECK(C1 == C2);  // threads
             // One element 2^-30 times its block's largest, with an 8-bit significand: its
             // lowest bit lies far below the block's unit, so the bf16 kernels take the call,
@@ -169,9 +174,9 @@ TEST_CASE("int8 dot kernels against the f64 product, every 4-bit type and zero-p
             for (std::size_t m = 0; m < M; ++m)
                 for (std::size_t k = block; k < block + 32; ++k) largest = std::max(largest, double(std::abs(A[m * K + k])));
             A[(M - 1) * K + k_off] = bf16(largest * std::ldexp(1.0 + 1.0 / 128, -30));
-            CHECK_FALSE(compressed_uses_int_dot(A.data(), M, K, W));
+            CHECK_FALSE(compressed_uses_int_dot(A.data(), M, K, W, DecodeProducts::int8));
             CHECK(compressed_uses_bf16_dot(A.data(), M, K, W) == cpu_has_avx512_bf16());
-            compressed_gemm(A.data(), M, K, W, N, C1.data(), N, 1);
+            compressed_gemm(A.data(), M, K, W, N, C1.data(), N, 1, DecodeProducts::int8);
             check_against_f64(A, M, W, C1);
         });
     if (cpu_has_int_dot()) CHECK(int_calls > 0);

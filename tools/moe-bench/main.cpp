@@ -176,8 +176,8 @@ void add_flags(CLI::App& app, Flags& f) {
                  "Mode: print no backend timings, but the cpu backend's decode kernels alone, one row of bf16 values\n"
                  "against one expert's first-GEMM weights of each --shape, for bf16, f32 and each --weights type (default\n"
                  "u4,mxfp4): GB/s of stored bytes and weights/s with the weights in cache and from memory, against the\n"
-                 "read bandwidth and bf16 (--threads threads); 4-bit types also 'off-grid', against a row the int8 dot\n"
-                 "kernels do not take, so the bf16 dot kernels time the same weights")
+                 "read bandwidth and bf16 (--threads threads); 4-bit types once per dot-product engine the CPU runs\n"
+                 "(int8, bf16: the cpu backend takes one, by processor, or as MOE_CPU_DECODE_PRODUCTS says)")
         ->disable_flag_override();
     app.add_flag("--transfer-study",
                  "Mode, --backend opencl: print no backend timings, but what moving each --shape's hidden states (T x\n"

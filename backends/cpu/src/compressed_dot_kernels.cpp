@@ -335,14 +335,17 @@ void int_dot_rows(const IntActivations& X, std::size_t M, const WeightView& W, f
     dot_dispatch<Products::int8>(&X, M, W, C, ldc, n0, n1);
 }
 
-bool arrange_for_int_dot(const float* A, std::size_t M, std::size_t lda, const WeightView& W, IntActivations& X) {
-    return M <= kCompressedRows && compressed_uses_decode_kernels(W) && cpu_has_int_dot() && is_nibble(W.dtype) &&
-           arrange_int(A, M, lda, W.K, int_code_scale(W.dtype), X);
+bool arrange_for_int_dot(const float* A, std::size_t M, std::size_t lda, const WeightView& W, DecodeProducts products,
+                         IntActivations& X) {
+    const bool wanted = products == DecodeProducts::int8 || (products == DecodeProducts::automatic && cpu_prefers_int_dot());
+    return wanted && M <= kCompressedRows && compressed_uses_decode_kernels(W) && cpu_has_int_dot() &&
+           is_nibble(W.dtype) && arrange_int(A, M, lda, W.K, int_code_scale(W.dtype), X);
 }
 
-bool compressed_uses_int_dot(const float* A, std::size_t M, std::size_t lda, const WeightView& W) {
+bool compressed_uses_int_dot(const float* A, std::size_t M, std::size_t lda, const WeightView& W,
+                             DecodeProducts products) {
     IntActivations x;
-    return arrange_for_int_dot(A, M, lda, W, x);
+    return arrange_for_int_dot(A, M, lda, W, products, x);
 }
 
 bool compressed_uses_bf16_dot(const float* A, std::size_t M, std::size_t lda, const WeightView& W) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "int_dot_activations.hpp"
+#include "moe/backends/cpu_backend.hpp"
 #include "weight_view.hpp"
 
 namespace moe::backends::cpu {
@@ -34,8 +35,9 @@ void int_dot_rows(const IntActivations& X, std::size_t M, const WeightView& W, f
 inline double int_code_scale(DType t) { return t == DType::f4e2m1 ? 0.5 : 1.0; }
 
 // Arranges A's M rows into X for the int8 kernels and returns true where they take this call: a
-// 4-bit weight on the decode kernels' terms, a CPU with AVX512_VNNI, VBMI and GFNI, A's blocks on
-// their grid (arrange_int).
-bool arrange_for_int_dot(const float* A, std::size_t M, std::size_t lda, const WeightView& W, IntActivations& X);
+// 4-bit weight on the decode kernels' terms, `products` int8 (automatic: as cpu_prefers_int_dot
+// says), a CPU with AVX512_VNNI, VBMI and GFNI, A's blocks on their grid (arrange_int).
+bool arrange_for_int_dot(const float* A, std::size_t M, std::size_t lda, const WeightView& W, DecodeProducts products,
+                         IntActivations& X);
 
 }  // namespace moe::backends::cpu

@@ -418,13 +418,14 @@ void dequantize_expert_f32(const WeightView& W, float* out, int threads) {
 }
 
 void compressed_gemm(const float* A, std::size_t M, std::size_t lda, const WeightView& W, std::size_t N, float* C,
-                     std::size_t ldc, int threads) {
+                     std::size_t ldc, int threads, DecodeProducts products) {
     if (M == 0 || N == 0) return;
     const bool fast = compressed_uses_decode_kernels(W);
-    // 4-bit weights: the int8 dot kernels where A's blocks lie on their grid, else the bf16 ones
-    // on bf16 activations (bf16 data); A arranged once per call.
+    // 4-bit weights: the int8 dot kernels where they are asked for (or chosen: cpu_features.hpp)
+    // and A's blocks lie on their grid, else the bf16 ones on bf16 activations (bf16 data); A
+    // arranged once per call.
     static thread_local IntActivations int_x;
-    const bool int_dot = fast && arrange_for_int_dot(A, M, lda, W, int_x);
+    const bool int_dot = fast && arrange_for_int_dot(A, M, lda, W, products, int_x);
     const IntActivations* ints = &int_x;  // the workers' own int_x would be another thread's
     const bool dot = fast && !int_dot && compressed_uses_bf16_dot(A, M, lda, W);
     static thread_local std::vector<std::uint16_t> arranged;  // this thread's: workers use x, not theirs

@@ -4,6 +4,7 @@
 // spent on, and the dequantisation to f32 (or exactly to f64) that prepare() and the larger GEMMs use.
 #include <cstddef>
 
+#include "moe/backends/cpu_backend.hpp"
 #include "weight_view.hpp"
 
 namespace moe::backends::cpu {
@@ -18,9 +19,9 @@ inline constexpr std::size_t kCompressedRows = 8;
 // bounds: spec/tolerance.md); an element that comes out NaN or
 // infinite is computed again from W_f rounded to f32 (an infinite scale, or a sum past f32's range
 // that the dequantised products stay within). Threads split the columns; the result does not
-// depend on their number.
+// depend on their number. `products`: which dot-product kernels 4-bit weights take (cpu_backend.hpp).
 void compressed_gemm(const float* A, std::size_t M, std::size_t lda, const WeightView& W, std::size_t N, float* C,
-                     std::size_t ldc, int threads);
+                     std::size_t ldc, int threads, DecodeProducts products = DecodeProducts::automatic);
 
 // Rows [n0, n0 + rows) of a compressed weight, W_f = (W - Z) * S exact then rounded once to S
 // (float: one rounding; double: exact), into out[r * K + k].
@@ -41,9 +42,11 @@ bool compressed_uses_decode_kernels(const WeightView& W);
 bool compressed_uses_bf16_dot(const float* A, std::size_t M, std::size_t lda, const WeightView& W);
 
 // Whether compressed_gemm takes the int8 dot-product kernels (AVX512_VNNI) for these rows of A,
-// before the bf16 ones: 4-bit weights on the decode kernels' terms, a CPU with AVX512_VNNI, VBMI
-// and GFNI, and every 32-element block of A's rows on one grid (int_dot_activations.hpp: bf16
-// data whose blocks span at most about 15 binades).
-bool compressed_uses_int_dot(const float* A, std::size_t M, std::size_t lda, const WeightView& W);
+// before the bf16 ones: 4-bit weights on the decode kernels' terms, `products` int8 (automatic:
+// on an Intel processor, cpu_features.hpp), a CPU with AVX512_VNNI, VBMI and GFNI, and every
+// 32-element block of A's rows on one grid (int_dot_activations.hpp: bf16 data whose blocks span
+// at most about 15 binades).
+bool compressed_uses_int_dot(const float* A, std::size_t M, std::size_t lda, const WeightView& W,
+                             DecodeProducts products = DecodeProducts::automatic);
 
 }  // namespace moe::backends::cpu

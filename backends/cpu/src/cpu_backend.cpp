@@ -1,11 +1,15 @@
 #include "moe/backends/cpu_backend.hpp"
 
+#include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "compressed_kernels.hpp"
+#include "cpu_features.hpp"
 #include "expert_gemm.hpp"
 #include "moe/backends/mutation_table.hpp"
 #include "moe/spec/compression.hpp"
+#include "moe/spec/error.hpp"
 #include "pipeline.hpp"
 #include "small_m_kernels.hpp"
 
@@ -39,9 +43,47 @@ struct CpuBackend::Workspaces {
     cpu::Workspace<double> f64;
 };
 
+const char* decode_products_name(DecodeProducts p) {
+    switch (p) {
+        case DecodeProducts::int8: return "int8";
+        case DecodeProducts::bf16: return "bf16";
+        default: return "auto";
+    }
+}
+
+bool cpu_runs_decode_products(DecodeProducts p) {
+    if (p == DecodeProducts::int8) return cpu::cpu_has_int_dot();
+    if (p == DecodeProducts::bf16) return cpu::cpu_has_avx512_bf16();
+    return true;
+}
+
+DecodeProducts cpu_decode_products_default() {
+    return cpu::cpu_prefers_int_dot() ? DecodeProducts::int8 : DecodeProducts::bf16;
+}
+
+namespace {
+
+// The options' choice, else MOE_CPU_DECODE_PRODUCTS (unset or empty: auto), auto resolved for this
+// processor (cpu_features.hpp).
+DecodeProducts resolve_products(DecodeProducts asked) {
+    if (asked == DecodeProducts::automatic) {
+        const char* v = std::getenv("MOE_CPU_DECODE_PRODUCTS");
+        const std::string s = v ? v : "";
+        if (s == "int8") asked = DecodeProducts::int8;
+        else if (s == "bf16") asked = DecodeProducts::bf16;
+        else if (!s.empty() && s != "auto")
+            throw InputError("MOE_CPU_DECODE_PRODUCTS: '" + s +
+                             "' is not auto, int8 or bf16 (the cpu backend's products for 4-bit weights in decode)");
+    }
+    return asked != DecodeProducts::automatic ? asked : cpu_decode_products_default();
+}
+
+}  // namespace
+
 CpuBackend::CpuBackend(CpuOptions options)
     : options_(options), workspaces_(std::make_shared<Workspaces>()),
-      threads_(options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
+      threads_(options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
+      products_(resolve_products(options.decode_products)) {}
 
 std::string CpuBackend::name() const {
     return mutant_or_plain_name(kCpuMutations, options_.mutation, "cpu");
@@ -50,8 +92,16 @@ std::string CpuBackend::name() const {
 std::string CpuBackend::description() const {
     return std::string("routed CPU pipeline (mask_gen, gather, GEMMs, activation, scatter-reduce), oneDNN matmul on "
                        "weights packed by prepare(), ") +
-           (cpu::small_m_uses_avx512() ? "AVX-512" : "portable") + " kernels for weights read in place, " +
-           std::to_string(threads_) + " threads";
+           (cpu::small_m_uses_avx512() ? "AVX-512" : "portable") + " kernels for weights read in place" +
+           decode_engine() +
+           ", " + std::to_string(threads_) + " threads";
+}
+
+// The dot-product engine 4-bit weights' decode takes on this CPU (activations on int8's grid), if any.
+std::string CpuBackend::decode_engine() const {
+    if (products_ == DecodeProducts::int8 && cpu::cpu_has_int_dot()) return " (int8 products for 4-bit weights)";
+    if (cpu::cpu_has_avx512_bf16()) return " (bf16 products for 4-bit weights)";
+    return "";
 }
 
 Support CpuBackend::supports(const Problem&) const { return {}; }
@@ -109,16 +159,18 @@ Output CpuBackend::run(const Problem& p, bool want_stages) {
     if (p.input(kHiddenStates).dtype() == DType::f64)
         return cpu::Pipeline<double>(p, threads_, options_.mutation, workspaces_->f64).run(want_stages);
     const bool prepared = prepared_ && prepared_for_ == &p && prepared_sources_ == weight_sources(p);
-    return cpu::Pipeline<float>(p, threads_, options_.mutation, workspaces_->f32, prepared ? &prepared_->packed : nullptr)
+    return cpu::Pipeline<float>(p, threads_, options_.mutation, workspaces_->f32, prepared ? &prepared_->packed : nullptr,
+                                products_)
         .run(want_stages);
 }
 
 void cpu_f32_gemm(const float* A, std::size_t M, const Tensor& weights, std::size_t expert, float* C, int threads,
-                  const Tensor* scale, const Tensor* zero_point) {
+                  const Tensor* scale, const Tensor* zero_point, DecodeProducts products) {
     const std::size_t N = weights.shape()[1], K = weights.shape()[2];
     cpu::GemmCall call{&weights, expert, WeightLayout::NK};
     call.scale = scale;
     call.zero_point = zero_point;
+    call.products = products;
     cpu::expert_gemm(A, M, K, call, C, N, threads);
 }
 

@@ -26,4 +26,16 @@ inline bool cpu_has_int_dot() {
     return yes;
 }
 
+// Whether the decode kernels for 4-bit weights take int8 products where the CPU has both engines
+// (DecodeProducts::automatic). The int8 chunk costs more instructions than the bf16 one (the
+// high nibbles, three digit products, the bias, a conversion), and wins only where vdpbf16ps is
+// the slower instruction: on the Intel Xeon measured (family 6 model 207, vdpbf16ps one every two
+// cycles) GPT-OSS-20B's decode layer ran 1.3-1.5x faster on int8 products; on an AMD EPYC (family
+// 26 model 2, Zen 5) 1.1-1.6x slower (docs/compressed.md, "Decode products by processor"). So by
+// vendor, as measured: int8 on Intel, the bf16 engine elsewhere.
+inline bool cpu_prefers_int_dot() {
+    static const bool yes = cpu_has_int_dot() && __builtin_cpu_is("intel");
+    return yes;
+}
+
 }  // namespace moe::backends::cpu

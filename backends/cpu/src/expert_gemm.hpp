@@ -3,6 +3,7 @@
 // in place. One engine per compute type.
 #include <cstddef>
 
+#include "moe/backends/cpu_backend.hpp"
 #include "moe/spec/problem.hpp"
 
 namespace moe::backends::cpu {
@@ -18,6 +19,7 @@ struct GemmCall {
     // Compressed weights (spec/compressed.md): their scale and zero point; null otherwise.
     const Tensor* scale = nullptr;
     const Tensor* zero_point = nullptr;
+    DecodeProducts products = DecodeProducts::automatic;  // 4-bit weights' decode kernels (cpu_backend.hpp)
 };
 
 // Whether the pipeline keeps its intermediates in bf16 for this data type (bf16: the library's

@@ -42,10 +42,10 @@ void add_bias(const Problem& p, const char* name, std::size_t e, std::size_t n, 
 
 template <class S>
 Pipeline<S>::Pipeline(const Problem& p, int threads, CpuMutation mutation, Workspace<S>& ws,
-                      const std::map<std::string, PackedWeights>* prepared)
+                      const std::map<std::string, PackedWeights>* prepared, DecodeProducts products)
     : p_(p), prepared_(prepared), d_(validate_structure(p)), rp_(resolve(p.attributes)),
       gemm2_(p.attributes.expert_type == ExpertType::gemm2_bias_swiglu_clamp), threads_(threads),
-      mutation_(mutation), plan_(make_routing_plan(p.input(kTopkIndices), d_.E)),
+      mutation_(mutation), products_(products), plan_(make_routing_plan(p.input(kTopkIndices), d_.E)),
       n0_(d_.first_gemm_width(p.attributes.expert_type)), x_(ws.x), first_(ws.first), up_(ws.up), act_(ws.act),
       down_(ws.down) {
     const std::size_t pairs = d_.T * d_.K;
@@ -118,6 +118,7 @@ void Pipeline<S>::activation(std::size_t begin, std::size_t end, int threads) {
 template <class S>
 GemmCall Pipeline<S>::call(const char* weight, std::size_t e) const {
     GemmCall c{&p_.input(weight), e, rp_.weight_layout};
+    c.products = products_;
     if (p_.has(scale_input(weight))) {  // compressed (spec/compressed.md)
         c.scale = &p_.input(scale_input(weight));
         if (p_.has(zero_point_input(weight))) c.zero_point = &p_.input(zero_point_input(weight));

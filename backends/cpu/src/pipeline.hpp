@@ -23,8 +23,10 @@ template <class S>
 class Pipeline {
 public:
     // `prepared`: weights in the library's layout from CpuBackend::prepare (by input name), or null.
+    // `products`: the decode kernels' products for 4-bit weights (cpu_backend.hpp).
     Pipeline(const Problem& p, int threads, CpuMutation mutation, Workspace<S>& ws,
-             const std::map<std::string, PackedWeights>* prepared = nullptr);
+             const std::map<std::string, PackedWeights>* prepared = nullptr,
+             DecodeProducts products = DecodeProducts::automatic);
     Output run(bool want_stages);
 
 private:
@@ -43,6 +45,7 @@ private:
     bool gemm2_;
     int threads_;
     CpuMutation mutation_;
+    DecodeProducts products_;
     RoutingPlan plan_;
     std::size_t n0_;  // first GEMM width
     // Per routed pair (expert-major, plan order): inputs, first GEMM(s), activation, down.

@@ -80,11 +80,12 @@ Weights one_expert(const std::string& kind, const Shape& s, std::size_t N, std::
 
 // One pass: `calls` calls of the decode GEMM, expert i % E for call i.
 double pass_seconds(const Weights& w, std::size_t calls, const std::vector<float>& a, std::vector<float>& c,
-                    int threads) {
+                    int threads, backends::DecodeProducts products) {
     const std::size_t experts = w.w.shape()[0];
     return seconds_of([&] {
         for (std::size_t i = 0; i < calls; ++i)
-            backends::cpu_f32_gemm(a.data(), 1, w.w, i % experts, c.data(), threads, w.scale_ptr(), w.zero_ptr());
+            backends::cpu_f32_gemm(a.data(), 1, w.w, i % experts, c.data(), threads, w.scale_ptr(), w.zero_ptr(),
+                                   products);
     });
 }
 
@@ -95,24 +96,20 @@ void decode_study(const Shape& s, const std::vector<std::string>& weights, int t
     const std::size_t N = s.type == ExpertType::gemm2_bias_swiglu_clamp ? 2 * s.inter : s.inter, K = s.hidden;
     std::vector<std::string> kinds{"bf16", "f32"};
     kinds.insert(kinds.end(), weights.begin(), weights.end());
-    // One row of bf16 values (held as f32), as a bf16 model's decode gives the kernels: 4-bit
-    // weights then take the int8 dot-product kernels where the CPU has them (every 32-element block
-    // of the row on its grid: int_dot_activations.hpp). The same row with one element a block
-    // 2^-20 times another's (bf16, off that grid) sends them to the bf16 dot kernels instead: the
-    // "off-grid" rows time those on the same weights.
-    std::vector<float> a(K), off_grid(K), c(N);
-    for (std::size_t k = 0; k < K; ++k) {
+    // One row of bf16 values (held as f32), as a bf16 model's decode gives the kernels; every
+    // 32-element block of it lies on the int8 kernels' grid (int_dot_activations.hpp), so 4-bit
+    // weights can take either dot-product engine: a row for each one this CPU runs, on the same
+    // tensors (the cpu backend takes one of them: cpu_backend.hpp, DecodeProducts).
+    std::vector<float> a(K), c(N);
+    for (std::size_t k = 0; k < K; ++k)
         a[k] = static_cast<float>(bf16_bits_to_f64(f64_to_bf16_bits(std::sin(0.37 * double(k)))));
-        off_grid[k] = k % 32 == 7 ? static_cast<float>(std::ldexp(1.0 + 1.0 / 128, -20)) : a[k];
-    }
 
+    using backends::DecodeProducts;
     std::vector<Weights> cold, hot;  // a kind each
-    // The table's rows: a kind's weights against a row of activations (4-bit kinds twice, the
-    // second time off the grid: the same tensors, not copies).
     struct Entry {
         std::string label;
         std::size_t kind;
-        const std::vector<float>* row;
+        DecodeProducts products;
     };
     std::vector<Entry> entries;
     for (const auto& kind : kinds) {
@@ -123,26 +120,33 @@ void decode_study(const Shape& s, const std::vector<std::string>& weights, int t
         const std::size_t rows = std::clamp<std::size_t>(
             std::size_t(double(kHotBytesPerThread) * threads / row_bytes) / 32 * 32, 32 * std::size_t(threads), N);
         hot.push_back(one_expert(kind, s, rows, K));
-        entries.push_back({one.label, cold.size() - 1, &a});
-        if (dtype_bits(one.w.dtype()) == 4) entries.push_back({one.label + " off-grid", cold.size() - 1, &off_grid});
+        std::size_t engines = 0;
+        if (dtype_bits(one.w.dtype()) == 4)
+            for (const DecodeProducts p : {DecodeProducts::int8, DecodeProducts::bf16})
+                if (backends::cpu_runs_decode_products(p)) {
+                    entries.push_back({one.label + " " + backends::decode_products_name(p), cold.size() - 1, p});
+                    ++engines;
+                }
+        if (engines == 0) entries.push_back({one.label, cold.size() - 1, DecodeProducts::automatic});
     }
     std::printf("moe-bench --decode-study: %s, one expert's first GEMM (N = %zu, K = %zu) against one row of bf16 "
                 "values, the cpu backend's decode kernels alone (cpu_f32_gemm), %d threads. cache: a slice of whole "
                 "rows (about %zu KiB a thread) called again and again; memory: copies of the expert (over %zu MiB a "
                 "type) each read once a pass, the types taking turns pass by pass with a read-bandwidth probe; GB/s "
                 "counts every stored byte (codes, scales, zero points); vs_bf16: time per weight from memory against "
-                "bf16's; off-grid: the same 4-bit weights against the row with one element a block off the int8 dot "
-                "kernels' grid, which the bf16 dot kernels take; medians of %d\n",
-                s.name.c_str(), N, K, threads, kHotBytesPerThread >> 10, kColdBytes >> 20, kRounds);
+                "bf16's; 4-bit types: a row for each dot-product engine this CPU runs (int8, bf16) on the same "
+                "tensors, of which the cpu backend takes %s here (MOE_CPU_DECODE_PRODUCTS aside); medians of %d\n",
+                s.name.c_str(), N, K, threads, kHotBytesPerThread >> 10, kColdBytes >> 20,
+                backends::decode_products_name(backends::cpu_decode_products_default()), kRounds);
 
     // Cache: each type on its own (nothing here waits on memory).
     std::vector<double> hot_seconds;
     for (const Entry& e : entries) {
         const Weights& w = hot[e.kind];
         const std::size_t calls = std::max<std::size_t>(16, (std::size_t(64) << 20) / w.bytes());
-        pass_seconds(w, calls, *e.row, c, threads);  // warm-up: the slice into cache
+        pass_seconds(w, calls, a, c, threads, e.products);  // warm-up: the slice into cache
         std::vector<double> t;
-        for (int r = 0; r < kRounds; ++r) t.push_back(pass_seconds(w, calls, *e.row, c, threads) / double(calls));
+        for (int r = 0; r < kRounds; ++r) t.push_back(pass_seconds(w, calls, a, c, threads, e.products) / double(calls));
         hot_seconds.push_back(median(t));
     }
     // Memory: round by round every type once, then the read probe, so that ratios compare the
@@ -154,7 +158,7 @@ void decode_study(const Shape& s, const std::vector<std::string>& weights, int t
         for (std::size_t j = 0; j < entries.size(); ++j) {
             const Weights& w = cold[entries[j].kind];
             const std::size_t experts = w.w.shape()[0];
-            t[j].push_back(pass_seconds(w, experts, *entries[j].row, c, threads) / double(experts));
+            t[j].push_back(pass_seconds(w, experts, a, c, threads, entries[j].products) / double(experts));
         }
         read.push_back(read_probe.bytes() / read_probe.seconds() / 1e9);
     }
