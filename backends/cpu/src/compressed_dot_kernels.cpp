@@ -74,8 +74,12 @@ MOE_DOTLOOP inline void dot_row(DotInput<P> X, std::size_t chunks, std::size_t f
         // conversion, f16 as stored) and its 16 stored zero-point nibbles by one 64-bit word, where
         // each chunk took a load, a conversion and a masked load of its own; the chunks' blocks all
         // lie inside the row, so every byte read is the row's own. The kernel is bound by its
-        // arithmetic on the hosts measured: 3-9 % more codes a second (docs/compressed.md).
-        constexpr bool kStep = U == 4 && !kTail;
+        // arithmetic on the hosts measured: 3-9 % more codes a second (docs/compressed.md). Not
+        // for the bf16 engine on scales from the item's table (MXFP4, other group sizes): there the
+        // step's four permutes cost MXFP4 3-5 % of the decode layer, 10-15 % of one thread's
+        // stream from memory, on the Zen 5 host (docs/compressed.md, "Decode products by
+        // processor").
+        constexpr bool kStep = U == 4 && !kTail && (P == Products::int8 || HalfScales);
         [[maybe_unused]] __m512 step_scales[R];
         [[maybe_unused]] __m512i step_zeros[R];
         if constexpr (kStep) {
