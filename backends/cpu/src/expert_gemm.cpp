@@ -59,7 +59,8 @@ void expert_gemm(const float* A, std::size_t M, std::size_t lda, const GemmCall&
         // Decode (a few rows): the kernels read the stored bytes in place, a quarter to an eighth
         // of the f32 bytes (the reason to compress). More rows: the library on f32 weights,
         // dequantised once by prepare(), else here, one expert at a time.
-        if (M <= kCompressedRows) return compressed_gemm(A, M, lda, W, std::min(W.N, call.n_limit), C, ldc, threads, call.products);
+        if (M <= kCompressedRows)
+            return compressed_gemm(A, M, lda, W, std::min(W.N, call.n_limit), C, ldc, threads, call.products);
         if (call.packed && !partial) return onednn_matmul(A, DType::f32, M, lda, *call.packed, call.expert, C, ldc, threads);
         static thread_local std::vector<float> dequantized;
         dequantized.resize(W.N * W.K);

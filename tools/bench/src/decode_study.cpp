@@ -129,6 +129,11 @@ void decode_study(const Shape& s, const std::vector<std::string>& weights, int t
                 }
         if (engines == 0) entries.push_back({one.label, cold.size() - 1, DecodeProducts::automatic});
     }
+    // The engine the backend takes by default; where the CPU runs neither, the f32 kernels.
+    const DecodeProducts chosen = backends::cpu_decode_products_default();
+    const std::string taken = backends::cpu_runs_decode_products(chosen)
+                                  ? backends::decode_products_name(chosen)
+                                  : std::string("neither (the f32 kernels)");
     std::printf("moe-bench --decode-study: %s, one expert's first GEMM (N = %zu, K = %zu) against one row of bf16 "
                 "values, the cpu backend's decode kernels alone (cpu_f32_gemm), %d threads. cache: a slice of whole "
                 "rows (about %zu KiB a thread) called again and again; memory: copies of the expert (over %zu MiB a "
@@ -136,8 +141,7 @@ void decode_study(const Shape& s, const std::vector<std::string>& weights, int t
                 "counts every stored byte (codes, scales, zero points); vs_bf16: time per weight from memory against "
                 "bf16's; 4-bit types: a row for each dot-product engine this CPU runs (int8, bf16) on the same "
                 "tensors, of which the cpu backend takes %s here (MOE_CPU_DECODE_PRODUCTS aside); medians of %d\n",
-                s.name.c_str(), N, K, threads, kHotBytesPerThread >> 10, kColdBytes >> 20,
-                backends::decode_products_name(backends::cpu_decode_products_default()), kRounds);
+                s.name.c_str(), N, K, threads, kHotBytesPerThread >> 10, kColdBytes >> 20, taken.c_str(), kRounds);
 
     // Cache: each type on its own (nothing here waits on memory).
     std::vector<double> hot_seconds;
