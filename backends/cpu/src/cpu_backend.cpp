@@ -78,6 +78,14 @@ DecodeProducts resolve_products(DecodeProducts asked) {
     return asked != DecodeProducts::automatic ? asked : cpu_decode_products_default();
 }
 
+// For description(): the dot-product engine 4-bit weights' decode takes on this CPU (activations
+// on int8's grid), if any.
+std::string decode_engine_note(DecodeProducts products) {
+    if (products == DecodeProducts::int8 && cpu::cpu_has_int_dot()) return " (int8 products for 4-bit weights)";
+    if (cpu::cpu_has_avx512_bf16()) return " (bf16 products for 4-bit weights)";
+    return "";
+}
+
 }  // namespace
 
 CpuBackend::CpuBackend(CpuOptions options)
@@ -93,15 +101,8 @@ std::string CpuBackend::description() const {
     return std::string("routed CPU pipeline (mask_gen, gather, GEMMs, activation, scatter-reduce), oneDNN matmul on "
                        "weights packed by prepare(), ") +
            (cpu::small_m_uses_avx512() ? "AVX-512" : "portable") + " kernels for weights read in place" +
-           decode_engine() +
+           decode_engine_note(products_) +
            ", " + std::to_string(threads_) + " threads";
-}
-
-// The dot-product engine 4-bit weights' decode takes on this CPU (activations on int8's grid), if any.
-std::string CpuBackend::decode_engine() const {
-    if (products_ == DecodeProducts::int8 && cpu::cpu_has_int_dot()) return " (int8 products for 4-bit weights)";
-    if (cpu::cpu_has_avx512_bf16()) return " (bf16 products for 4-bit weights)";
-    return "";
 }
 
 Support CpuBackend::supports(const Problem&) const { return {}; }

@@ -71,7 +71,6 @@ public:
     DecodeProducts decode_products() const { return products_; }
 
 private:
-    std::string decode_engine() const;  // for description()
     struct Workspaces;  // buffers reused between runs
     struct Prepared;    // what prepare() made
     CpuOptions options_;
