@@ -257,8 +257,12 @@ TEST_CASE("cpu, compressed weights: this CPU's vdpbf16ps is the f32 chain the do
 TEST_CASE("cpu, compressed weights: the bf16 dot kernels against the f64 product, and their fallback") {
     using namespace moe::backends::cpu;
     std::mt19937 rng(20240613);
+    // K: a row's last step (M = 1) of 1 to 4 chunks, whole or ending in a partial one (544: a
+    // partial one alone; 640: one; 768: two; 384: three; 1184: one and a partial; 2880: two and a
+    // partial; 480: three and a partial); 480 and 1184 have an odd number of groups of 32, so every
+    // other row's zero points start at an odd nibble.
     moe::test::for_each_dot_case(
-        {384, 480, 768, 1184, 2880}, 72, rng, [&](const WeightView& W, std::size_t N, std::size_t K, std::size_t M) {
+        {384, 480, 544, 640, 768, 1184, 2880}, 72, rng, [&](const WeightView& W, std::size_t N, std::size_t K, std::size_t M) {
             std::vector<float> A = bf16_rows(M, K, rng), C1(M * N), C2(M * N);
             CHECK(compressed_uses_bf16_dot(A.data(), M, K, W) == cpu_has_avx512_bf16());
             CHECK_FALSE(compressed_uses_int_dot(A.data(), M, K, W));  // these rows span 21 binades and more

@@ -152,8 +152,12 @@ TEST_CASE("int8 dot kernels: the arrangement refuses values off the grid, outsid
 TEST_CASE("int8 dot kernels against the f64 product, every 4-bit type and zero-point form, and their fallback") {
     std::mt19937 rng(20261129);
     std::size_t int_calls = 0;
+    // K: a row's last step (M = 1) of 1 to 4 chunks, whole or ending in a partial one (544: a
+    // partial one alone; 640: one; 768: two; 384: three; 1184: one and a partial; 2880: two and a
+    // partial; 480: three and a partial); 480 and 1184 have an odd number of groups of 32, so every
+    // other row's zero points start at an odd nibble.
     moe::test::for_each_dot_case(
-        {384, 480, 1184, 2880}, 40, rng, [&](const WeightView& W, std::size_t N, std::size_t K, std::size_t M) {
+        {384, 480, 544, 640, 768, 1184, 2880}, 40, rng, [&](const WeightView& W, std::size_t N, std::size_t K, std::size_t M) {
             std::vector<float> A = grid_rows(M, K, rng), C1(M * N), C2(M * N);
             // Asked for, the int8 kernels take every call on the grid where the CPU has them;
             // automatic, where the processor is one they are chosen on; bf16, never.

@@ -52,22 +52,30 @@ using DotInput = std::conditional_t<P == Products::bf16, const std::uint16_t*, c
 // R weight rows' dot products with M rows of X into sums. The full chunks run without a branch, U
 // at a time for each of the R rows (their product chains interleaved: one chain alone waits on
 // the product instruction's latency, and the R rows share each load of X; chunk u of a step goes to
-// accumulator u % 2); the partial last chunk, if any, is loaded under a mask (zero codes, against
-// zero activations).
+// accumulator u % 2 where there are fewer than four chains); the row's last chunks are one step,
+// the partial one loaded under a mask (zero codes, against zero activations).
 template <Products P, DType T, int M, ChunkZeros Z, int R, bool HalfScales>
 MOE_DOTLOOP inline void dot_row(DotInput<P> X, std::size_t chunks, std::size_t full, std::size_t tail_k,
                                 const DotRows<R>& rows, const DotConstants& k, __m512 (&sums)[R][M][2]) {
     // The accumulators in registers for the whole row (the caller's array, in memory, put a store
-    // and a reload into every multiply-add's chain).
+    // and a reload into every multiply-add's chain). Two a chain only where there are fewer than
+    // four chains: two weight rows against two rows of A with two each spilled two of them to
+    // memory, the same store and reload (u4 15 % slower).
+    constexpr int kAccs = R * M >= 4 ? 1 : 2;
     __m512 acc[R][M][2];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
         for (int m = 0; m < M; ++m) acc[r][m][0] = acc[r][m][1] = _mm512_setzero_ps();
     constexpr bool kInt = P == Products::int8;
     constexpr bool kUnitsOnScales = kInt && HalfScales;  // int8 on f16 scales: see above
-    const auto step = [&](std::size_t c0, auto units, auto is_tail) MOE_DOTLOOP __attribute__((always_inline)) {
+    // The row's last chunk is partial where tail_k > 0: its codes and the activations past K are
+    // zero (a masked load; X is arranged in whole chunks).
+    const auto last_chunk_words = static_cast<__mmask32>(tail_k ? (1ull << (tail_k / 4)) - 1u : ~0u);
+    const unsigned last_chunk_blocks = tail_k ? static_cast<unsigned>((tail_k + 31) / 32) : 4u;
+    // kLast: the row's last U chunks, the last of them the partial one if any.
+    const auto step = [&](std::size_t c0, auto units, auto is_last) MOE_DOTLOOP __attribute__((always_inline)) {
         constexpr int U = decltype(units)::value;
-        constexpr bool kTail = decltype(is_tail)::value;
+        constexpr bool kLast = decltype(is_last)::value;
         __m512i v[R][U][P == Products::bf16 ? 4 : 2];
         __m512 sv[R][U];
         // A whole step of four chunks (one row of A): its 16 block scales by one load (and one
@@ -79,25 +87,50 @@ MOE_DOTLOOP inline void dot_row(DotInput<P> X, std::size_t chunks, std::size_t f
         // step's four permutes cost MXFP4 3-5 % of the decode layer, 10-15 % of one thread's
         // stream from memory, on the Zen 5 host (docs/compressed.md, "Decode products by
         // processor").
-        constexpr bool kStep = U == 4 && !kTail && (P == Products::int8 || HalfScales);
+        //
+        //
+        // With scales stored f16, every step reads its scales and zero points at once: a step of
+        // fewer than four chunks (two or more rows of A) and the row's last step (one row of A: up
+        // to three whole chunks and the partial one) under a mask of their own blocks. As single
+        // chunks, each with loads, a conversion and a permute of its own, the three chunks past a
+        // GPT-OSS row's 20 (K = 2880) took as long as eight of a step's; u4 with zero points
+        // decodes 10 % more codes a second from cache at M = 1 and 2 (docs/compressed.md).
+        constexpr bool kStep = (U == 4 && !kLast && P == Products::int8) || HalfScales;
+        constexpr bool kMasked = kLast || U < 4;
+        [[maybe_unused]] const unsigned step_blocks = kLast ? 4 * (U - 1) + last_chunk_blocks : 4u * U;
+        [[maybe_unused]] const auto step_mask = static_cast<__mmask16>((1u << step_blocks) - 1u);
         [[maybe_unused]] __m512 step_scales[R];
         [[maybe_unused]] __m512i step_zeros[R];
         if constexpr (kStep) {
 #pragma GCC unroll 4
             for (int r = 0; r < R; ++r) {
-                if constexpr (HalfScales)
-                    step_scales[r] = _mm512_cvtph_ps(
-                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows.half_scales[r] + 4 * c0)));
-                else
+                if constexpr (HalfScales) {
+                    const std::uint16_t* halves = rows.half_scales[r] + 4 * c0;
+                    const __m256i h = kMasked ? _mm256_maskz_loadu_epi16(step_mask, halves)
+                                              : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(halves));
+                    step_scales[r] = _mm512_cvtph_ps(h);  // exact
+                } else {
                     step_scales[r] = rows.wide ? _mm512_setzero_ps() : _mm512_loadu_ps(rows.scales[r] + 4 * c0);
-                if constexpr (kUnitsOnScales)
-                    step_scales[r] = _mm512_mul_ps(step_scales[r], _mm512_loadu_ps(X->block_units.data() + 4 * c0));
+                }
+                if constexpr (kUnitsOnScales) {
+                    const float* units = X->block_units.data() + 4 * c0;
+                    step_scales[r] = _mm512_mul_ps(
+                        step_scales[r], kMasked ? _mm512_maskz_loadu_ps(step_mask, units) : _mm512_loadu_ps(units));
+                }
                 if constexpr (Z == ChunkZeros::packed_nibbles) {
+                    // Broadcast by the loads themselves (built in a general register, with a
+                    // shift for an odd first nibble, and moved over, the word held each step's
+                    // chain up by the move's latency: 4 % of u4's decode). Blocks 0-2 from the
+                    // step's first byte on, block 3 from the byte `odd` on (dot_constants).
                     const unsigned char* zp = rows.packed_zeros[r] + 2 * c0;
-                    std::uint64_t z;
-                    std::memcpy(&z, zp, 8);
-                    if (rows.zero_odd[r]) z = (z >> 4) | (static_cast<std::uint64_t>(zp[8] & 0x0fu) << 60);
-                    step_zeros[r] = _mm512_set1_epi64(static_cast<long long>(z));
+                    const unsigned odd = rows.zero_odd[r], bytes = (odd + step_blocks + 1) / 2;
+                    const auto word = [&](const unsigned char* p, unsigned n) MOE_DOTLOOP {
+                        return kMasked ? _mm_maskz_loadu_epi8(static_cast<__mmask16>((1u << n) - 1u), p)
+                                       : _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+                    };
+                    step_zeros[r] = _mm512_mask_broadcastq_epi64(
+                        _mm512_broadcastq_epi64(word(zp, std::min(bytes, 8u))), static_cast<__mmask8>(0xc0),
+                        word(zp + odd, bytes - odd));
                 }
             }
         }
@@ -108,40 +141,32 @@ MOE_DOTLOOP inline void dot_row(DotInput<P> X, std::size_t chunks, std::size_t f
                 const std::size_t c = c0 + u;
                 const unsigned char* row = rows.codes[r];
                 __m512i w, zv = _mm512_setzero_si512();
-                if constexpr (kTail) {
-                    w = _mm512_maskz_loadu_epi16(static_cast<__mmask32>((1ull << (tail_k / 4)) - 1u), row + 64 * c);
+                const bool last_chunk = kLast && u == U - 1;  // unrolled: known at compile time
+                if (last_chunk) {
+                    w = _mm512_maskz_loadu_epi16(last_chunk_words, row + 64 * c);
                 } else {
                     _mm_prefetch(reinterpret_cast<const char*>(row + 64 * c + kDotPrefetchL2), _MM_HINT_T2);
                     _mm_prefetch(reinterpret_cast<const char*>(row + 64 * c + kDotPrefetchL1), _MM_HINT_T0);
                     w = _mm512_loadu_si512(row + 64 * c);
                 }
                 // The partial chunk's blocks past K meet zero codes against zero activations.
-                const unsigned blocks = kTail ? static_cast<unsigned>((tail_k + 31) / 32) : 4u;
                 if constexpr (Z == ChunkZeros::block_bytes) zv = chunk_zeros(rows.zeros[r] + 4 * c, k);
-                if constexpr (Z == ChunkZeros::packed_nibbles && kStep) {
-                    zv = _mm512_and_si512(_mm512_multishift_epi64_epi8(k.step_select[u], step_zeros[r]), k.low_nibbles);
+                if constexpr (Z == ChunkZeros::packed_nibbles) {  // u4 as stored; i4 biased by 8, as its codes are
+                    zv = _mm512_and_si512(
+                        _mm512_multishift_epi64_epi8(k.step_select[rows.zero_odd[r]][u], step_zeros[r]), k.low_nibbles);
                     if constexpr (T == DType::i4) zv = _mm512_xor_si512(zv, _mm512_set1_epi8(8));
-                } else if constexpr (Z == ChunkZeros::packed_nibbles)
-                    zv = chunk_zeros_packed<T>(rows.packed_zeros[r] + (rows.zero_odd[r] + 4 * c) / 2, rows.zero_odd[r],
-                                               blocks, k);
+                }
                 if constexpr (kInt) chunk_bytes<T, Z>(w, zv, k, v[r][u]);
                 else chunk_values<T, Z>(w, zv, k, v[r][u]);
                 if (kStep && (HalfScales || !rows.wide)) {
                     sv[r][u] = _mm512_permutexvar_ps(k.step_lanes[u], step_scales[r]);
-                } else if constexpr (HalfScales) {
-                    // The chunk's (at most) four f16 scales, converted exactly; none past K.
-                    const __m128i h = _mm_maskz_loadu_epi16(static_cast<__mmask8>((1u << blocks) - 1u),
-                                                            rows.half_scales[r] + 4 * c);
-                    sv[r][u] = _mm512_permutexvar_ps(k.lane_block, _mm512_castps128_ps512(_mm_cvtph_ps(h)));
-                    if constexpr (kUnitsOnScales)
-                        sv[r][u] = _mm512_mul_ps(sv[r][u], _mm512_loadu_ps(X->lane_units.data() + 16 * c));
-                } else if (!kTail && rows.wide) {
+                } else if (!last_chunk && rows.wide) {
                     sv[r][u] = _mm512_set1_ps(rows.scales[r][4 * c]);  // a load, no permute
                 } else {
                     // The partial chunk's blocks past K have no scale (and meet zero codes): zero.
-                    const __m128 s4 = kTail ? _mm_maskz_loadu_ps(static_cast<__mmask8>((1u << (tail_k / 32)) - 1u),
-                                                                 rows.scales[r] + 4 * c)
-                                            : _mm_loadu_ps(rows.scales[r] + 4 * c);
+                    const float* s4p = rows.scales[r] + 4 * c;
+                    const auto s4mask = static_cast<__mmask8>((1u << last_chunk_blocks) - 1u);
+                    const __m128 s4 = last_chunk ? _mm_maskz_loadu_ps(s4mask, s4p) : _mm_loadu_ps(s4p);
                     sv[r][u] = _mm512_permutexvar_ps(k.lane_block, _mm512_castps128_ps512(s4));
                 }
             }
@@ -157,7 +182,7 @@ MOE_DOTLOOP inline void dot_row(DotInput<P> X, std::size_t chunks, std::size_t f
                     for (int r = 0; r < R; ++r) {
                         __m512 p = _mm512_cvtepi32_ps(digit_sum(v[r][u], x.digits, x.bias));  // the one rounding
                         if constexpr (!kUnitsOnScales) p = _mm512_mul_ps(p, lane_units);  // exact
-                        acc[r][m][u % 2] = _mm512_fmadd_ps(p, sv[r][u], acc[r][m][u % 2]);
+                        acc[r][m][u % kAccs] = _mm512_fmadd_ps(p, sv[r][u], acc[r][m][u % kAccs]);
                     }
                 } else {
                     const std::uint16_t* x = X + (static_cast<std::size_t>(m) * chunks + c0) * kDotChunk;
@@ -169,7 +194,7 @@ MOE_DOTLOOP inline void dot_row(DotInput<P> X, std::size_t chunks, std::size_t f
                         __m512 p = _mm512_dpbf16_ps(_mm512_setzero_ps(), (__m512bh)v[r][u][0], (__m512bh)xv[0]);
 #pragma GCC unroll 4
                         for (int j = 1; j < 4; ++j) p = _mm512_dpbf16_ps(p, (__m512bh)v[r][u][j], (__m512bh)xv[j]);
-                        acc[r][m][u % 2] = _mm512_fmadd_ps(p, sv[r][u], acc[r][m][u % 2]);
+                        acc[r][m][u % kAccs] = _mm512_fmadd_ps(p, sv[r][u], acc[r][m][u % kAccs]);
                     }
                 }
             }
@@ -179,8 +204,18 @@ MOE_DOTLOOP inline void dot_row(DotInput<P> X, std::size_t chunks, std::size_t f
     std::size_t c = 0;
     for (; c + kUnroll <= full; c += kUnroll)
         step(c, std::integral_constant<int, kUnroll>{}, std::false_type{});
-    for (; c < full; ++c) step(c, std::integral_constant<int, 1>{}, std::false_type{});
-    if (full < chunks) step(full, std::integral_constant<int, 1>{}, std::true_type{});
+    if constexpr (kUnroll == 4) {
+        switch (chunks - c) {  // the row's last chunks, one step
+            case 1: step(c, std::integral_constant<int, 1>{}, std::true_type{}); break;
+            case 2: step(c, std::integral_constant<int, 2>{}, std::true_type{}); break;
+            case 3: step(c, std::integral_constant<int, 3>{}, std::true_type{}); break;
+            case 4: step(c, std::integral_constant<int, 4>{}, std::true_type{}); break;
+            default: break;
+        }
+    } else {
+        for (; c < full; ++c) step(c, std::integral_constant<int, 1>{}, std::false_type{});
+        if (full < chunks) step(full, std::integral_constant<int, 1>{}, std::true_type{});
+    }
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
         for (int m = 0; m < M; ++m) {

@@ -98,8 +98,10 @@ enum class ChunkZeros { none, block_bytes, packed_nibbles };
 
 // The constants the chunk decoder uses, built once per call.
 struct DotConstants {
-    __m512i table, lane_block, low_nibbles, block_select, nibble_select[2];
-    __m512i step_select[4], step_lanes[4];  // a four-chunk step's chunk u: its zero nibbles, its scale lanes
+    __m512i table, lane_block, low_nibbles, block_select;
+    // A four-chunk step's chunk u: its zero nibbles (from a row's first nibble even or odd: see
+    // dot_row), its scale lanes.
+    __m512i step_select[2][4], step_lanes[4];
     // int8 products: 16 in every byte; the GF(2) matrix that shifts each byte right by 4 (its high
     // nibble down, zeros above); the 16-entry table of a code's value plus 16 (no zero points).
     __m512i sixteen, high_nibble_shift, value_table;
@@ -114,17 +116,19 @@ MOE_BF16DOT inline DotConstants dot_constants(__m512i table) {
     // the chunk's block b) from bit 8b, byte b
     k.block_select = _mm512_set_epi64(0x1818181818181818ll, 0x1818181818181818ll, 0x1010101010101010ll,
                                       0x1010101010101010ll, 0x0808080808080808ll, 0x0808080808080808ll, 0, 0);
-    // The same from packed nibbles: block b's nibble from bit 4b (4b + 4 when the chunk's first
-    // nibble is a byte's high one), its neighbour's bits above it cleared afterwards
-    for (int odd = 0; odd < 2; ++odd) {
-        const auto sel = [&](int b) { return static_cast<long long>(0x0101010101010101ull * unsigned(4 * (b + odd))); };
-        k.nibble_select[odd] = _mm512_set_epi64(sel(3), sel(3), sel(2), sel(2), sel(1), sel(1), sel(0), sel(0));
-    }
-    for (int u = 0; u < 4; ++u) {
-        const auto sel = [&](int b) { return static_cast<long long>(0x0101010101010101ull * unsigned(16 * u + 4 * b)); };
-        k.step_select[u] = _mm512_set_epi64(sel(3), sel(3), sel(2), sel(2), sel(1), sel(1), sel(0), sel(0));
-        k.step_lanes[u] = _mm512_add_epi32(k.lane_block, _mm512_set1_epi32(4 * u));
-    }
+    // The same from a step's stored nibbles (groups of 32): chunk u's block b from bit 16u + 4b of
+    // the word the step reads (4 more when the row's first nibble is a byte's high one; block 3's
+    // qwords then hold the word one byte on, as its last nibble lies in the ninth byte), its
+    // neighbour's bits above it cleared afterwards.
+    for (int odd = 0; odd < 2; ++odd)
+        for (int u = 0; u < 4; ++u) {
+            const auto sel = [&](int b) {
+                const int bit = 16 * u + 4 * b + 4 * odd - (b == 3 ? 8 * odd : 0);
+                return static_cast<long long>(0x0101010101010101ull * unsigned(bit));
+            };
+            k.step_select[odd][u] = _mm512_set_epi64(sel(3), sel(3), sel(2), sel(2), sel(1), sel(1), sel(0), sel(0));
+        }
+    for (int u = 0; u < 4; ++u) k.step_lanes[u] = _mm512_add_epi32(k.lane_block, _mm512_set1_epi32(4 * u));
     k.sixteen = _mm512_set1_epi8(16);
     // Result bit i is the parity of (matrix byte 7 - i) & x: bytes 7..4 pick bits 4..7 into bits 0..3.
     k.high_nibble_shift = _mm512_set1_epi64(0x1020408000000000ll);
@@ -190,18 +194,6 @@ MOE_BF16DOT inline __m512i chunk_zeros(const unsigned char* blocks, const DotCon
     std::int64_t z8;
     std::memcpy(&z8, blocks, 8);
     return _mm512_multishift_epi64_epi8(k.block_select, _mm512_set1_epi64(z8));
-}
-
-// The same from the stored nibbles (groups of 32): `blocks` of them from nibble `odd` of `p` on
-// (u4 as stored; i4 biased by 8, as its codes are), reading only the bytes that hold them.
-template <DType T>
-MOE_BF16DOT inline __m512i chunk_zeros_packed(const unsigned char* p, unsigned odd, unsigned blocks,
-                                              const DotConstants& k) {
-    const __mmask16 bytes = static_cast<__mmask16>((1u << ((odd + blocks + 1) / 2)) - 1u);
-    const __m512i q = _mm512_broadcastq_epi64(_mm_maskz_loadu_epi8(bytes, p));
-    const __m512i z = _mm512_and_si512(_mm512_multishift_epi64_epi8(k.nibble_select[odd], q), k.low_nibbles);
-    if constexpr (T == DType::i4) return _mm512_xor_si512(z, _mm512_set1_epi8(8));
-    return z;
 }
 
 // One chunk's lane sums in the int8 kernels: the code bytes b times the digit planes d (each an
