@@ -88,7 +88,6 @@ MOE_DOTLOOP inline void dot_row(DotInput<P> X, std::size_t chunks, std::size_t f
         // stream from memory, on the Zen 5 host (docs/compressed.md, "Decode products by
         // processor").
         //
-        //
         // With scales stored f16, every step reads its scales and zero points at once: a step of
         // fewer than four chunks (two or more rows of A) and the row's last step (one row of A: up
         // to three whole chunks and the partial one) under a mask of their own blocks. As single
