@@ -212,6 +212,8 @@ MOE_DOTLOOP inline void dot_row(DotInput<P> X, std::size_t chunks, std::size_t f
             default: break;
         }
     } else {
+        // Two or more rows of A: single chunks (as one step, MXFP4 and u4 without zero points
+        // decoded 6-8 % slower at M = 2 on the Zen 5 host).
         for (; c < full; ++c) step(c, std::integral_constant<int, 1>{}, std::false_type{});
         if (full < chunks) step(full, std::integral_constant<int, 1>{}, std::true_type{});
     }
