@@ -79,10 +79,12 @@ DecodeProducts resolve_products(DecodeProducts asked) {
 }
 
 // For description(): the dot-product engine 4-bit weights' decode takes on this CPU (activations
-// on int8's grid), if any.
+// on int8's grid), if any: int8 where asked and run here, else bf16 where run here (the kernels'
+// fallback for int8 asked on a CPU without its instructions).
 std::string decode_engine_note(DecodeProducts products) {
-    if (products == DecodeProducts::int8 && cpu::cpu_has_int_dot()) return " (int8 products for 4-bit weights)";
-    if (cpu::cpu_has_avx512_bf16()) return " (bf16 products for 4-bit weights)";
+    if (products == DecodeProducts::int8 && cpu_runs_decode_products(DecodeProducts::int8))
+        return " (int8 products for 4-bit weights)";
+    if (cpu_runs_decode_products(DecodeProducts::bf16)) return " (bf16 products for 4-bit weights)";
     return "";
 }
 
