@@ -22,6 +22,7 @@
 #include "compressed_weights_support.hpp"
 #include "conformance_check.hpp"
 #include "cpu_features.hpp"
+#include "e4m3_decode.hpp"
 #include "element_convert.hpp"
 #include "parallel_work.hpp"
 #include "moe/backends/cpu_backend.hpp"
@@ -381,4 +382,75 @@ TEST_CASE("cpu, compressed weights: an infinite scale and codes times activation
                     for (std::size_t m = 0; m < M; ++m) C3[m * N + 5] = C1[m * N + 5] = 0.0f;
                     CHECK(C1 == C3);
                 }
+}
+
+TEST_CASE("cpu, E4M3 decode: the codes over 256 and the codes' values give the same bits, and a NaN code a NaN row") {
+    // Activations of at least 2^-100 take the kernels on the codes' values over 256 (a group's sum
+    // times 256); one activation below it, against a zero code in every row, takes the codes' own
+    // values on the same sums. Every rounding is the same, so every bit (e4m3_decode.hpp).
+    using namespace moe::backends::cpu;
+    if (!cpu_has_avx512()) return;  // the portable path has no such choice
+    std::mt19937 rng(20261128);
+    std::normal_distribution<double> nd;
+    for (std::size_t K : {std::size_t{640}, std::size_t{2880}})
+        for (bool per_channel : {true, false}) {
+            const std::size_t N = 48, G = per_channel ? 1 : K / 64, zero_at = 37;
+            Weights w;
+            w.w = Tensor(DType::f8e4m3, {1, N, K});
+            for (std::size_t i = 0; i < w.w.nbytes(); ++i) {
+                unsigned char b = static_cast<unsigned char>(rng());
+                if ((b & 0x7f) == 0x7f) b ^= 1;  // not NaN
+                if (i % K == zero_at) b = 0x80;  // -0
+                w.w.data()[i] = b;
+            }
+            w.scale = Tensor(DType::f32, {1, N, G});
+            for (std::size_t i = 0; i < N * G; ++i)
+                w.scale.set(i, std::ldexp(1.0 + (rng() % 1000) / 1000.0, static_cast<int>(rng() % 9) - 4));
+            const WeightView W = w.view(0, false);
+            for (std::size_t M : {std::size_t{1}, std::size_t{3}}) {
+                CAPTURE(K);
+                CAPTURE(per_channel);
+                CAPTURE(M);
+                std::vector<float> A(M * K), C_over(M * N), C_values(M * N);
+                for (float& a : A) a = static_cast<float>(nd(rng) * std::ldexp(1.0, static_cast<int>(rng() % 40) - 20));
+                std::vector<float> A_tiny = A;
+                A_tiny[zero_at] = std::copysign(std::ldexp(1.0f, -110), A[zero_at]);  // against every row's zero code
+                REQUIRE(e4m3_over_256_rows_ok(A.data(), M, K, K));
+                REQUIRE_FALSE(e4m3_over_256_rows_ok(A_tiny.data(), M, K, K));
+                compressed_gemm(A.data(), M, K, W, N, C_over.data(), N, 1);
+                compressed_gemm(A_tiny.data(), M, K, W, N, C_values.data(), N, 1);
+                CHECK(std::memcmp(C_over.data(), C_values.data(), C_over.size() * sizeof(float)) == 0);
+                check_against_f64(A, M, W, C_over);
+                // Activations of 2^-124 to 2^-123 in magnitude (12 fractional bits) keep the codes'
+                // own values: their products are multiples of 2^-145, so every sum of them is the
+                // one of 2^124 times them, scaled exactly, down to f32's subnormals (grid 2^-149),
+                // and so is each per-channel output of at least 2^-124. Over 256 the products
+                // would be multiples of 2^-153, rounded in the subnormal range.
+                std::vector<float> Y(M * K), X(M * K), C_y(M * N), C_x(M * N);
+                for (std::size_t i = 0; i < Y.size(); ++i) {
+                    Y[i] = static_cast<float>((rng() % 2 ? -1.0 : 1.0) * (1.0 + (rng() % 4096) / 4096.0));
+                    X[i] = std::ldexp(Y[i], -124);
+                }
+                REQUIRE_FALSE(e4m3_over_256_rows_ok(X.data(), M, K, K));
+                compressed_gemm(Y.data(), M, K, W, N, C_y.data(), N, 1);
+                compressed_gemm(X.data(), M, K, W, N, C_x.data(), N, 1);
+                std::size_t compared = 0;
+                for (std::size_t i = 0; i < C_x.size(); ++i)
+                    if (per_channel && std::fabs(C_y[i]) >= 1.0f) {
+                        CHECK(C_x[i] == std::ldexp(C_y[i], -124));
+                        ++compared;
+                    }
+                if (per_channel) CHECK(compared > C_x.size() / 2);
+                // A NaN code (either sign) makes its row's outputs NaN, and only its row's.
+                for (const unsigned char nan : {0x7f, 0xff}) {
+                    const unsigned char kept = w.w.data()[5 * K + 100];
+                    w.w.data()[5 * K + 100] = nan;
+                    std::vector<float> C(M * N);
+                    compressed_gemm(A.data(), M, K, W, N, C.data(), N, 1);
+                    for (std::size_t m = 0; m < M; ++m)
+                        for (std::size_t n = 0; n < N; ++n) CHECK(std::isnan(C[m * N + n]) == (n == 5));
+                    w.w.data()[5 * K + 100] = kept;
+                }
+            }
+        }
 }

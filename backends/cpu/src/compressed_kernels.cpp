@@ -14,6 +14,7 @@
 #include "compressed_dot_kernels.hpp"
 #include "compressed_values.hpp"
 #include "cpu_features.hpp"
+#include "e4m3_decode.hpp"
 #include "lane_masks.hpp"
 #include "parallel_work.hpp"
 
@@ -105,25 +106,10 @@ MOE_AVX512 inline __m512 nibble_table(DType t) {
     return _mm512_load_ps(v);
 }
 
-// E4M3 codes (16 bytes) to floats: the 7 magnitude bits placed in an IEEE half (exponent bits
-// 10-13, mantissa 7-9) is the value times 2^-8, subnormals included; S.1111.111 is the NaN. The
-// half is the code shifted to the top of a word and arithmetically back by one (the sign lands in
-// bits 15 and 14, the magnitude in 7-13), bit 14 cleared: three operations where masking the
-// sign and the magnitude apart took five.
-MOE_AVX512 __attribute__((always_inline)) inline __m512 e4m3_16(const unsigned char* p) {
-    const __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    const __m256i half = _mm256_and_si256(_mm256_srai_epi16(_mm256_slli_epi16(w, 8), 1),
-                                          _mm256_set1_epi16(static_cast<short>(0xbfff)));
-    const __m512 v = _mm512_mul_ps(_mm512_cvtph_ps(half), _mm512_set1_ps(256.0f));
-    // NaN: the magnitude bits all set, bits 7-13 of the half
-    const __mmask16 nan = _mm256_cmpeq_epi16_mask(_mm256_and_si256(half, _mm256_set1_epi16(0x3f80)),
-                                                   _mm256_set1_epi16(0x3f80));
-    return _mm512_mask_blend_ps(nan, v, _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN()));
-}
-
 // 32 consecutive weights of a row from byte pointer p: lo and hi 16 each. 4-bit: lo = the even
-// elements (low nibbles), hi = the odd ones; 8-bit: lo = elements 0-15, hi = 16-31.
-template <DType T>
+// elements (low nibbles), hi = the odd ones; 8-bit: lo = elements 0-15, hi = 16-31. Over256: E4M3
+// codes' values over 256, no NaN (e4m3_decode.hpp).
+template <DType T, bool Over256 = false>
 MOE_AVX512 __attribute__((always_inline)) inline void decode32(const unsigned char* p, __m512 table, __m512& lo, __m512& hi) {
     const auto load16 = [](const unsigned char* q) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)); };
     if constexpr (is_nibble(T)) {
@@ -139,6 +125,9 @@ MOE_AVX512 __attribute__((always_inline)) inline void decode32(const unsigned ch
     } else if constexpr (T == DType::f8e5m2) {  // E5M2 is the upper byte of an IEEE half
         lo = _mm512_cvtph_ps(_mm256_slli_epi16(_mm256_cvtepu8_epi16(load16(p)), 8));
         hi = _mm512_cvtph_ps(_mm256_slli_epi16(_mm256_cvtepu8_epi16(load16(p + 16)), 8));
+    } else if constexpr (Over256) {
+        lo = e4m3_16_over_256(p);
+        hi = e4m3_16_over_256(p + 16);
     } else {
         lo = e4m3_16(p);
         hi = e4m3_16(p + 16);
@@ -157,7 +146,7 @@ MOE_AVX512 __attribute__((always_inline)) inline void decode32(const unsigned ch
 constexpr int kLongGroup = -1;
 constexpr std::size_t kLongGroupSize = 512;  // 16 chunks: every chain gets one at least
 
-template <DType T, int M, bool ZP, int CH>
+template <DType T, int M, bool ZP, int CH, bool Over256>
 MOE_AVX512 inline void decode_group(const float* A, std::size_t lda, const unsigned char* row, std::size_t k0,
                                     std::size_t chunks, __m512 table, float s, float z, __m512 (&acc)[M]) {
     constexpr std::size_t chunk_bytes = is_nibble(T) ? 16 : 32;
@@ -182,7 +171,7 @@ MOE_AVX512 inline void decode_group(const float* A, std::size_t lda, const unsig
             _mm_prefetch(reinterpret_cast<const char*>(bytes + 2048), _MM_HINT_T0);
         }
         __m512 lo, hi;
-        decode32<T>(bytes, values, lo, hi);
+        decode32<T, Over256>(bytes, values, lo, hi);
         if constexpr (ZP && !is_nibble(T)) {
             lo = _mm512_sub_ps(lo, zv);  // exact: small integers
             hi = _mm512_sub_ps(hi, zv);
@@ -214,6 +203,7 @@ MOE_AVX512 inline void decode_group(const float* A, std::size_t lda, const unsig
         __m512 sum = part[m][0];
 #pragma GCC unroll 4
         for (int j = 1; j < P; ++j) sum = _mm512_add_ps(sum, part[m][j]);
+        if constexpr (Over256) sum = _mm512_mul_ps(sum, _mm512_set1_ps(256.0f));  // exact, as the codes' values
         acc[m] = _mm512_fmadd_ps(sv, sum, acc[m]);
     }
 }
@@ -221,7 +211,7 @@ MOE_AVX512 inline void decode_group(const float* A, std::size_t lda, const unsig
 // M rows of A (4-bit types: each 32-element chunk deinterleaved, evens then odds) against rows
 // [n0, n1) of W. Groups alternate between two accumulators per row of A (kept in registers: the
 // groups go in pairs) to hide the FMA latency.
-template <DType T, int M, bool ZP, int CH>
+template <DType T, int M, bool ZP, int CH, bool Over256>
 MOE_AVX512 void decode_rows_of(const float* A, std::size_t lda, const WeightView& W, float* C, std::size_t ldc,
                                std::size_t n0, std::size_t n1) {
     static thread_local std::vector<float> s, z;
@@ -233,46 +223,53 @@ MOE_AVX512 void decode_rows_of(const float* A, std::size_t lda, const WeightView
         params_avx512(*W.scale, W.param(n, 0), G, s.data());
         if constexpr (ZP) params_avx512(*W.zero, W.param(n, 0), G, z.data());
         const unsigned char* row = W.data + n * W.row_bytes();
+        if constexpr (Over256)
+            if (e4m3_row_has_nan(row, W.K)) {  // the decoded values lack it: NaN, done again by redo_nonfinite
+                for (int m = 0; m < M; ++m)
+                    C[static_cast<std::size_t>(m) * ldc + n] = std::numeric_limits<float>::quiet_NaN();
+                continue;
+            }
         __m512 even[M], odd[M];
 #pragma GCC unroll 8
         for (int m = 0; m < M; ++m) even[m] = odd[m] = _mm512_setzero_ps();
         std::size_t g = 0;
         for (; g + 1 < G; g += 2) {
-            decode_group<T, M, ZP, CH>(A, lda, row, g * gs, chunks, table, s[g], z[g], even);
-            decode_group<T, M, ZP, CH>(A, lda, row, (g + 1) * gs, chunks, table, s[g + 1], z[g + 1], odd);
+            decode_group<T, M, ZP, CH, Over256>(A, lda, row, g * gs, chunks, table, s[g], z[g], even);
+            decode_group<T, M, ZP, CH, Over256>(A, lda, row, (g + 1) * gs, chunks, table, s[g + 1], z[g + 1], odd);
         }
-        if (g < G) decode_group<T, M, ZP, CH>(A, lda, row, g * gs, chunks, table, s[g], z[g], even);
+        if (g < G) decode_group<T, M, ZP, CH, Over256>(A, lda, row, g * gs, chunks, table, s[g], z[g], even);
 #pragma GCC unroll 8
         for (int m = 0; m < M; ++m)
             C[static_cast<std::size_t>(m) * ldc + n] = _mm512_reduce_add_ps(_mm512_add_ps(even[m], odd[m]));
     }
 }
 
-template <DType T, int M, bool ZP>
+template <DType T, int M, bool ZP, bool Over256>
 void decode_kernel(const float* A, std::size_t lda, const WeightView& W, float* C, std::size_t ldc, std::size_t n0,
                    std::size_t n1) {
     switch (W.group_size) {
-        case 32: return decode_rows_of<T, M, ZP, 1>(A, lda, W, C, ldc, n0, n1);
-        case 64: return decode_rows_of<T, M, ZP, 2>(A, lda, W, C, ldc, n0, n1);
-        case 128: return decode_rows_of<T, M, ZP, 4>(A, lda, W, C, ldc, n0, n1);
+        case 32: return decode_rows_of<T, M, ZP, 1, Over256>(A, lda, W, C, ldc, n0, n1);
+        case 64: return decode_rows_of<T, M, ZP, 2, Over256>(A, lda, W, C, ldc, n0, n1);
+        case 128: return decode_rows_of<T, M, ZP, 4, Over256>(A, lda, W, C, ldc, n0, n1);
         default:
-            if (W.group_size >= kLongGroupSize) return decode_rows_of<T, M, ZP, kLongGroup>(A, lda, W, C, ldc, n0, n1);
-            return decode_rows_of<T, M, ZP, 0>(A, lda, W, C, ldc, n0, n1);
+            if (W.group_size >= kLongGroupSize)
+                return decode_rows_of<T, M, ZP, kLongGroup, Over256>(A, lda, W, C, ldc, n0, n1);
+            return decode_rows_of<T, M, ZP, 0, Over256>(A, lda, W, C, ldc, n0, n1);
     }
 }
 
-template <DType T, bool ZP>
+template <DType T, bool ZP, bool Over256 = false>
 void dispatch_m(const float* A, std::size_t M, std::size_t lda, const WeightView& W, float* C, std::size_t ldc,
                 std::size_t n0, std::size_t n1) {
     switch (M) {
-        case 1: return decode_kernel<T, 1, ZP>(A, lda, W, C, ldc, n0, n1);
-        case 2: return decode_kernel<T, 2, ZP>(A, lda, W, C, ldc, n0, n1);
-        case 3: return decode_kernel<T, 3, ZP>(A, lda, W, C, ldc, n0, n1);
-        case 4: return decode_kernel<T, 4, ZP>(A, lda, W, C, ldc, n0, n1);
-        case 5: return decode_kernel<T, 5, ZP>(A, lda, W, C, ldc, n0, n1);
-        case 6: return decode_kernel<T, 6, ZP>(A, lda, W, C, ldc, n0, n1);
-        case 7: return decode_kernel<T, 7, ZP>(A, lda, W, C, ldc, n0, n1);
-        default: return decode_kernel<T, 8, ZP>(A, lda, W, C, ldc, n0, n1);
+        case 1: return decode_kernel<T, 1, ZP, Over256>(A, lda, W, C, ldc, n0, n1);
+        case 2: return decode_kernel<T, 2, ZP, Over256>(A, lda, W, C, ldc, n0, n1);
+        case 3: return decode_kernel<T, 3, ZP, Over256>(A, lda, W, C, ldc, n0, n1);
+        case 4: return decode_kernel<T, 4, ZP, Over256>(A, lda, W, C, ldc, n0, n1);
+        case 5: return decode_kernel<T, 5, ZP, Over256>(A, lda, W, C, ldc, n0, n1);
+        case 6: return decode_kernel<T, 6, ZP, Over256>(A, lda, W, C, ldc, n0, n1);
+        case 7: return decode_kernel<T, 7, ZP, Over256>(A, lda, W, C, ldc, n0, n1);
+        default: return decode_kernel<T, 8, ZP, Over256>(A, lda, W, C, ldc, n0, n1);
     }
 }
 
@@ -284,14 +281,16 @@ void dispatch_zp(const float* A, std::size_t M, std::size_t lda, const WeightVie
 }
 
 void decode_rows(const float* A, std::size_t M, std::size_t lda, const WeightView& W, float* C, std::size_t ldc,
-                 std::size_t n0, std::size_t n1) {
+                 std::size_t n0, std::size_t n1, bool e4m3_over_256) {
     switch (W.dtype) {
         case DType::u4: return dispatch_zp<DType::u4>(A, M, lda, W, C, ldc, n0, n1);
         case DType::i4: return dispatch_zp<DType::i4>(A, M, lda, W, C, ldc, n0, n1);
         case DType::f4e2m1: return dispatch_m<DType::f4e2m1, false>(A, M, lda, W, C, ldc, n0, n1);
         case DType::u8: return dispatch_zp<DType::u8>(A, M, lda, W, C, ldc, n0, n1);
         case DType::i8: return dispatch_zp<DType::i8>(A, M, lda, W, C, ldc, n0, n1);
-        case DType::f8e4m3: return dispatch_m<DType::f8e4m3, false>(A, M, lda, W, C, ldc, n0, n1);
+        case DType::f8e4m3:
+            return e4m3_over_256 ? dispatch_m<DType::f8e4m3, false, true>(A, M, lda, W, C, ldc, n0, n1)
+                                 : dispatch_m<DType::f8e4m3, false>(A, M, lda, W, C, ldc, n0, n1);
         default: return dispatch_m<DType::f8e5m2, false>(A, M, lda, W, C, ldc, n0, n1);
     }
 }
@@ -428,6 +427,8 @@ void compressed_gemm(const float* A, std::size_t M, std::size_t lda, const Weigh
     const bool int_dot = fast && arrange_for_int_dot(A, M, lda, W, products, int_x);
     const IntActivations* ints = &int_x;  // the workers' own int_x would be another thread's
     const bool dot = fast && !int_dot && compressed_uses_bf16_dot(A, M, lda, W);
+    // E4M3: the codes' values over 256, half the work, where that changes no rounding.
+    const bool e4m3_over_256 = fast && W.dtype == DType::f8e4m3 && e4m3_over_256_rows_ok(A, M, lda, W.K);
     static thread_local std::vector<std::uint16_t> arranged;  // this thread's: workers use x, not theirs
     const std::uint16_t* x = nullptr;
     if (dot) {
@@ -462,7 +463,7 @@ void compressed_gemm(const float* A, std::size_t M, std::size_t lda, const Weigh
         const std::size_t n0 = static_cast<std::size_t>(it) * kRowsPerItem, n1 = std::min(N, n0 + kRowsPerItem);
         if (int_dot) int_dot_rows(*ints, M, W, C, ldc, n0, n1);
         else if (dot) dot_rows(x, M, W, C, ldc, n0, n1);
-        else if (fast) decode_rows(a, M, a_stride, W, C, ldc, n0, n1);
+        else if (fast) decode_rows(a, M, a_stride, W, C, ldc, n0, n1, e4m3_over_256);
         else portable_rows(A, M, lda, W, C, ldc, n0, n1);
     }
     if (fast) redo_nonfinite(A, M, lda, W, N, C, ldc);
