@@ -441,14 +441,17 @@ TEST_CASE("cpu, E4M3 decode: the codes over 256 and the codes' values give the s
                         ++compared;
                     }
                 if (per_channel) CHECK(compared > C_x.size() / 2);
-                // A NaN code (either sign) makes its row's outputs NaN, and only its row's.
+                // A NaN code (either sign) makes its row's outputs NaN, and only its row's, on
+                // both paths.
                 for (const unsigned char nan : {0x7f, 0xff}) {
                     const unsigned char kept = w.w.data()[5 * K + 100];
                     w.w.data()[5 * K + 100] = nan;
-                    std::vector<float> C(M * N);
-                    compressed_gemm(A.data(), M, K, W, N, C.data(), N, 1);
-                    for (std::size_t m = 0; m < M; ++m)
-                        for (std::size_t n = 0; n < N; ++n) CHECK(std::isnan(C[m * N + n]) == (n == 5));
+                    for (const std::vector<float>* a : {&A, &A_tiny}) {
+                        std::vector<float> C(M * N);
+                        compressed_gemm(a->data(), M, K, W, N, C.data(), N, 1);
+                        for (std::size_t m = 0; m < M; ++m)
+                            for (std::size_t n = 0; n < N; ++n) CHECK(std::isnan(C[m * N + n]) == (n == 5));
+                    }
                     w.w.data()[5 * K + 100] = kept;
                 }
             }
