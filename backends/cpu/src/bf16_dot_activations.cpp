@@ -11,11 +11,10 @@ namespace moe::backends::cpu {
 // Whether the rows of A can go through the bf16 dot kernels: every element bf16 exactly (the low
 // 16 bits clear) and every nonzero one at least 2^-100 in magnitude (why: dot_chunk_decode.hpp).
 bool bf16_dot_rows_ok(const float* A, std::size_t M, std::size_t lda, std::size_t K) {
-    constexpr std::uint32_t kMinMagnitude = 27u << 23;  // 2^-100: biased exponent 127 - 100
     for (std::size_t m = 0; m < M; ++m)
         for (std::size_t k = 0; k < K; ++k) {
-            const std::uint32_t b = f32_bits(A[m * lda + k]), mag = b & 0x7fffffffu;
-            if ((b & 0xffffu) != 0 || (mag != 0 && mag < kMinMagnitude)) return false;
+            const std::uint32_t b = f32_bits(A[m * lda + k]);
+            if ((b & 0xffffu) != 0 || tiny_nonzero(b)) return false;
         }
     return true;
 }

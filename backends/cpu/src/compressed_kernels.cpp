@@ -220,8 +220,6 @@ MOE_AVX512 void decode_rows_of(const float* A, std::size_t lda, const WeightView
     const std::size_t chunks = W.group_size / 32, G = W.groups, gs = W.group_size;
     const __m512 table = is_nibble(T) ? nibble_table(T) : _mm512_setzero_ps();
     for (std::size_t n = n0; n < n1; ++n) {
-        params_avx512(*W.scale, W.param(n, 0), G, s.data());
-        if constexpr (ZP) params_avx512(*W.zero, W.param(n, 0), G, z.data());
         const unsigned char* row = W.data + n * W.row_bytes();
         if constexpr (Over256)
             if (e4m3_row_has_nan(row, W.K)) {  // the decoded values lack it: NaN, done again by redo_nonfinite
@@ -229,6 +227,8 @@ MOE_AVX512 void decode_rows_of(const float* A, std::size_t lda, const WeightView
                     C[static_cast<std::size_t>(m) * ldc + n] = std::numeric_limits<float>::quiet_NaN();
                 continue;
             }
+        params_avx512(*W.scale, W.param(n, 0), G, s.data());
+        if constexpr (ZP) params_avx512(*W.zero, W.param(n, 0), G, z.data());
         __m512 even[M], odd[M];
 #pragma GCC unroll 8
         for (int m = 0; m < M; ++m) even[m] = odd[m] = _mm512_setzero_ps();

@@ -4,6 +4,7 @@
 // converted to floats.
 #include <array>
 #include <cstddef>
+#include <cstdint>
 
 #include "weight_view.hpp"
 
@@ -17,6 +18,15 @@ constexpr bool is_nibble(DType t) { return t == DType::u4 || t == DType::i4 || t
 // The value of every code of a weight type (4-bit types: indexed by the nibble), from the spec's
 // decoders: built once per type.
 const std::array<double, 256>& code_values(DType t);
+
+// Whether x, an activation's f32 bits, is nonzero and below 2^-100 in magnitude: the kernels that
+// sum in another scale or flush subnormals (the bf16 dot kernels, E4M3 over 256) are exact or the
+// f32 chain only above it (dot_chunk_decode.hpp, e4m3_decode.hpp).
+inline bool tiny_nonzero(std::uint32_t x) {
+    constexpr std::uint32_t kMinMagnitude = 27u << 23;  // 2^-100: biased exponent 127 - 100
+    const std::uint32_t mag = x & 0x7fffffffu;
+    return mag != 0 && mag < kMinMagnitude;
+}
 
 // count scales or zero points of t from flat index base, as floats.
 MOE_AVX512 void params_avx512(const Tensor& t, std::size_t base, std::size_t count, float* out);

@@ -44,13 +44,11 @@ MOE_AVX512 inline bool e4m3_row_has_nan(const unsigned char* row, std::size_t K)
 // nonzero |x| is at least 2^-100 (a product is then a multiple of 2^-140 and at least that: a
 // subnormal partial sum is exact). Infinite and NaN x propagate as before.
 inline bool e4m3_over_256_rows_ok(const float* A, std::size_t M, std::size_t lda, std::size_t K) {
-    constexpr std::uint32_t kMinMagnitude = 27u << 23;  // 2^-100: biased exponent 127 - 100
     for (std::size_t m = 0; m < M; ++m)
         for (std::size_t k = 0; k < K; ++k) {
             std::uint32_t b;
             std::memcpy(&b, A + m * lda + k, 4);
-            const std::uint32_t mag = b & 0x7fffffffu;
-            if (mag != 0 && mag < kMinMagnitude) return false;
+            if (tiny_nonzero(b)) return false;
         }
     return true;
 }
