@@ -18,12 +18,14 @@
 #include <utility>
 #include <vector>
 
+#include "cache_line_vector.hpp"
 #include "compressed_kernels.hpp"
 #include "compressed_weights_support.hpp"
 #include "conformance_check.hpp"
 #include "cpu_features.hpp"
 #include "e4m3_decode.hpp"
 #include "element_convert.hpp"
+#include "int_dot_activations.hpp"
 #include "parallel_work.hpp"
 #include "moe/backends/cpu_backend.hpp"
 #include "moe/generator/synthesize.hpp"
@@ -223,6 +225,27 @@ __attribute__((target("avx512f,avx512bw,avx512bf16"))) void dpbf16(const float* 
 }
 
 }  // namespace
+
+// The kernels' 64-byte loads of activations start on a line only if their buffers do (the arranged
+// rows are whole chunks apart): a split load costs the bf16 dot kernels a tenth of their rate.
+TEST_CASE("cpu decode kernels: the activation buffers start on a 64-byte line, whatever their size") {
+    using namespace moe::backends::cpu;
+    for (std::size_t n : {1u, 3u, 17u, 100u, 2880u, 5888u, 100000u}) {
+        CacheLineVector<std::uint16_t> words(n);
+        CacheLineVector<float> floats(n);
+        CacheLineVector<double> doubles(n);
+        CHECK(reinterpret_cast<std::uintptr_t>(words.data()) % 64 == 0);
+        CHECK(reinterpret_cast<std::uintptr_t>(floats.data()) % 64 == 0);
+        CHECK(reinterpret_cast<std::uintptr_t>(doubles.data()) % 64 == 0);
+        floats.resize(3 * n + 5);  // a reallocation keeps it
+        CHECK(reinterpret_cast<std::uintptr_t>(floats.data()) % 64 == 0);
+    }
+    IntActivations x;
+    const std::vector<float> a(2880, 0.5f);
+    REQUIRE(arrange_int(a.data(), 1, a.size(), a.size(), 1.0, x));
+    CHECK(x.rows.size() == 23);
+    for (const auto& chunk : x.rows) CHECK(reinterpret_cast<std::uintptr_t>(chunk.digits) % 64 == 0);
+}
 
 TEST_CASE("cpu, compressed weights: this CPU's vdpbf16ps is the f32 chain the dot kernels' bound assumes") {
     // dot_chunk_decode.hpp: each lane adds the odd pair's exact product, then the even one's,

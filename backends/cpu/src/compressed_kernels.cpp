@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cache_line_vector.hpp"
 #include "compressed_dot_kernels.hpp"
 #include "compressed_values.hpp"
 #include "cpu_features.hpp"
@@ -429,7 +430,7 @@ void compressed_gemm(const float* A, std::size_t M, std::size_t lda, const Weigh
     const bool dot = fast && !int_dot && compressed_uses_bf16_dot(A, M, lda, W);
     // E4M3: the codes' values over 256, half the work, where that changes no rounding.
     const bool e4m3_over_256 = fast && W.dtype == DType::f8e4m3 && e4m3_over_256_rows_ok(A, M, lda, W.K);
-    static thread_local std::vector<std::uint16_t> arranged;  // this thread's: workers use x, not theirs
+    static thread_local CacheLineVector<std::uint16_t> arranged;  // this thread's: workers use x, not theirs
     const std::uint16_t* x = nullptr;
     if (dot) {
         arranged.resize(M * ((W.K + kDotChunk - 1) / kDotChunk) * kDotChunk);
@@ -438,7 +439,7 @@ void compressed_gemm(const float* A, std::size_t M, std::size_t lda, const Weigh
     }
     // 4-bit types: each 32-element chunk of A's rows as its 16 even then 16 odd elements, the
     // order the decoded low and high nibbles come in. Once per call, for every thread.
-    static thread_local std::vector<float> deinterleaved;
+    static thread_local CacheLineVector<float> deinterleaved;
     const float* a = A;
     std::size_t a_stride = lda;
     if (fast && !dot && !int_dot && is_nibble(W.dtype)) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "bf16_matmul_domain.hpp"
+#include "cache_line_vector.hpp"
 #include "compressed_kernels.hpp"
 #include "element_convert.hpp"
 #include "f64_gemm.hpp"
@@ -20,7 +21,7 @@ namespace {
 // A's rows as bf16 for the bf16 x bf16 matmul (f32 accumulation). A's values are bf16 already (the
 // inputs, or the activation the pipeline stores in bf16, as the backend declares), so this is exact.
 const std::uint16_t* bf16_rows(const float* A, std::size_t M, std::size_t lda, std::size_t K, int threads) {
-    static thread_local std::vector<std::uint16_t> a_bf16;  // this thread's, reused between calls
+    static thread_local CacheLineVector<std::uint16_t> a_bf16;  // this thread's, reused between calls
     a_bf16.resize(M * K);
     std::uint16_t* a = a_bf16.data();  // worker threads must use this one, not their own
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && M * K > 65536)

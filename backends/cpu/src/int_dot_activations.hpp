@@ -16,7 +16,7 @@ namespace moe::backends::cpu {
 // digit d of element 2b, digits[d][1][b] of element 2b + 1. bias[i] = -16 * (the sum of X over
 // elements 8i..8i+7): the kernels start lane i from it, since they multiply by code bytes that
 // carry the value plus 16 (so that they are unsigned, as vpdpbusd's first operand must be).
-struct IntChunk {
+struct alignas(64) IntChunk {  // whole-vector loads of its digits start on a line (cache_line_vector.hpp)
     std::int8_t digits[3][2][64];
     std::int32_t bias[16];
 };

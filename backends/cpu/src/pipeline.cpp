@@ -179,7 +179,7 @@ Tensor Pipeline<S>::scatter_reduce() const {
 }
 
 template <class S>
-Tensor Pipeline<S>::stage(const std::vector<S>& buf, std::size_t width) const {
+Tensor Pipeline<S>::stage(const CacheLineVector<S>& buf, std::size_t width) const {
     std::vector<double> v(d_.T * d_.K * width);
     for (std::size_t i = 0; i < d_.T * d_.K; ++i)
         std::copy(buf.begin() + static_cast<std::ptrdiff_t>(plan_.position[i] * width),

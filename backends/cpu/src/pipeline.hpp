@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cache_line_vector.hpp"
 #include "expert_gemm.hpp"
 #include "onednn_matmul.hpp"
 #include "moe/spec/backend.hpp"
@@ -16,7 +17,7 @@ namespace moe::backends::cpu {
 // Buffers kept by the backend between runs, so that a run does not page-fault fresh memory.
 template <class S>
 struct Workspace {
-    std::vector<S> x, first, up, act, down;
+    CacheLineVector<S> x, first, up, act, down;
 };
 
 template <class S>
@@ -34,7 +35,7 @@ private:
     void run_expert(std::size_t e, bool second_used, int threads);
     void activation(std::size_t begin, std::size_t end, int threads);
     Tensor scatter_reduce() const;
-    Tensor stage(const std::vector<S>& buf, std::size_t width) const;
+    Tensor stage(const CacheLineVector<S>& buf, std::size_t width) const;
 
     GemmCall call(const char* weight, std::size_t e) const;
 
@@ -49,11 +50,11 @@ private:
     RoutingPlan plan_;
     std::size_t n0_;  // first GEMM width
     // Per routed pair (expert-major, plan order): inputs, first GEMM(s), activation, down.
-    std::vector<S>& x_;
-    std::vector<S>& first_;
-    std::vector<S>& up_;
-    std::vector<S>& act_;
-    std::vector<S>& down_;
+    CacheLineVector<S>& x_;
+    CacheLineVector<S>& first_;
+    CacheLineVector<S>& up_;
+    CacheLineVector<S>& act_;
+    CacheLineVector<S>& down_;
     std::vector<S> slot_weight_;  // [T * K], the routing weight of each (token, slot)
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -79,12 +80,12 @@ Weights one_expert(const std::string& kind, const Shape& s, std::size_t N, std::
 }
 
 // One pass: `calls` calls of the decode GEMM, expert i % E for call i.
-double pass_seconds(const Weights& w, std::size_t calls, const std::vector<float>& a, std::vector<float>& c,
+double pass_seconds(const Weights& w, std::size_t calls, const float* a, std::vector<float>& c,
                     int threads, backends::DecodeProducts products) {
     const std::size_t experts = w.w.shape()[0];
     return seconds_of([&] {
         for (std::size_t i = 0; i < calls; ++i)
-            backends::cpu_f32_gemm(a.data(), 1, w.w, i % experts, c.data(), threads, w.scale_ptr(), w.zero_ptr(),
+            backends::cpu_f32_gemm(a, 1, w.w, i % experts, c.data(), threads, w.scale_ptr(), w.zero_ptr(),
                                    products);
     });
 }
@@ -100,7 +101,10 @@ void decode_study(const Shape& s, const std::vector<std::string>& weights, int t
     // 32-element block of it lies on the int8 kernels' grid (int_dot_activations.hpp), so 4-bit
     // weights can take either dot-product engine: a row for each one this CPU runs, on the same
     // tensors (the cpu backend takes one of them: cpu_backend.hpp, DecodeProducts).
-    std::vector<float> a(K), c(N);
+    // On a 64-byte line, as the backend's pipeline keeps its activations: the f32 kernels load
+    // them as they are, and a vector load across two lines costs the core two.
+    std::vector<float> a_storage(K + 16), c(N);
+    float* a = a_storage.data() + (64 - reinterpret_cast<std::uintptr_t>(a_storage.data()) % 64) % 64 / sizeof(float);
     for (std::size_t k = 0; k < K; ++k)
         a[k] = static_cast<float>(bf16_bits_to_f64(f64_to_bf16_bits(std::sin(0.37 * double(k)))));
 
