@@ -309,6 +309,76 @@ TEST_CASE("cpu, compressed weights: the bf16 dot kernels against the f64 product
         });
 }
 
+// MXFP4's E8M0 scales are read as stored: code e as the f32 whose exponent field is e, exact for
+// 1..254. Rows holding code 0 (2^-127, an f32 subnormal) or 255 (NaN) take a table converted
+// for them; a row beside one (two rows of A go two weight rows at a time) goes with it.
+TEST_CASE("cpu, MXFP4 in the dot kernels: rows whose E8M0 scales hold 0 or 255, beside rows that do not") {
+    using namespace moe::backends::cpu;
+    using moe::backends::DecodeProducts;
+    if (!cpu_has_avx512_bf16()) return;  // the kernels under test are not taken on this CPU
+    std::mt19937 rng(20261128);
+    for (std::size_t K : {std::size_t{480}, std::size_t{2880}}) {
+        const std::size_t N = 24, G = K / 32;
+        moe::test::Weights w = moe::test::random_weights(DType::f4e2m1, 1, N, K, 32, DType::u4, rng);
+        unsigned char* e = w.scale.data();
+        // Whole rows of the smallest scales, so that a block read wrong shows against the bound.
+        for (std::size_t g = 0; g < G; ++g) {
+            e[3 * G + g] = static_cast<unsigned char>(g % 2);  // 2^-127 and 2^-126 in turn
+            e[13 * G + g] = 1;                                 // 2^-126: normal, read as stored
+            e[16 * G + g] = 0;                                 // row 17 goes with it at M = 2
+            e[5 * G + g] = g < 64 ? 1 : 0;                     // 0s past the first 64 scales (K = 2880)
+        }
+        e[8 * G + G - 1] = 255;  // NaN, in the row's last block (the partial chunk's at 480)
+        e[21 * G + 7] = 254;     // 2^127
+        for (const DecodeProducts products : {DecodeProducts::bf16, DecodeProducts::int8})
+        for (std::size_t M : {std::size_t{1}, std::size_t{2}}) {
+            if (products == DecodeProducts::int8 && !cpu_has_int_dot()) continue;
+            CAPTURE(K);
+            CAPTURE(M);
+            const std::string engine = moe::backends::decode_products_name(products);
+            CAPTURE(engine);
+            // Activations of magnitude 2^6..2^10: the rows scaled by 2^-127 sum to normal f32
+            // values well above the bound's floor, and 2^127 times 6 times them stays finite
+            // in f64 but not in f32, where the spec's W_f (6 * 2^127) already overflows.
+            std::vector<float> A(M * K);
+            for (float& a : A)
+                a = (rng() % 2 ? -1.0f : 1.0f) * std::ldexp(1.0f + static_cast<float>(rng() % 128) / 128.0f,
+                                                            6 + static_cast<int>(rng() % 4));
+            const WeightView W = w.view(0, false);
+            REQUIRE(compressed_uses_bf16_dot(A.data(), M, K, W));
+            // Both engines read the stored scales (these activations lie on the int8 one's grid).
+            REQUIRE(compressed_uses_int_dot(A.data(), M, K, W, products) == (products == DecodeProducts::int8));
+            std::vector<float> C(M * N);
+            compressed_gemm(A.data(), M, K, W, N, C.data(), N, 1, products);
+            std::vector<double> wf(N * K);
+            dequantize_rows(W, 0, N, wf.data());
+            std::vector<float> wf32(N * K);
+            dequantize_rows(W, 0, N, wf32.data());
+            for (std::size_t m = 0; m < M; ++m)
+                for (std::size_t n = 0; n < N; ++n) {
+                    CAPTURE(n);
+                    const float c = C[m * N + n];
+                    if (n == 8) {
+                        CHECK(std::isnan(c));
+                        continue;
+                    }
+                    bool overflows = false;  // the spec's W_f rounded to f32: 6 * 2^127 is infinite
+                    double exact = 0.0, mag = 0.0;
+                    for (std::size_t k = 0; k < K; ++k) {
+                        overflows = overflows || std::isinf(wf32[n * K + k]);
+                        exact += wf[n * K + k] * A[m * K + k];
+                        mag += std::abs(wf[n * K + k] * A[m * K + k]);
+                    }
+                    if (overflows) {
+                        CHECK(!std::isfinite(c));
+                        continue;
+                    }
+                    CHECK(std::abs(c - exact) <= static_cast<double>(K + 3) * std::ldexp(1.0, -24) * mag);
+                }
+        }
+    }
+}
+
 TEST_CASE("cpu, compressed weights: the f32 decode kernels on long groups (per channel) against the f64 product") {
     // Groups of 512 and more are summed in several chains with one or two rows of A: chunk counts
     // that the chains divide (20) and do not (19, 90), 1 to 3 rows, every 8-bit type and u4.

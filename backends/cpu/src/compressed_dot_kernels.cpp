@@ -29,17 +29,22 @@ namespace moe::backends::cpu {
 // 12 KB and 4 KB did as well in a standalone loop and worse in moe-bench (docs/compressed.md).
 constexpr std::size_t kDotPrefetchL2 = 8192, kDotPrefetchL1 = 2048;
 
+// Where a kernel reads the block scales: a table of f32 built per work item, or (groups of 32) the
+// stored f16 or E8M0 values themselves.
+enum class ScaleSource { table, f16, e8m0 };
+
 // Where R consecutive weight rows' bytes, block scales and zero points are; `wide`: groups span
-// whole chunks (a chunk's four block scales are one). With groups of 32 and f16 scales the kernel
-// reads them as stored (`half_scales`), and nibble zero points too (`packed_zeros`, from nibble
-// `zero_odd` of the first byte): no per-item conversion pass, which cost about an eighth of a
-// decode streaming from memory.
+// whole chunks (a chunk's four block scales are one). With groups of 32 and f16 or E8M0 scales the
+// kernel reads them as stored (`half_scales`, `e8m0_scales`), and nibble zero points too
+// (`packed_zeros`, from nibble `zero_odd` of the first byte): no per-item conversion pass, which
+// cost about an eighth of a decode streaming from memory.
 template <int R>
 struct DotRows {
     const unsigned char* codes[R];
     const float* scales[R];
     const unsigned char* zeros[R];  // block_bytes
     const std::uint16_t* half_scales[R];
+    const unsigned char* e8m0_scales[R];
     const unsigned char* packed_zeros[R];
     unsigned zero_odd[R];
     bool wide;
@@ -54,7 +59,7 @@ using DotInput = std::conditional_t<P == Products::bf16, const std::uint16_t*, c
 // the product instruction's latency, and the R rows share each load of X; chunk u of a step goes to
 // accumulator u % 2 where there are fewer than four chains); the row's last chunks are one step,
 // the partial one loaded under a mask (zero codes, against zero activations).
-template <Products P, DType T, int M, ChunkZeros Z, int R, bool HalfScales>
+template <Products P, DType T, int M, ChunkZeros Z, int R, ScaleSource S>
 MOE_DOTLOOP inline void dot_row(DotInput<P> X, std::size_t chunks, std::size_t full, std::size_t tail_k,
                                 const DotRows<R>& rows, const DotConstants& k, __m512 (&sums)[R][M][2]) {
     // The accumulators in registers for the whole row (the caller's array, in memory, put a store
@@ -67,7 +72,8 @@ MOE_DOTLOOP inline void dot_row(DotInput<P> X, std::size_t chunks, std::size_t f
     for (int r = 0; r < R; ++r)
         for (int m = 0; m < M; ++m) acc[r][m][0] = acc[r][m][1] = _mm512_setzero_ps();
     constexpr bool kInt = P == Products::int8;
-    constexpr bool kUnitsOnScales = kInt && HalfScales;  // int8 on f16 scales: see above
+    constexpr bool kStored = S != ScaleSource::table;
+    constexpr bool kUnitsOnScales = kInt && S == ScaleSource::f16;  // int8 on f16 scales: see above
     // The row's last chunk is partial where tail_k > 0: its codes and the activations past K are
     // zero (a masked load; X is arranged in whole chunks).
     const auto last_chunk_words = static_cast<__mmask32>(tail_k ? (1ull << (tail_k / 4)) - 1u : ~0u);
@@ -94,7 +100,7 @@ MOE_DOTLOOP inline void dot_row(DotInput<P> X, std::size_t chunks, std::size_t f
         // chunks, each with loads, a conversion and a permute of its own, the three chunks past a
         // GPT-OSS row's 20 (K = 2880) took as long as eight of a step's; u4 with zero points
         // decodes 10 % more codes a second from cache at M = 1 and 2 (docs/compressed.md).
-        constexpr bool kStep = (U == 4 && !kLast && P == Products::int8) || HalfScales;
+        constexpr bool kStep = (U == 4 && !kLast && P == Products::int8) || kStored;
         constexpr bool kMasked = kLast || U < 4;
         [[maybe_unused]] const unsigned step_blocks = kLast ? 4 * (U - 1) + last_chunk_blocks : 4u * U;
         [[maybe_unused]] const auto step_mask = static_cast<__mmask16>((1u << step_blocks) - 1u);
@@ -103,11 +109,18 @@ MOE_DOTLOOP inline void dot_row(DotInput<P> X, std::size_t chunks, std::size_t f
         if constexpr (kStep) {
 #pragma GCC unroll 4
             for (int r = 0; r < R; ++r) {
-                if constexpr (HalfScales) {
+                if constexpr (S == ScaleSource::f16) {
                     const std::uint16_t* halves = rows.half_scales[r] + 4 * c0;
                     const __m256i h = kMasked ? _mm256_maskz_loadu_epi16(step_mask, halves)
                                               : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(halves));
                     step_scales[r] = _mm512_cvtph_ps(h);  // exact
+                } else if constexpr (S == ScaleSource::e8m0) {
+                    // 2^(e - 127) is the f32 whose exponent field is e: exact for e in [1, 254],
+                    // the only codes a row taken here has (dot_rows_of).
+                    const unsigned char* e = rows.e8m0_scales[r] + 4 * c0;
+                    const __m128i b = kMasked ? _mm_maskz_loadu_epi8(step_mask, e)
+                                              : _mm_loadu_si128(reinterpret_cast<const __m128i*>(e));
+                    step_scales[r] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu8_epi32(b), 23));
                 } else {
                     step_scales[r] = rows.wide ? _mm512_setzero_ps() : _mm512_loadu_ps(rows.scales[r] + 4 * c0);
                 }
@@ -157,7 +170,7 @@ MOE_DOTLOOP inline void dot_row(DotInput<P> X, std::size_t chunks, std::size_t f
                 }
                 if constexpr (kInt) chunk_bytes<T, Z>(w, zv, k, v[r][u]);
                 else chunk_values<T, Z>(w, zv, k, v[r][u]);
-                if (kStep && (HalfScales || !rows.wide)) {
+                if (kStep && (kStored || !rows.wide)) {
                     sv[r][u] = _mm512_permutexvar_ps(k.step_lanes[u], step_scales[r]);
                 } else if (!last_chunk && rows.wide) {
                     sv[r][u] = _mm512_set1_ps(rows.scales[r][4 * c]);  // a load, no permute
@@ -225,14 +238,33 @@ MOE_DOTLOOP inline void dot_row(DotInput<P> X, std::size_t chunks, std::size_t f
         }
 }
 
+// Whether a row's G stored E8M0 scales hold a code the kernels do not read as an exponent field
+// (0 or 255).
+MOE_BF16DOT inline bool e8m0_row_special(const unsigned char* codes, std::size_t G) {
+    for (std::size_t g = 0; g < G; g += 64) {
+        const std::size_t n = std::min<std::size_t>(64, G - g);
+        const __m512i b = _mm512_maskz_loadu_epi8(n == 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1u, codes + g);
+        const __m512i lifted = _mm512_add_epi8(b, _mm512_set1_epi8(1));  // 255 -> 0, 0 -> 1
+        if (_mm512_cmple_epu8_mask(lifted, _mm512_set1_epi8(1)) & ((n == 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1u)))
+            return true;
+    }
+    return false;
+}
+
 template <Products P, DType T, int M, bool ZP>
 MOE_DOTLOOP void dot_rows_of(DotInput<P> X, const WeightView& W, float* C, std::size_t ldc, std::size_t n0,
                              std::size_t n1) {
     const std::size_t G = W.groups, gs = W.group_size, per_group = gs / 32;
     const std::size_t chunks = (W.K + kDotChunk - 1) / kDotChunk, full = W.K / kDotChunk;
-    // Groups of 32 with f16 scales (and zero points, if any, as nibbles of the weight's type): the
-    // kernel reads them as stored.
-    const bool stored = per_group == 1 && W.scale->dtype() == DType::f16 && (!ZP || W.zero->dtype() == T);
+    // Groups of 32 with f16 scales (and zero points, if any, as nibbles of the weight's type), or
+    // with E8M0 scales and no zero points (MXFP4): the kernel reads them as stored.
+    const DType scale_type = W.scale->dtype();
+    const ScaleSource source = per_group != 1 ? ScaleSource::table
+                               : scale_type == DType::f16 && (!ZP || W.zero->dtype() == T) ? ScaleSource::f16
+                               : scale_type == DType::f8e8m0 && !ZP ? ScaleSource::e8m0
+                                                                    : ScaleSource::table;
+    const bool stored = source != ScaleSource::table;
+    const std::size_t scale_bytes = storage_bytes(scale_type, 1);
     // The next rows' scales and zero points (the thread's next item: threads take contiguous
     // runs of items) requested now, so that converting them below does not wait on memory.
     const auto prefetch_params = [&](const Tensor& t) {
@@ -249,7 +281,7 @@ MOE_DOTLOOP void dot_rows_of(DotInput<P> X, const WeightView& W, float* C, std::
     // every row of the item at once (one row when every row shares it). Built before the rows
     // are read: read back right after they are stored, the loads would wait on the stores (a
     // vector load does not forward from narrower stores).
-    static thread_local std::vector<float> s, sb;
+    static thread_local std::vector<float> s, sb, row_scales;
     static thread_local std::vector<unsigned char> zg, zb;
     const std::size_t stride = W.K / 32, param_rows = W.scale_rows == 1 ? 1 : n1 - n0,
                       params = param_rows * G;
@@ -298,16 +330,26 @@ MOE_DOTLOOP void dot_rows_of(DotInput<P> X, const WeightView& W, float* C, std::
             // waited on each new line: u4 streamed at 24-33 GB/s of codes, slower than with the
             // conversion passes).
             const std::size_t ahead = std::min(W.N - 1, n + R + rows_ahead), p = W.param(ahead, 0);
-            const unsigned char* sp = W.scale->data() + 2 * p;
-            for (std::size_t b = 0; b < 2 * G * R + 64; b += 64)
+            const unsigned char* sp = W.scale->data() + scale_bytes * p;
+            for (std::size_t b = 0; b < scale_bytes * G * R + 64; b += 64)
                 _mm_prefetch(reinterpret_cast<const char*>(sp + b), _MM_HINT_T0);
             if constexpr (ZP) _mm_prefetch(reinterpret_cast<const char*>(W.zero->data() + p / 2), _MM_HINT_T0);
         }
+        // E8M0 codes 0 (2^-127, subnormal in f32) and 255 (NaN) are not an f32's exponent field:
+        // rows with either take their scales from a table converted here.
+        bool special = false;
+        if (source == ScaleSource::e8m0)
+            for (int r = 0; r < R; ++r) special = special || e8m0_row_special(W.scale->data() + W.param(n + r, 0), G);
         for (int r = 0; r < R; ++r) {
             rows.codes[r] = W.data + (n + r) * W.row_bytes();
-            if (stored) {
+            if (special) {
+                row_scales.resize(R * (G + 16));
+                params_avx512(*W.scale, W.param(n + r, 0), G, row_scales.data() + r * (G + 16));
+                rows.scales[r] = row_scales.data() + r * (G + 16);
+            } else if (stored) {
                 const std::size_t p = W.param(n + r, 0);
                 rows.half_scales[r] = reinterpret_cast<const std::uint16_t*>(W.scale->data()) + p;
+                rows.e8m0_scales[r] = W.scale->data() + p;
                 if constexpr (ZP) {
                     rows.packed_zeros[r] = W.zero->data() + p / 2;
                     rows.zero_odd[r] = static_cast<unsigned>(p % 2);
@@ -318,12 +360,16 @@ MOE_DOTLOOP void dot_rows_of(DotInput<P> X, const WeightView& W, float* C, std::
             }
         }
         __m512 acc[R][M][2];
-        if (stored)
-            dot_row<P, T, M, ZP ? ChunkZeros::packed_nibbles : ChunkZeros::none, R, true>(X, chunks, full, tail_k, rows,
-                                                                                         k, acc);
+        if (special)
+            dot_row<P, T, M, ChunkZeros::none, R, ScaleSource::table>(X, chunks, full, tail_k, rows, k, acc);
+        else if (source == ScaleSource::f16)
+            dot_row<P, T, M, ZP ? ChunkZeros::packed_nibbles : ChunkZeros::none, R, ScaleSource::f16>(
+                X, chunks, full, tail_k, rows, k, acc);
+        else if (!ZP && source == ScaleSource::e8m0)
+            dot_row<P, T, M, ChunkZeros::none, R, ScaleSource::e8m0>(X, chunks, full, tail_k, rows, k, acc);
         else
-            dot_row<P, T, M, ZP ? ChunkZeros::block_bytes : ChunkZeros::none, R, false>(X, chunks, full, tail_k, rows,
-                                                                                       k, acc);
+            dot_row<P, T, M, ZP ? ChunkZeros::block_bytes : ChunkZeros::none, R, ScaleSource::table>(
+                X, chunks, full, tail_k, rows, k, acc);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r)
             for (int m = 0; m < M; ++m)
