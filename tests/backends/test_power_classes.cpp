@@ -142,6 +142,7 @@ TEST_CASE("GEMM weights flushed when subnormal (a bf16 dot product's DAZ): caugh
     // On f16 data, E5M2 weights times their scale fall below f16's smallest normal (2^-14) too.
     CHECK(v.failed == std::set<std::string>{"subnormal_gemm_weights_bf16", "compressed_mxfp4_e8m0_min_scale",
                                             "compressed_mxfp4_e8m0_min_scale_gemm2",
+                                            "decode_mxfp4_e8m0_min_scale_bf16",
                                             "compressed_f8e5m2_inf_nan_codes_gemm2"});
 }
 
