@@ -309,9 +309,9 @@ TEST_CASE("cpu, compressed weights: the bf16 dot kernels against the f64 product
         });
 }
 
-// MXFP4's E8M0 scales are read as stored: code e as the f32 whose exponent field is e, exact for
-// 1..254. Rows holding code 0 (2^-127, an f32 subnormal) or 255 (NaN) take a table converted
-// for them; a row beside one (two rows of A go two weight rows at a time) goes with it.
+// MXFP4's E8M0 scales are read as stored, each code shifted into an f32's exponent field, with 0
+// (2^-127, an f32 subnormal) and 255 (NaN) set apart (e8m0_as_f32): rows of such codes beside
+// ordinary ones, one row of A and two (two weight rows a pass), both engines.
 TEST_CASE("cpu, MXFP4 in the dot kernels: rows whose E8M0 scales hold 0 or 255, beside rows that do not") {
     using namespace moe::backends::cpu;
     using moe::backends::DecodeProducts;
@@ -325,7 +325,7 @@ TEST_CASE("cpu, MXFP4 in the dot kernels: rows whose E8M0 scales hold 0 or 255, 
         for (std::size_t g = 0; g < G; ++g) {
             e[3 * G + g] = static_cast<unsigned char>(g % 2);  // 2^-127 and 2^-126 in turn
             e[13 * G + g] = 1;                                 // 2^-126: normal, read as stored
-            e[16 * G + g] = 0;                                 // row 17 goes with it at M = 2
+            e[16 * G + g] = 0;                                 // beside the ordinary row 17 at M = 2
             e[5 * G + g] = g < 64 ? 1 : 0;                     // 0s past the first 64 scales (K = 2880)
         }
         e[8 * G + G - 1] = 255;  // NaN, in the row's last block (the partial chunk's at 480)

@@ -115,12 +115,10 @@ MOE_DOTLOOP inline void dot_row(DotInput<P> X, std::size_t chunks, std::size_t f
                                               : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(halves));
                     step_scales[r] = _mm512_cvtph_ps(h);  // exact
                 } else if constexpr (S == ScaleSource::e8m0) {
-                    // 2^(e - 127) is the f32 whose exponent field is e: exact for e in [1, 254],
-                    // the only codes a row taken here has (dot_rows_of).
                     const unsigned char* e = rows.e8m0_scales[r] + 4 * c0;
                     const __m128i b = kMasked ? _mm_maskz_loadu_epi8(step_mask, e)
                                               : _mm_loadu_si128(reinterpret_cast<const __m128i*>(e));
-                    step_scales[r] = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu8_epi32(b), 23));
+                    step_scales[r] = e8m0_as_f32(_mm512_cvtepu8_epi32(b));  // exact, 0 and 255 too
                 } else {
                     step_scales[r] = rows.wide ? _mm512_setzero_ps() : _mm512_loadu_ps(rows.scales[r] + 4 * c0);
                 }
@@ -238,18 +236,6 @@ MOE_DOTLOOP inline void dot_row(DotInput<P> X, std::size_t chunks, std::size_t f
         }
 }
 
-// Whether a row's G stored E8M0 scales hold a code the kernels do not read as an exponent field
-// (0 or 255).
-MOE_BF16DOT inline bool e8m0_row_special(const unsigned char* codes, std::size_t G) {
-    for (std::size_t g = 0; g < G; g += 64) {
-        const std::size_t n = std::min<std::size_t>(64, G - g);
-        const __mmask64 valid = n == 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1u;
-        const __m512i lifted = _mm512_add_epi8(_mm512_maskz_loadu_epi8(valid, codes + g), _mm512_set1_epi8(1));
-        if (_mm512_mask_cmple_epu8_mask(valid, lifted, _mm512_set1_epi8(1))) return true;  // 255 -> 0, 0 -> 1
-    }
-    return false;
-}
-
 template <Products P, DType T, int M, bool ZP>
 MOE_DOTLOOP void dot_rows_of(DotInput<P> X, const WeightView& W, float* C, std::size_t ldc, std::size_t n0,
                              std::size_t n1) {
@@ -280,7 +266,7 @@ MOE_DOTLOOP void dot_rows_of(DotInput<P> X, const WeightView& W, float* C, std::
     // every row of the item at once (one row when every row shares it). Built before the rows
     // are read: read back right after they are stored, the loads would wait on the stores (a
     // vector load does not forward from narrower stores).
-    static thread_local std::vector<float> s, sb, row_scales;
+    static thread_local std::vector<float> s, sb;
     static thread_local std::vector<unsigned char> zg, zb;
     const std::size_t stride = W.K / 32, param_rows = W.scale_rows == 1 ? 1 : n1 - n0,
                       params = param_rows * G;
@@ -334,18 +320,9 @@ MOE_DOTLOOP void dot_rows_of(DotInput<P> X, const WeightView& W, float* C, std::
                 _mm_prefetch(reinterpret_cast<const char*>(sp + b), _MM_HINT_T0);
             if constexpr (ZP) _mm_prefetch(reinterpret_cast<const char*>(W.zero->data() + p / 2), _MM_HINT_T0);
         }
-        // E8M0 codes 0 (2^-127, subnormal in f32) and 255 (NaN) are not an f32's exponent field:
-        // rows with either take their scales from a table converted here.
-        bool special = false;
-        if (source == ScaleSource::e8m0)
-            for (int r = 0; r < R; ++r) special = special || e8m0_row_special(W.scale->data() + W.param(n + r, 0), G);
         for (int r = 0; r < R; ++r) {
             rows.codes[r] = W.data + (n + r) * W.row_bytes();
-            if (special) {
-                row_scales.resize(R * (G + 16));
-                params_avx512(*W.scale, W.param(n + r, 0), G, row_scales.data() + r * (G + 16));
-                rows.scales[r] = row_scales.data() + r * (G + 16);
-            } else if (stored) {
+            if (stored) {
                 const std::size_t p = W.param(n + r, 0);
                 rows.half_scales[r] = reinterpret_cast<const std::uint16_t*>(W.scale->data()) + p;
                 rows.e8m0_scales[r] = W.scale->data() + p;
@@ -359,9 +336,7 @@ MOE_DOTLOOP void dot_rows_of(DotInput<P> X, const WeightView& W, float* C, std::
             }
         }
         __m512 acc[R][M][2];
-        if (special)
-            dot_row<P, T, M, ChunkZeros::none, R, ScaleSource::table>(X, chunks, full, tail_k, rows, k, acc);
-        else if (source == ScaleSource::f16)
+        if (source == ScaleSource::f16)
             dot_row<P, T, M, ZP ? ChunkZeros::packed_nibbles : ChunkZeros::none, R, ScaleSource::f16>(
                 X, chunks, full, tail_k, rows, k, acc);
         else if (source == ScaleSource::e8m0)

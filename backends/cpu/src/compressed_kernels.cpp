@@ -372,12 +372,8 @@ MOE_AVX512 void params_avx512(const Tensor& t, std::size_t base, std::size_t cou
                 v = _mm512_cvtepi32_ps(c);
             } else if (type == DType::i8) {
                 v = _mm512_cvtepi32_ps(_mm512_srai_epi32(_mm512_slli_epi32(c, 24), 24));
-            } else {  // E8M0: the code is a float's exponent field; 0 is 2^-127 (subnormal), 0xFF NaN
-                v = _mm512_castsi512_ps(_mm512_slli_epi32(c, 23));
-                v = _mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(c, _mm512_setzero_si512()), v,
-                                         _mm512_set1_ps(std::ldexp(1.0f, -127)));
-                v = _mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(c, _mm512_set1_epi32(255)), v,
-                                         _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN()));
+            } else {
+                v = e8m0_as_f32(c);
             }
         }
         _mm512_mask_storeu_ps(out + g, m, v);

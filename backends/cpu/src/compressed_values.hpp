@@ -2,6 +2,8 @@
 // What the f32 decode kernels (compressed_kernels.cpp) and the bf16 dot kernels
 // (compressed_dot_kernels.cpp) share: the values of stored codes, and a row's scales or zero points
 // converted to floats.
+#include <immintrin.h>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -26,6 +28,16 @@ inline bool tiny_nonzero(std::uint32_t x) {
     constexpr std::uint32_t kMinMagnitude = 27u << 23;  // 2^-100: biased exponent 127 - 100
     const std::uint32_t mag = x & 0x7fffffffu;
     return mag != 0 && mag < kMinMagnitude;
+}
+
+// E8M0 codes, one in each 32-bit lane, as the f32 scales 2^(code - 127): the code is the exponent
+// field, but for 0 (2^-127, an f32 subnormal) and 255 (NaN), set apart.
+MOE_AVX512 inline __m512 e8m0_as_f32(__m512i codes) {
+    const __m512 v = _mm512_castsi512_ps(_mm512_slli_epi32(codes, 23));
+    const __m512 low = _mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(codes, _mm512_setzero_si512()), v,
+                                            _mm512_set1_ps(0x1p-127f));
+    return _mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(codes, _mm512_set1_epi32(255)), low,
+                                _mm512_set1_ps(__builtin_nanf("")));
 }
 
 // count scales or zero points of t from flat index base, as floats.
