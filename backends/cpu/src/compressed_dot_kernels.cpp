@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cache_line_vector.hpp"
 #include "compressed_kernels.hpp"
 #include "compressed_values.hpp"
 #include "cpu_features.hpp"
@@ -59,8 +60,11 @@ using DotInput = std::conditional_t<P == Products::bf16, const std::uint16_t*, c
 // the product instruction's latency, and the R rows share each load of X; chunk u of a step goes to
 // accumulator u % 2 where there are fewer than four chains); the row's last chunks are one step,
 // the partial one loaded under a mask (zero codes, against zero activations).
+//
+// Inlined into its caller's loop over rows: called, it reloaded the decode constants and spilled
+// around every row, 0.3-0.4 cycles a chunk of u4 from L2 (docs/compressed.md).
 template <Products P, DType T, int M, ChunkZeros Z, int R, ScaleSource S>
-MOE_DOTLOOP inline void dot_row(DotInput<P> X, std::size_t chunks, std::size_t full, std::size_t tail_k,
+MOE_DOTLOOP inline __attribute__((always_inline)) void dot_row(DotInput<P> X, std::size_t chunks, std::size_t full, std::size_t tail_k,
                                 const DotRows<R>& rows, const DotConstants& k, __m512 (&sums)[R][M][2]) {
     // The accumulators in registers for the whole row (the caller's array, in memory, put a store
     // and a reload into every multiply-add's chain). Two a chain only where there are fewer than
@@ -304,6 +308,11 @@ MOE_DOTLOOP void dot_rows_of(DotInput<P> X, const WeightView& W, float* C, std::
     // are four interleaved streams that DRAM fed at 26-34 GB/s of codes on two threads, where one
     // row at a time streams at 37-43 (a standalone loop, the same process; docs/compressed.md).
     const std::size_t rows_ahead = kDotPrefetchL2 / W.row_bytes();  // rows the codes' L2 prefetch runs ahead
+    // Each row's 16 lane sums, added across after the last row: a row's sum right after its last
+    // product waited on the whole multiply-add chain, and the next row's loads with it (u4 0.2,
+    // MXFP4 0.3 cycles a chunk from L2).
+    static thread_local CacheLineVector<float> lanes;
+    lanes.resize(16 * M * (n1 - n0));
     const auto rows_from = [&](std::size_t n, auto count) MOE_DOTLOOP {
         constexpr int R = decltype(count)::value;
         DotRows<R> rows{};
@@ -347,13 +356,15 @@ MOE_DOTLOOP void dot_rows_of(DotInput<P> X, const WeightView& W, float* C, std::
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r)
             for (int m = 0; m < M; ++m)
-                C[static_cast<std::size_t>(m) * ldc + n + r] =
-                    _mm512_reduce_add_ps(_mm512_add_ps(acc[r][m][0], acc[r][m][1]));
+                _mm512_store_ps(lanes.data() + 16 * ((n + r - n0) * M + m), _mm512_add_ps(acc[r][m][0], acc[r][m][1]));
     };
     constexpr int kRowsPerPass = M == 2 ? 2 : 1;
     std::size_t n = n0;
     for (; n + kRowsPerPass <= n1; n += kRowsPerPass) rows_from(n, std::integral_constant<int, kRowsPerPass>{});
     for (; n < n1; ++n) rows_from(n, std::integral_constant<int, 1>{});
+    for (n = n0; n < n1; ++n)
+        for (std::size_t m = 0; m < M; ++m)
+            C[m * ldc + n] = _mm512_reduce_add_ps(_mm512_load_ps(lanes.data() + 16 * ((n - n0) * M + m)));
 }
 
 template <Products P, DType T, bool ZP>
