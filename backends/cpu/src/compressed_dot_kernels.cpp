@@ -82,6 +82,33 @@ MOE_DOTLOOP inline __attribute__((always_inline)) void dot_row(DotInput<P> X, st
     // zero (a masked load; X is arranged in whole chunks).
     const auto last_chunk_words = static_cast<__mmask32>(tail_k ? (1ull << (tail_k / 4)) - 1u : ~0u);
     const unsigned last_chunk_blocks = tail_k ? static_cast<unsigned>((tail_k + 31) / 32) : 4u;
+    // A step's 16 zero-point nibbles of row r, broadcast by the loads themselves (built in a
+    // general register, with a shift for an odd first nibble, and moved over, the word held each
+    // step's chain up by the move's latency: 4 % of u4's decode): blocks 0-2 of each chunk from the
+    // step's first byte on, block 3 from the byte `odd` on (dot_constants). `blocks`: the step's
+    // blocks where it is masked (fewer than four chunks, or the row's last), its bytes only read.
+    [[maybe_unused]] const auto zero_words = [&](int r, std::size_t c0, bool masked, unsigned blocks)
+        MOE_DOTLOOP __attribute__((always_inline)) {
+        const unsigned char* zp = rows.packed_zeros[r] + 2 * c0;
+        const unsigned odd = rows.zero_odd[r], bytes = (odd + blocks + 1) / 2;
+        const auto word = [&](const unsigned char* p, unsigned n) MOE_DOTLOOP {
+            return masked ? _mm_maskz_loadu_epi8(static_cast<__mmask16>((1u << n) - 1u), p)
+                          : _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+        };
+        return _mm512_mask_broadcastq_epi64(_mm512_broadcastq_epi64(word(zp, std::min(bytes, 8u))),
+                                            static_cast<__mmask8>(0xc0), word(zp + odd, bytes - odd));
+    };
+    // One row of A (whole steps of four chunks): each full step's zero-point words are loaded
+    // during the step before (the row's first before its loop), so that no chunk's decode waits on
+    // their loads: u4 decoded 8.0-8.2 cycles a chunk from L2 with them loaded in the step, 7.7-7.9
+    // this way. The scales carried as well gained nothing; the four chunks' zero bytes spread a
+    // step ahead, held in four more registers, lost it all (docs/compressed.md).
+    constexpr bool kCarryZeros = Z == ChunkZeros::packed_nibbles && R == 1 && M == 1;
+    [[maybe_unused]] __m512i next_zeros[R];
+    // The next full step's, or (past the last full step) the last full step's again, unused.
+    [[maybe_unused]] const auto carry_zeros = [&](std::size_t c0) MOE_DOTLOOP __attribute__((always_inline)) {
+        for (int r = 0; r < R; ++r) next_zeros[r] = zero_words(r, std::min(c0, full - 4), false, 16u);
+    };
     // kLast: the row's last U chunks, the last of them the partial one if any.
     const auto step = [&](std::size_t c0, auto units, auto is_last) MOE_DOTLOOP __attribute__((always_inline)) {
         constexpr int U = decltype(units)::value;
@@ -132,21 +159,11 @@ MOE_DOTLOOP inline __attribute__((always_inline)) void dot_row(DotInput<P> X, st
                         step_scales[r], kMasked ? _mm512_maskz_loadu_ps(step_mask, units) : _mm512_loadu_ps(units));
                 }
                 if constexpr (Z == ChunkZeros::packed_nibbles) {
-                    // Broadcast by the loads themselves (built in a general register, with a
-                    // shift for an odd first nibble, and moved over, the word held each step's
-                    // chain up by the move's latency: 4 % of u4's decode). Blocks 0-2 from the
-                    // step's first byte on, block 3 from the byte `odd` on (dot_constants).
-                    const unsigned char* zp = rows.packed_zeros[r] + 2 * c0;
-                    const unsigned odd = rows.zero_odd[r], bytes = (odd + step_blocks + 1) / 2;
-                    const auto word = [&](const unsigned char* p, unsigned n) MOE_DOTLOOP {
-                        return kMasked ? _mm_maskz_loadu_epi8(static_cast<__mmask16>((1u << n) - 1u), p)
-                                       : _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
-                    };
-                    step_zeros[r] = _mm512_mask_broadcastq_epi64(
-                        _mm512_broadcastq_epi64(word(zp, std::min(bytes, 8u))), static_cast<__mmask8>(0xc0),
-                        word(zp + odd, bytes - odd));
+                    if constexpr (kCarryZeros && !kMasked) step_zeros[r] = next_zeros[r];
+                    else step_zeros[r] = zero_words(r, c0, kMasked, step_blocks);
                 }
             }
+            if constexpr (kCarryZeros && !kMasked) carry_zeros(c0 + 4);
         }
 #pragma GCC unroll 4
         for (int r = 0; r < R; ++r)
@@ -216,6 +233,7 @@ MOE_DOTLOOP inline __attribute__((always_inline)) void dot_row(DotInput<P> X, st
     };
     constexpr int kUnroll = R == 2 ? 2 : M == 1 ? 4 : M <= 3 ? 2 : 1;
     std::size_t c = 0;
+    if constexpr (kCarryZeros) if (full >= 4) carry_zeros(0);
     for (; c + kUnroll <= full; c += kUnroll)
         step(c, std::integral_constant<int, kUnroll>{}, std::false_type{});
     if constexpr (kUnroll == 4) {
