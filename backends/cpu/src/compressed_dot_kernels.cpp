@@ -61,8 +61,9 @@ using DotInput = std::conditional_t<P == Products::bf16, const std::uint16_t*, c
 // accumulator u % 2 where there are fewer than four chains); the row's last chunks are one step,
 // the partial one loaded under a mask (zero codes, against zero activations).
 //
-// Inlined into its caller's loop over rows: called, it reloaded the decode constants and spilled
-// around every row, 0.3-0.4 cycles a chunk of u4 from L2 (docs/compressed.md).
+// Inlined into its caller's loop over rows: called, it reloaded the decode constants and passed
+// its sums back through memory every row, 0.3-0.5 cycles a chunk of u4 and MXFP4 from L2
+// (docs/compressed.md).
 template <Products P, DType T, int M, ChunkZeros Z, int R, ScaleSource S>
 MOE_DOTLOOP inline __attribute__((always_inline)) void dot_row(DotInput<P> X, std::size_t chunks, std::size_t full, std::size_t tail_k,
                                 const DotRows<R>& rows, const DotConstants& k, __m512 (&sums)[R][M][2]) {
@@ -327,8 +328,8 @@ MOE_DOTLOOP void dot_rows_of(DotInput<P> X, const WeightView& W, float* C, std::
     // row at a time streams at 37-43 (a standalone loop, the same process; docs/compressed.md).
     const std::size_t rows_ahead = kDotPrefetchL2 / W.row_bytes();  // rows the codes' L2 prefetch runs ahead
     // Each row's 16 lane sums, added across after the last row: a row's sum right after its last
-    // product waited on the whole multiply-add chain, and the next row's loads with it (u4 0.2,
-    // MXFP4 0.3 cycles a chunk from L2).
+    // product waited on the whole multiply-add chain, and the next row's loads with it (u4 and
+    // MXFP4 0.2-0.35 cycles a chunk from L2).
     static thread_local CacheLineVector<float> lanes;
     lanes.resize(16 * M * (n1 - n0));
     const auto rows_from = [&](std::size_t n, auto count) MOE_DOTLOOP {
