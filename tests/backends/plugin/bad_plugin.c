@@ -166,6 +166,9 @@ static int run(void* state, const moe_problem_v1* p, moe_outputs_v1* o, char* er
 #ifdef HANGS_IN_RUN
     for (;;) pause(); /* a deadlock: run() never returns */
 #endif
+#ifdef SLOW_IN_RUN
+    usleep(1000000); /* one second, then the error below */
+#endif
 #ifdef CRASHES_WITH_CHILD
     /* A helper process that keeps the host's pipes open for 30 s, then a crash. */
     if (fork() == 0) {

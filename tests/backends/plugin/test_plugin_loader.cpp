@@ -100,6 +100,22 @@ TEST_CASE("an ERROR for a crash or a timeout names the case's data type and the 
     }
 }
 
+TEST_CASE("a step past --case-timeout is an ERROR even where its end is read late") {
+    // run() takes 1 s against a limit of 0.5 s. moe-conform itself is stopped while its worker
+    // runs the case and resumed after the worker has ended: the step's begin, its result and the
+    // worker's end then wait in the pipe together, and the result must still be refused as late
+    // (it was reported, "device lost", when the limit was looked at only while the pipe was idle).
+    const std::string run = moe_conform() + " run --quiet --backend-lib " + plugin("slow_in_run") +
+                            " --case-timeout 0.5 --case " + kCase;
+    const auto r = run_command("sh -c '" + run + " & p=$!; "
+                               "while ! pgrep -P $p > /dev/null; do sleep 0.01; done; kill -STOP $p; "
+                               "sleep 2.5; kill -CONT $p; wait $p'");
+    CAPTURE(r.output);
+    CHECK(r.exit_code == 1);
+    CHECK(has(r.output, "timed out after 0.5 s (--case-timeout)"));
+    CHECK_FALSE(has(r.output, "device lost"));
+}
+
 TEST_CASE("an output element the plugin never wrote is an ERROR that names it, even where the golden value is NaN") {
     // The runner fills the output with a NaN of its own payload: in the dense reading of a NaN
     // weight every golden element is NaN, so a plain NaN fill would pass an unwritten row there.
