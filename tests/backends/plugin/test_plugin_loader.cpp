@@ -107,9 +107,9 @@ TEST_CASE("a step past --case-timeout is an ERROR even where its end is read lat
     // (it was reported, "device lost", when the limit was looked at only while the pipe was idle).
     const std::string run = moe_conform() + " run --quiet --backend-lib " + plugin("slow_in_run") +
                             " --case-timeout 0.5 --case " + kCase;
-    const auto r = run_command("sh -c '" + run + " & p=$!; "
-                               "while ! pgrep -P $p > /dev/null; do sleep 0.01; done; kill -STOP $p; "
-                               "sleep 2.5; kill -CONT $p; wait $p'");
+    const auto r = run_command("timeout 60 sh -c '" + run + " & p=$!; "
+                               "while kill -0 $p 2> /dev/null && ! pgrep -P $p > /dev/null; do sleep 0.01; done; "
+                               "kill -STOP $p; sleep 2.5; kill -CONT $p; wait $p'");
     CAPTURE(r.output);
     CHECK(r.exit_code == 1);
     CHECK(has(r.output, "timed out after 0.5 s (--case-timeout)"));
