@@ -351,10 +351,11 @@ RunOutcome run_in_workers(const RunOptions& o, const std::vector<BackendMaker>& 
         bool in_step = false;  // a step (a file's reading, or a backend on it) has begun and not ended
         int status = 0;
         auto phase_start = Clock::now(), last_notice = phase_start;
-        // A step past the limit by the worker's own clock. Looked at when the step ends, too, not
-        // only while the pipe is idle: a worker that sends its frames faster than they are read
-        // kept the pipe busy, and a step that took longer than --case-timeout passed (a run with a
-        // limit of 1 us passed both of its cases in 3 of 40 runs).
+        // A step past the limit at time t (the parent's clock while the pipe is idle, the worker's
+        // stamp when the step ends). Looked at when the step ends too, not only while the pipe is
+        // idle: a worker that sends its frames faster than they are read kept the pipe busy, and a
+        // step that took longer than --case-timeout passed (a run with a limit of 1 us passed both
+        // of its cases in 3 of 40 runs).
         const auto past_limit = [&](Clock::time_point t) {
             return o.case_timeout > 0 && std::chrono::duration<double>(t - phase_start).count() >= o.case_timeout;
         };
@@ -373,8 +374,7 @@ RunOutcome run_in_workers(const RunOptions& o, const std::vector<BackendMaker>& 
             const int ready = ::poll(&p, 1, wait_ms);
             if (ready < 0 && errno == EINTR) continue;
             if (ready == 0) {
-                if (o.case_timeout > 0 &&
-                    std::chrono::duration<double>(Clock::now() - phase_start).count() >= o.case_timeout) {
+                if (past_limit(Clock::now())) {
                     timed_out = true;
                     ::kill(pid, SIGKILL);
                     break;
