@@ -80,4 +80,17 @@ expect("--only with an unknown name is refused, naming it", rc == 2 and "'no_suc
 rc, out = run(TABLE, "--suite", "/nonexistent/suite", "--check")
 expect("a --suite that is not a folder is refused", rc == 2 and "/nonexistent/suite" in out)
 
+# A second audit on a --work folder that one is using is refused before it touches the copy: two
+# would mutate the same tree (each restoring the other's mutant as pristine) and judge the wrong
+# bugs. The lock is held here as a running audit holds it.
+with tempfile.TemporaryDirectory() as tmp:
+    import fcntl
+    work = pathlib.Path(tmp) / "work"
+    work.mkdir()
+    with open(work / "audit.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        rc, out = run(TABLE, "--work", work, "--suite", tmp)
+    expect("an audit on a --work folder in use is refused before copying the tree: %s" % out.strip()[-120:],
+           rc == 2 and "another audit is using --work" in out and not (work / "tree").exists())
+
 sys.exit(1 if failures else 0)

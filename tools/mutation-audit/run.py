@@ -43,6 +43,7 @@ mutant that does not build, a run that ends without a report, or a baseline (unm
 does not pass. A run that does not end within --timeout counts as caught (a hang fails a CI too).
 """
 import argparse
+import fcntl
 import json
 import os
 import pathlib
@@ -224,6 +225,13 @@ def main():
         return
     work = pathlib.Path(args.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
+    # One audit a WORK folder: two would apply their mutants to the same copy of the tree, each
+    # restoring the other's mutant as its pristine text, and build and judge each other's bugs.
+    lock = open(work / "audit.lock", "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fail("another audit is using --work %s; wait for it, or give this one its own --work" % work)
 
     print("mutation-audit: copying the working tree to %s and building %s (the first build takes minutes)" %
           (work / "tree", " ".join(table["target"])), file=sys.stderr)
