@@ -12,7 +12,15 @@ The same SEED gives the same catalogue (random.Random(SEED)); case names are r<S
 w<SEED>_<i>_<tags>): the widths where the optimized kernels take their long loops, chunk tails,
 prefetches and summation chains, which widths up to 256 reach barely or not at all.
 
-    /usr/bin/python3 tools/scripts/random_catalog.py [--wide] SEED COUNT OUT.json
+--decode aims those widths at the decode kernels for compressed weights (names d<SEED>_<i>_<tags>):
+every case compressed, mostly 4-bit (u4, i4, MXFP4) in groups of 32 with f16 or E8M0 scales and
+zero points of the weight's own type (the layouts the kernels read as stored), 1-8 tokens (every
+row count the kernels unroll for), mostly bf16 data, and reduction widths that are odd multiples
+of the group (a row's first zero-point nibble then alternates between a byte's low and high
+half), below one 128-weight chunk, or model widths. A --wide seed of 20 holds about one case of
+4-bit weights on bf16 data; a --decode seed of 20 about ten.
+
+    /usr/bin/python3 tools/scripts/random_catalog.py [--wide | --decode] SEED COUNT OUT.json
     build/bin/moe-golden generate --catalog OUT.json --out DIR --tier full --stages --manifest
     build/bin/moe-conform run --backend all --suite DIR      # or --backend-lib your_plugin.so
 
@@ -79,12 +87,34 @@ def wide_dim(rng, mult):
     return pick_shape_dim(rng, mult, 1, rng.choice([512, 1024, 3072]))
 
 
-def gen_case(rng, seed, i, wide=False):
+def decode_dim(rng, mult):
+    """--decode: a reduction width the decode kernels treat differently: a model width, an odd
+    multiple of mult (an odd number of groups a row), less than one 128-weight chunk, or any
+    multiple of mult up to 3072 (the model widths hold an even number of groups of 32)"""
+    r = rng.random()
+    fits = [w for w in MODEL_WIDTHS if w % mult == 0]
+    if r < 0.25 and fits:
+        return rng.choice(fits)
+    if r < 0.65:
+        return mult * (2 * rng.randint(0, max(0, 3072 // mult - 1) // 2) + 1)
+    if r < 0.75:
+        return pick_shape_dim(rng, mult, 1, 128)
+    return pick_shape_dim(rng, mult, 1, 3072)
+
+
+def gen_case(rng, seed, i, wide=False, decode=False):
     tags = []
     c = {}
     et = rng.choice([GEMM2, GEMM3])
     c["expert_type"] = et
-    dtype = rng.choice(["f32", "f16", "bf16", "f64"])
+    # --decode: two cases in five the layout the bf16 and int8 dot kernels read as stored, with
+    # the most code behind it (u4 or i4 on bf16 data in groups of 32, f16 scales, zero-point nibbles)
+    stored_zp = decode and rng.random() < 0.4
+    if decode:
+        wide = True
+        dtype = "bf16" if stored_zp else rng.choices(["bf16", "f32", "f16", "f64"], weights=[6, 2, 2, 0.5])[0]
+    else:
+        dtype = rng.choice(["f32", "f16", "bf16", "f64"])
     c["dtype"] = dtype
     c["index_dtype"] = rng.choice(["i32", "i64"])
     c["seed"] = rng.getrandbits(63)
@@ -93,7 +123,7 @@ def gen_case(rng, seed, i, wide=False):
     if rng.random() < 0.08 and dtype != "f64" and not wide:
         return gen_exact(rng, c, seed, i, et, dtype)
 
-    compressed = rng.random() < 0.5
+    compressed = decode or rng.random() < 0.5
     conv = rng.choice(["spec", "openvino"])
     if compressed and et == GEMM2:
         conv = "openvino"  # the spec convention's GEMM2 is KN; compressed weights are NK only
@@ -108,17 +138,23 @@ def gen_case(rng, seed, i, wide=False):
     hmult = imult = 1
     gs_obj = None
     if compressed:
-        wd = rng.choice(["u8", "i8", "u4", "i4", "f4e2m1", "f8e4m3", "f8e5m2"])
+        if stored_zp:
+            wd = rng.choice(["u4", "u4", "i4"])
+        elif decode:
+            wd = rng.choices(["u4", "i4", "f4e2m1", "u8", "i8", "f8e4m3", "f8e5m2"],
+                             weights=[4, 2, 4, 0.5, 0.5, 0.5, 0.5])[0]
+        else:
+            wd = rng.choice(["u8", "i8", "u4", "i4", "f4e2m1", "f8e4m3", "f8e5m2"])
         c["weight_dtype"] = wd
         tags.append(wd)
         cw = list(wnames)
-        if rng.random() < 0.25:
+        if rng.random() < (0.1 if decode else 0.25):
             cw = sorted(rng.sample(wnames, rng.randint(1, len(wnames))))
             c["compressed_weights"] = cw
         if wd == "f4e2m1":
             hmult = imult = 32
             c["scale_dtype"] = "f8e8m0"
-            gs = rng.choice([32, 0, None])
+            gs = rng.choice([32, 0, None] if not decode else [32, None])
             if gs is not None:
                 c["group_size"] = gs
         else:
@@ -126,6 +162,12 @@ def gen_case(rng, seed, i, wide=False):
                 c["scale_dtype"] = rng.choice(["f32", "f16", "bf16", None]) or "f32"
                 if rng.random() < 0.3:
                     c["fp8_values"] = rng.choice(["wide", "bottom"])
+            elif stored_zp:
+                c["scale_dtype"] = "f16"
+                c["zero_point"] = "weight_type"
+            elif decode:
+                c["scale_dtype"] = rng.choices(["f16", "f32", "bf16"], weights=[6, 1, 1])[0]
+                c["zero_point"] = rng.choices(["weight_type", "none", "f16"], weights=[4, 2, 2])[0]
             else:
                 sd = rng.choice(["f32", "f16", "bf16", None])
                 if sd:
@@ -133,9 +175,19 @@ def gen_case(rng, seed, i, wide=False):
                 zp = rng.choice(["none", "weight_type", "f16", None])
                 if zp:
                     c["zero_point"] = zp
-            gmode = rng.choice(["group", "channel", "tensor", "mixed"])
+            if stored_zp:
+                gmode = "group"
+            elif decode:
+                gmode = rng.choices(["group", "channel", "tensor", "mixed"], weights=[8, 1, 0.5, 0.5])[0]
+            else:
+                gmode = rng.choice(["group", "channel", "tensor", "mixed"])
             four = wd in ("u4", "i4")
-            if gmode == "group":
+            if gmode == "group" and decode:
+                gs = 32 if stored_zp else rng.choices([32, 64, 128, 256, 512, 1024, 16],
+                                                      weights=[4, 2, 2, 0.5, 0.5, 0.25, 0.5])[0]
+                hmult = imult = gs
+                c["group_size"] = gs
+            elif gmode == "group":
                 gs = rng.choice([2, 4, 8, 16, 32, 64, 128] + ([256, 512, 1024] if wide else []))
                 hmult = imult = max(gs, 2 if four else 1)
                 c["group_size"] = gs
@@ -162,7 +214,14 @@ def gen_case(rng, seed, i, wide=False):
             c["scale_layout"] = rng.choice(["ENG", "ENG1", "E1G"])
 
     # ---- shape
-    if wide:
+    if decode:
+        # every row count of A the decode kernels unroll for (1-8 rows an expert), rarely more
+        E = rng.randint(2, 6)
+        K = rng.randint(1, min(E, 4))
+        T = rng.choice([1, 1, 1, 1, 2, 2, 3, 4, 5, 6, 7, 8, 8, 9])
+        H = decode_dim(rng, hmult)
+        I = decode_dim(rng, imult)
+    elif wide:
         # decode (up to 8 tokens: the in-place kernels) and a little prefill, on few experts: the
         # f64 reference's time grows with T x K x H x I
         E = rng.randint(2, 6)
@@ -360,7 +419,7 @@ def gen_case(rng, seed, i, wide=False):
 
     # ---- occasional overrides (non-finite propagation, negative routing weights)
     Tn = shape.get("tokens", shape.get("batch", 0) * shape.get("seq", 0))
-    if Tn > 0 and rng.random() < 0.12:
+    if Tn > 0 and rng.random() < (0.05 if decode else 0.12):
         ov = []
         kind = rng.choice(["nan_x", "neg_w"])
         if kind == "nan_x" and dtype != "f64":
@@ -384,7 +443,8 @@ def gen_case(rng, seed, i, wide=False):
             c["overrides"] = ov
 
     # ---- compressed-weight overrides: FP8 NaN/Inf codes, odd scale values
-    if compressed and rng.random() < 0.2:
+    # (--decode: fewer, as its cases are all compressed and a non-finite output judges little else)
+    if compressed and rng.random() < (0.08 if decode else 0.2):
         wd = c["weight_dtype"]
         cw = c.get("compressed_weights", wnames)
         w = rng.choice(cw)
@@ -407,7 +467,7 @@ def gen_case(rng, seed, i, wide=False):
             ov.append({"input": w + "_scale", "index": idx, "value": rng.choice([0.0, -0.0625, 0.001, "inf", "nan"])})
             tags.append("scaleov")
         c["kink_guard"] = False
-    c["name"] = "%s%d_%02d_%s" % ("w" if wide else "r", seed, i, "_".join(tags))
+    c["name"] = "%s%d_%02d_%s" % ("d" if decode else "w" if wide else "r", seed, i, "_".join(tags))
     return c
 
 
@@ -464,17 +524,19 @@ def gen_exact(rng, c, seed, i, et, dtype):
 
 def main():
     args = sys.argv[1:]
-    wide = args[:1] == ["--wide"]
-    if wide:
+    mode = args[0] if args[:1] in (["--wide"], ["--decode"]) else ""
+    if mode:
         args = args[1:]
     if len(args) != 3 or not args[0].isdigit() or not args[1].isdigit():
-        sys.exit(__doc__ + "\nusage: random_catalog.py [--wide] SEED COUNT OUT.json (SEED and COUNT non-negative integers)")
+        sys.exit(__doc__ + "\nusage: random_catalog.py [--wide | --decode] SEED COUNT OUT.json"
+                 " (SEED and COUNT non-negative integers)")
     seed, count, out = int(args[0]), int(args[1]), args[2]
     rng = random.Random(seed)
-    cases = [gen_case(rng, seed, i, wide) for i in range(count)]
+    cases = [gen_case(rng, seed, i, mode == "--wide", mode == "--decode") for i in range(count)]
+    kind = {"--wide": "model-width ", "--decode": "decode-kernel "}.get(mode, "")
     cat = {"format": "moe-catalog", "format_version": 1,
            "description": "random %scases (tools/scripts/random_catalog.py%s), seed %d"
-                          % ("model-width " if wide else "", " --wide" if wide else "", seed),
+                          % (kind, " " + mode if mode else "", seed),
            "defaults": {"tier": "quick"}, "cases": cases}
     with open(out, "w") as f:
         json.dump(cat, f, indent=1)
