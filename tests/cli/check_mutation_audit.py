@@ -2,6 +2,7 @@
 """tools/mutation-audit/run.py without building anything: every committed table matches today's
 source (--check), and a table that no longer does, or a bad call, is refused (exit 2, named)
 before the minutes of copying and building a run would take."""
+import fcntl
 import json
 import pathlib
 import subprocess
@@ -84,7 +85,6 @@ expect("a --suite that is not a folder is refused", rc == 2 and "/nonexistent/su
 # would mutate the same tree (each restoring the other's mutant as pristine) and judge the wrong
 # bugs. The lock is held here as a running audit holds it.
 with tempfile.TemporaryDirectory() as tmp:
-    import fcntl
     work = pathlib.Path(tmp) / "work"
     work.mkdir()
     with open(work / "audit.lock", "w") as held:

@@ -103,6 +103,7 @@ def decode_dim(rng, mult):
 
 
 def gen_case(rng, seed, i, wide=False, decode=False):
+    """one random case; wide: at model widths; decode (implies wide): aimed at the decode kernels"""
     tags = []
     c = {}
     et = rng.choice([GEMM2, GEMM3])
@@ -111,7 +112,6 @@ def gen_case(rng, seed, i, wide=False, decode=False):
     # the most code behind it (u4 or i4 on bf16 data in groups of 32, f16 scales, zero-point nibbles)
     stored_zp = decode and rng.random() < 0.4
     if decode:
-        wide = True
         dtype = "bf16" if stored_zp else rng.choices(["bf16", "f32", "f16", "f64"], weights=[6, 2, 2, 0.5])[0]
     else:
         dtype = rng.choice(["f32", "f16", "bf16", "f64"])
@@ -532,7 +532,7 @@ def main():
                  " (SEED and COUNT non-negative integers)")
     seed, count, out = int(args[0]), int(args[1]), args[2]
     rng = random.Random(seed)
-    cases = [gen_case(rng, seed, i, mode == "--wide", mode == "--decode") for i in range(count)]
+    cases = [gen_case(rng, seed, i, wide=mode != "", decode=mode == "--decode") for i in range(count)]
     kind = {"--wide": "model-width ", "--decode": "decode-kernel "}.get(mode, "")
     cat = {"format": "moe-catalog", "format_version": 1,
            "description": "random %scases (tools/scripts/random_catalog.py%s), seed %d"
