@@ -17,8 +17,10 @@ every case compressed, mostly 4-bit (u4, i4, MXFP4) in groups of 32 with f16 or 
 zero points of the weight's own type (the layouts the kernels read as stored), 1-8 tokens (every
 row count the kernels unroll for), mostly bf16 data, and reduction widths that are odd multiples
 of the group (a row's first zero-point nibble then alternates between a byte's low and high
-half), below one 128-weight chunk, or model widths. A --wide seed of 20 holds about one case of
-4-bit weights on bf16 data; a --decode seed of 20 about ten.
+half), below one 128-weight chunk, or model widths. Its large activations stay where f16 block
+scales can still scale the weights down to match, and a compressed weight keeps its fill's
+magnitude, so that few of its results end MISTRUSTED or SKIP. A --wide seed of 20 holds about one
+case of 4-bit weights on bf16 data; a --decode seed of 20 about ten.
 
     /usr/bin/python3 tools/scripts/random_catalog.py [--wide | --decode] SEED COUNT OUT.json
     build/bin/moe-golden generate --catalog OUT.json --out DIR --tier full --stages --manifest
@@ -72,6 +74,36 @@ def rand_fill(rng, dtype, magnitude_exp, allow_constant=True):
         return {"kind": "log_uniform", "min_exp": mn, "max_exp": mx}
     v = rng.choice([0.0, 2.0 ** e, -1.5 * 2.0 ** e])
     return {"kind": "constant", "value": v}
+
+
+# the largest value a quantised weight's levels reach, in units of its scale
+QUANT_SPAN = {"u8": 255, "i8": 128, "u4": 15, "i4": 8, "f8e4m3": 448, "f8e5m2": 57344}
+
+
+def fill_magnitude(f):
+    """about the largest |value| a fill gives (0 where it gives none)"""
+    if f["kind"] in ("uniform", "normal"):
+        return f["scale"]
+    if f["kind"] == "dyadic":
+        return f["range"] * 2.0 ** -f["bits"]
+    if f["kind"] == "log_uniform":
+        return 2.0 ** f["max_exp"]
+    return abs(f.get("value", 0.0))
+
+
+def large_x_limit(c, H):
+    """--decode's large_x: the largest activation exponent whose compensating weights (2^-ex over
+    sqrt(H), and 2^-ex - 2 for GEMM3's weight_1) a compressed weight can still carry. f16 block
+    scales stop at 2^-20 (the compressed fix-up's floor), so such a weight's values stop at about
+    span x 2^-20; past that the products grow with the activations, the act stage leaves f32's range
+    and every backend's result is SKIP or MISTRUSTED (docs/measured.md, "Random decode cases")."""
+    lo, hi = DT_EXP[c["dtype"]]
+    limit = hi - 2
+    wd = c.get("weight_dtype")
+    if wd in QUANT_SPAN and c.get("scale_dtype", "f32" if wd.startswith("f8") else "f16") == "f16":
+        floor = math.log2(QUANT_SPAN[wd]) - 20
+        limit = min(limit, math.floor(-floor) - max(int(math.log2(max(H, 1))) // 2, 2))
+    return max(4, limit)
 
 
 # --wide: widths real models use (GPT-OSS's 2880, not a multiple of 128; Qwen3-30B-A3B's 2048 and
@@ -301,7 +333,7 @@ def gen_case(rng, seed, i, wide=False, decode=False):
                 fill[name] = rand_fill(rng, dtype, base + rng.randint(-3, 3))
     elif regime == "large_x":
         # large activations, weights scaled down to compensate (products of order 1..2^8)
-        ex = rng.randint(4, hi - 2)
+        ex = rng.randint(4, large_x_limit(c, H) if decode else hi - 2)
         fill["hidden_states"] = rand_fill(rng, dtype, ex, allow_constant=False)
         fill["weight_0"] = rand_fill(rng, dtype, -ex - int(math.log2(max(H, 1)) // 2) + rng.randint(0, 3), allow_constant=False)
         if et == GEMM3:
@@ -328,12 +360,13 @@ def gen_case(rng, seed, i, wide=False, decode=False):
         # a compressed weight's fill only sets the scale (m); log_uniform and dyadic have no "scale":
         for w in list(fill):
             if w in c.get("compressed_weights", wnames) and fill[w]["kind"] not in ("uniform", "normal"):
-                mag = 2.0 ** rng.randint(-8, 2)
-                fill[w] = {"kind": "uniform", "scale": mag}
+                # --decode keeps the fill's magnitude (large_x's weights compensate its activations)
+                mag = fill_magnitude(fill[w]) if decode else 0.0
+                fill[w] = {"kind": "uniform", "scale": mag or 2.0 ** rng.randint(-8, 2)}
     if compressed and c["weight_dtype"] != "f4e2m1":
         # keep each compressed weight's scale m / span inside its scale type (f16 scales underflow to 0 below
         # about 2^-24 and then every output is 0: a vacuous case); allow f16 subnormal scales down to 2^-20
-        span = {"u8": 255, "i8": 128, "u4": 15, "i4": 8, "f8e4m3": 448, "f8e5m2": 57344}[c["weight_dtype"]]
+        span = QUANT_SPAN[c["weight_dtype"]]
         if c.get("fp8_values") == "bottom":
             span = {"f8e4m3": 2.0 ** -4, "f8e5m2": 2.0 ** -12}.get(c["weight_dtype"], span)
         sd = c.get("scale_dtype", "f32" if c["weight_dtype"].startswith("f8") else "f16")
