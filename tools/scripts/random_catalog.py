@@ -78,6 +78,13 @@ def rand_fill(rng, dtype, magnitude_exp, allow_constant=True):
 
 # the largest value a quantised weight's levels reach, in units of its scale
 QUANT_SPAN = {"u8": 255, "i8": 128, "u4": 15, "i4": 8, "f8e4m3": 448, "f8e5m2": 57344}
+# the smallest f16 block scale the generator draws (f16 subnormals; below 2^-24 they are 0)
+F16_SCALE_FLOOR_EXP = -20
+
+
+def block_scale_dtype(c):
+    """a compressed case's scale type, as moe-golden takes it when the catalogue names none"""
+    return c.get("scale_dtype", "f32" if c["weight_dtype"].startswith("f8") else "f16")
 
 
 def fill_magnitude(f):
@@ -92,16 +99,15 @@ def fill_magnitude(f):
 
 
 def large_x_limit(c, H):
-    """--decode's large_x: the largest activation exponent whose compensating weights (2^-ex over
-    sqrt(H), and 2^-ex - 2 for GEMM3's weight_1) a compressed weight can still carry. f16 block
-    scales stop at 2^-20 (the compressed fix-up's floor), so such a weight's values stop at about
-    span x 2^-20; past that the products grow with the activations, the act stage leaves f32's range
-    and every backend's result is SKIP or MISTRUSTED (docs/measured.md, "Random decode cases")."""
-    lo, hi = DT_EXP[c["dtype"]]
-    limit = hi - 2
+    """--decode's large_x: the largest activation exponent ex whose compensating weights (about
+    2^-ex / sqrt(H), and 2^(-ex-2) for GEMM3's weight_1) a compressed weight can still carry. f16
+    block scales stop at 2^F16_SCALE_FLOOR_EXP, so such a weight's values stop at about span times
+    that; past it the products grow with the activations, the act stage leaves f32's range and
+    every backend's result is SKIP or MISTRUSTED (docs/measured.md, "Random decode cases")."""
+    limit = DT_EXP[c["dtype"]][1] - 2
     wd = c.get("weight_dtype")
-    if wd in QUANT_SPAN and c.get("scale_dtype", "f32" if wd.startswith("f8") else "f16") == "f16":
-        floor = math.log2(QUANT_SPAN[wd]) - 20
+    if wd in QUANT_SPAN and block_scale_dtype(c) == "f16":
+        floor = math.log2(QUANT_SPAN[wd]) + F16_SCALE_FLOOR_EXP
         limit = min(limit, math.floor(-floor) - max(int(math.log2(max(H, 1))) // 2, 2))
     return max(4, limit)
 
@@ -369,12 +375,11 @@ def gen_case(rng, seed, i, wide=False, decode=False):
         span = QUANT_SPAN[c["weight_dtype"]]
         if c.get("fp8_values") == "bottom":
             span = {"f8e4m3": 2.0 ** -4, "f8e5m2": 2.0 ** -12}.get(c["weight_dtype"], span)
-        sd = c.get("scale_dtype", "f32" if c["weight_dtype"].startswith("f8") else "f16")
-        if sd == "f16":
+        if block_scale_dtype(c) == "f16":
             for w in c.get("compressed_weights", wnames):
                 f = fill.get(w)
                 if f and f["kind"] in ("uniform", "normal"):
-                    f["scale"] = min(max(f["scale"], span * 2.0 ** -20), span * 30000.0)
+                    f["scale"] = min(max(f["scale"], span * 2.0 ** F16_SCALE_FLOOR_EXP), span * 30000.0)
     if fill:
         c["fill"] = fill
 
