@@ -83,8 +83,10 @@ F16_SCALE_FLOOR_EXP = -20
 
 
 def block_scale_dtype(c):
-    """a compressed case's scale type, as moe-golden takes it when the catalogue names none"""
-    return c.get("scale_dtype", "f32" if c["weight_dtype"].startswith("f8") else "f16")
+    """a compressed case's scale type, as moe-golden takes it when the catalogue names none
+    (spec/catalog-format.md: f16 for the integer types, f32 for FP8, E8M0 for MXFP4)"""
+    wd = c["weight_dtype"]
+    return c.get("scale_dtype", "f8e8m0" if wd == "f4e2m1" else "f32" if wd.startswith("f8") else "f16")
 
 
 def fill_magnitude(f):
