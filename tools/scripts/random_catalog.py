@@ -17,10 +17,12 @@ every case compressed, mostly 4-bit (u4, i4, MXFP4) in groups of 32 with f16 or 
 zero points of the weight's own type (the layouts the kernels read as stored), 1-8 tokens (every
 row count the kernels unroll for), mostly bf16 data, and reduction widths that are odd multiples
 of the group (a row's first zero-point nibble then alternates between a byte's low and high
-half), below one 128-weight chunk, or model widths. Its large activations stay where f16 block
-scales can still scale the weights down to match, and a compressed weight keeps its fill's
-magnitude, so that few of its results end MISTRUSTED or SKIP. A --wide seed of 20 holds about one
-case of 4-bit weights on bf16 data; a --decode seed of 20 about ten.
+half), below one 128-weight chunk, or model widths. A --wide seed of 20 holds about one case of
+4-bit weights on bf16 data; a --decode seed of 20 about ten.
+
+In every mode, large activations stay where f16 block scales can still scale the weights down to
+match, and a compressed weight keeps its fill's magnitude, so that few results end MISTRUSTED or
+SKIP for want of a weight small enough.
 
     /usr/bin/python3 tools/scripts/random_catalog.py [--wide | --decode] SEED COUNT OUT.json
     build/bin/moe-golden generate --catalog OUT.json --out DIR --tier full --stages --manifest
@@ -101,7 +103,7 @@ def fill_magnitude(f):
 
 
 def large_x_limit(c, H):
-    """--decode's large_x: the largest activation exponent ex whose compensating weights (about
+    """large_x: the largest activation exponent ex whose compensating weights (about
     2^-ex / sqrt(H), and 2^(-ex-2) for GEMM3's weight_1) a compressed weight can still carry. f16
     block scales stop at 2^F16_SCALE_FLOOR_EXP, so such a weight's values stop at about span times
     that; past it the products grow with the activations, the act stage leaves f32's range and
@@ -341,7 +343,10 @@ def gen_case(rng, seed, i, wide=False, decode=False):
                 fill[name] = rand_fill(rng, dtype, base + rng.randint(-3, 3))
     elif regime == "large_x":
         # large activations, weights scaled down to compensate (products of order 1..2^8)
-        ex = rng.randint(4, large_x_limit(c, H) if decode else hi - 2)
+        # (the other modes draw over the whole range and clamp: their random stream, and so their
+        # audited catalogues, stay as before the limit but for a case's fills; a dyadic fill at the
+        # clamped exponent can take a draw more or fewer, and the seed's later cases move with it)
+        ex = rng.randint(4, large_x_limit(c, H)) if decode else min(rng.randint(4, hi - 2), large_x_limit(c, H))
         fill["hidden_states"] = rand_fill(rng, dtype, ex, allow_constant=False)
         fill["weight_0"] = rand_fill(rng, dtype, -ex - int(math.log2(max(H, 1)) // 2) + rng.randint(0, 3), allow_constant=False)
         if et == GEMM3:
@@ -368,9 +373,10 @@ def gen_case(rng, seed, i, wide=False, decode=False):
         # a compressed weight's fill only sets the scale (m); log_uniform and dyadic have no "scale":
         for w in list(fill):
             if w in c.get("compressed_weights", wnames) and fill[w]["kind"] not in ("uniform", "normal"):
-                # --decode keeps the fill's magnitude (large_x's weights compensate its activations)
-                mag = fill_magnitude(fill[w]) if decode else 0.0
-                fill[w] = {"kind": "uniform", "scale": mag or 2.0 ** rng.randint(-8, 2)}
+                # the fill's magnitude stays (large_x's weights compensate its activations); the
+                # other modes still make the draw they made before they kept it, for their stream
+                drawn = None if decode else 2.0 ** rng.randint(-8, 2)
+                fill[w] = {"kind": "uniform", "scale": fill_magnitude(fill[w]) or drawn or 2.0 ** rng.randint(-8, 2)}
     if compressed and c["weight_dtype"] != "f4e2m1":
         # keep each compressed weight's scale m / span inside its scale type (f16 scales underflow to 0 below
         # about 2^-24 and then every output is 0: a vacuous case); allow f16 subnormal scales down to 2^-20
