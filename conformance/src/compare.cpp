@@ -130,7 +130,7 @@ Comparison compare_output(const golden::GoldenCase& c, const Tensor& got, const 
                 bound = std::fabs(round_to(data, want) - want);
             } else {
                 bound = model.output_rounding * std::fabs(want) + model.output_floor + model.routing_floor +
-                        (underflow.empty() ? 0.0 : underflow[H ? i / H : 0]);
+                        (underflow.empty() ? 0.0 : underflow[i]);
                 for (const auto& [name, t] : terms) bound += model.output_coefficient.at(name) * t.get(i);
                 if (std::isfinite(want) && std::isfinite(alt)) {
                     ++loose.compared;

@@ -289,42 +289,47 @@ TEST_CASE("compressed weights: the dequantisation term only where D does not hol
 }
 
 // spec/tolerance.md, "Underflow", evaluated here from its definitions on a GEMM2 and a GEMM3
-// problem: S_t = sum_k |w_k|, R_1 and R_d the largest row sums of |W| (per output, any expert),
-// x_t = max |x|, h_t = x_t R_1 + max |b_0|, a_t = h_t (h_t + 1), and
-//   F_t = S_t ( R_d ( 2.1 (h_t + 1) e1 + 8 eta_C + eta_M ) + I eta_C + eta_M + I eta_D a_t )
-//   e1  = H eta_C + eta_M + H (eta_D + eta_in) x_t + R_1 eta_in
+// problem: S_t = sum_k |w_k|, R_1 the largest row sum of |W| of the first GEMM (any output, any
+// expert), R_d,n the largest sum of row n of the down weight (any expert), x_t = max |x|,
+// h_t = x_t R_1 + max |b_0|, a_t = h_t (h_t + 1), and
+//   F_t,n = S_t ( R_d,n ( 2.1 (h_t + 1) e1 + 8 eta_C + eta_M ) + I eta_C + eta_M + I eta_D a_t )
+//   e1    = H eta_C + eta_M + H (eta_D + eta_in) x_t + R_1 eta_in
 // for f16 compute and storage on f32 data (eta_in = eta_C: inputs rounded to f16; no compressed
 // weight: eta_D = 0). Each factor of the floor carries an output's subnormal roundings to it.
-TEST_CASE("underflow_floor: the spec's F_t for every token, f16 compute on f32 data") {
+TEST_CASE("underflow_floor: the spec's F_t,n for every token and output, f16 compute on f32 data") {
     for (const ExpertType type : {ExpertType::gemm2_bias_swiglu_clamp, ExpertType::gemm3_swiglu}) {
         CAPTURE(type);
         const Problem p = test::plain_problem(type, Convention::openvino, 5, 12, 6, 4, 2, DType::f32);
         const Dims d = validate(p);
         const ResolvedParams rp = resolve(p.attributes);
         const bool gemm2 = type == ExpertType::gemm2_bias_swiglu_clamp;
-        const auto row_sum_max = [&](const char* name) {
+        // row n's sum of |W|, the largest over experts, for every n
+        const auto row_sums = [&](const char* name) {
             const Tensor& w = p.input(name);
             const Shape& s = w.shape();
             const bool nk = rp.weight_layout == WeightLayout::NK;
             const std::size_t N = nk ? s[1] : s[2], Kd = nk ? s[2] : s[1];
-            double best = 0.0;
+            std::vector<double> best(N, 0.0);
             for (std::size_t e = 0; e < s[0]; ++e)
                 for (std::size_t n = 0; n < N; ++n) {
                     double sum = 0.0;
                     for (std::size_t k = 0; k < Kd; ++k)
                         sum += std::fabs(w.get(nk ? (e * N + n) * Kd + k : (e * Kd + k) * N + n));
-                    best = std::max(best, sum);
+                    best[n] = std::max(best[n], sum);
                 }
             return best;
         };
-        const double R1 = gemm2 ? row_sum_max(kWeight0) : std::max(row_sum_max(kWeight0), row_sum_max(kWeight1));
-        const double Rd = row_sum_max(gemm2 ? kWeight1 : kWeight2);
+        const auto largest = [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); };
+        const double R1 = gemm2 ? largest(row_sums(kWeight0))
+                                : std::max(largest(row_sums(kWeight0)), largest(row_sums(kWeight1)));
+        const std::vector<double> Rd = row_sums(gemm2 ? kWeight1 : kWeight2);
+        REQUIRE(Rd.size() == 12);
         double b0 = 0.0;
         if (p.has(kBias0))
             for (std::size_t i = 0; i < p.input(kBias0).size(); ++i) b0 = std::max(b0, std::fabs(p.input(kBias0).get(i)));
         const double eta = std::ldexp(1.0, -25), H = 12.0, I = 6.0;  // f16: half of 2^-24
         const std::vector<double> floor = underflow_floor(p, Precision{DType::f16, DType::f16}, d);
-        REQUIRE(floor.size() == 5);
+        REQUIRE(floor.size() == 5 * 12);
         const Tensor& x = p.input(kHiddenStates);
         const Tensor& w = p.input(kRoutingWeights);
         for (std::size_t t = 0; t < 5; ++t) {
@@ -336,9 +341,14 @@ TEST_CASE("underflow_floor: the spec's F_t for every token, f16 compute on f32 d
                 for (std::size_t e = 0; e < 4; ++e) St += std::fabs(w.get(e * 5 + t));
             const double ht = xt * R1 + b0;
             const double e1 = H * eta + eta + H * eta * xt + R1 * eta;
-            const double F = St * (Rd * (2.1 * (ht + 1.0) * e1 + 8.0 * eta + eta) + I * eta + eta);
-            CAPTURE(t);
-            CHECK(floor[t] == doctest::Approx(F).epsilon(1e-12));
+            for (std::size_t n = 0; n < 12; ++n) {
+                const double F = St * (Rd[n] * (2.1 * (ht + 1.0) * e1 + 8.0 * eta + eta) + I * eta + eta);
+                CAPTURE(t);
+                CAPTURE(n);
+                CHECK(floor[t * 12 + n] == doctest::Approx(F).epsilon(1e-12));
+            }
         }
+        // the rows differ (else a per-token floor would pass this test too)
+        CHECK(largest(Rd) > 1.01 * *std::min_element(Rd.begin(), Rd.end()));
     }
 }

@@ -44,10 +44,11 @@ struct CompressedGemms {
 };
 CompressedGemms compressed_gemms(const Problem& p, DType dequant);
 
-// Per token, the absolute error that rounding in the subnormal ranges of the compute, storage and
-// dequantisation types can add to every output element of the token: products and stored values
-// that underflow round absolutely (at most half the type's smallest subnormal), which the relative
-// terms do not cover. Bounded from the inputs alone: the largest row sums of |W|, max |x|, sum |w|
+// Per output element (token t, output n; [T * H], t major), the absolute error that rounding in
+// the subnormal ranges of the compute, storage and dequantisation types can add to it: products
+// and stored values that underflow round absolutely (at most half the type's smallest subnormal),
+// which the relative terms do not cover. Bounded from the inputs alone: the first GEMM's largest
+// row sum of |W|, the down GEMM's row n's (largest over experts), max |x|, sum |w|
 // (spec/tolerance.md, "Underflow"). Negligible unless the data spans most of a type's range.
 std::vector<double> underflow_floor(const Problem& p, const Precision& prec, const Dims& d);
 
