@@ -53,11 +53,14 @@ with tempfile.TemporaryDirectory() as tmp:
     # spare for the data type's own floor (f16 data) and FP8's codes. Before the limit, 365 of 576
     # such --decode weights were past it, by up to 2^117; before the other modes took the limit and
     # kept their fills' magnitudes, 105 of 252 (seeds 1-60 of 40) and 68 of 148 (--wide 1-60 of 20).
+    decode_cases = []
     for mode, seeds, count, least in (("--decode", range(1, 121), 20, 400), ("", range(1, 61), 40, 150),
                                       ("--wide", range(1, 61), 20, 100)):
         seen, worst = 0, -math.inf
         for seed in seeds:
             cases = json.loads(catalogue(tmp, *([mode] if mode else []), seed, count))["cases"]
+            if mode == "--decode":
+                decode_cases += cases
             for c in cases:
                 if "_large_x" not in c["name"] or "weight_dtype" not in c:
                     continue
@@ -77,6 +80,30 @@ with tempfile.TemporaryDirectory() as tmp:
         expect("%s hold large_x cases with compressed weights (%d weights checked)" % (what, seen), seen >= least)
         expect("%s: every one matches its activations (worst 2^%.1f past the intended products)" % (what, worst),
                worst <= 2)
+
+    # --decode's rows of E8M0 code 0: the row's every block in every expert's down weight (one
+    # block, or one expert's row, changes the output by less than the bound or hides under the
+    # others), no biases, data that holds 2^-120 (bf16, f32). Seeds 1-120 hold 80 such cases.
+    rows_cases = 0
+    for c in decode_cases:
+        if "_e8m0zero" not in c["name"]:
+            continue
+        rows_cases += 1
+        g2 = c["expert_type"] != "GEMM3_SWIGLU"
+        down = "weight_1" if g2 else "weight_2"
+        shape = c["shape"]
+        E, I = shape["experts"], shape["inter"]
+        rows = {}
+        for o in c["overrides"]:
+            if o["input"] == down + "_scale" and o["value"] == 2.0 ** -127:
+                rows.setdefault(o["index"][1], set()).add((o["index"][0], o["index"][2]))
+        whole = set((e, g) for e in range(E) for g in range(I // 32))
+        ok = (c["weight_dtype"] == "f4e2m1" and c["dtype"] in ("bf16", "f32") and not (g2 and c.get("biases", True))
+              and rows and all(r == whole for r in rows.values()))
+        if not ok:
+            expect("%s: its code-0 rows cover every expert and block of %s, no biases, bf16 or f32 data"
+                   % (c["name"], down), False)
+    expect("--decode seeds 1-120 hold cases with rows of E8M0 code 0 (%d)" % rows_cases, rows_cases >= 40)
 
 if failures:
     print("%d check(s) failed" % len(failures))

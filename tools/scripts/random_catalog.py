@@ -17,8 +17,9 @@ every case compressed, mostly 4-bit (u4, i4, MXFP4) in groups of 32 with f16 or 
 zero points of the weight's own type (the layouts the kernels read as stored), 1-8 tokens (every
 row count the kernels unroll for), mostly bf16 data, and reduction widths that are odd multiples
 of the group (a row's first zero-point nibble then alternates between a byte's low and high
-half), below one 128-weight chunk, or model widths. A --wide seed of 20 holds about one case of
-4-bit weights on bf16 data; a --decode seed of 20 about ten.
+half), below one 128-weight chunk, or model widths. About one MXFP4 case in five gives one or two
+output rows E8M0 scale code 0 (2^-127) in every block of every expert's down weight. A --wide seed
+of 20 holds about one case of 4-bit weights on bf16 data; a --decode seed of 20 about ten.
 
 In every mode, large activations stay where f16 block scales can still scale the weights down to
 match, and a compressed weight keeps its fill's magnitude, so that few results end MISTRUSTED or
@@ -513,8 +514,37 @@ def gen_case(rng, seed, i, wide=False, decode=False):
             ov.append({"input": w + "_scale", "index": idx, "value": rng.choice([0.0, -0.0625, 0.001, "inf", "nan"])})
             tags.append("scaleov")
         c["kink_guard"] = False
+    if decode:
+        e8m0_code0_rows(c, seed, i, et, down, wnames, H, I, E, tags)
     c["name"] = "%s%d_%02d_%s" % ("d" if decode else "w" if wide else "r", seed, i, "_".join(tags))
     return c
+
+
+def e8m0_code0_rows(c, seed, i, et, down, wnames, H, I, E, tags):
+    """--decode: in some MXFP4 cases, one or two output rows whose every block scale in every
+    expert's down weight is E8M0 code 0 (2^-127, the one code no f32 exponent field holds). A
+    single block of code 0 changes its row by less than the bound, and another expert's row or a
+    bias would hide the row's tiny value, so the case has no biases and every expert's row is
+    set: such an output lies near 2^-120 on bf16 or f32 data, and a decoder that reads code 0 as
+    +0 gives exactly 0 there. Drawn from a generator of its own, so that the seed's stream, and
+    so every other case of the audited seeds, stays as it was."""
+    if c.get("weight_dtype") != "f4e2m1" or c["dtype"] not in ("bf16", "f32"):
+        return
+    if down not in c.get("compressed_weights", wnames) or c.get("scale_layout") == "E1G":
+        return
+    if et == GEMM2 and c.get("biases", True):
+        return
+    side = random.Random("e8m0 code 0 rows %d %d" % (seed, i))
+    if side.random() >= 0.5:
+        return
+    blocks = I // 32  # the down weight's reduction is I; MXFP4 blocks are 32 wide
+    tail = [0] if c.get("scale_layout") == "ENG1" else []
+    ov = c.setdefault("overrides", [])
+    for n in sorted(side.sample(range(H), min(H, side.randint(1, 2)))):
+        for e in range(E):
+            for g in range(blocks):
+                ov.append({"input": down + "_scale", "index": [e, n, g] + tail, "value": 2.0 ** -127})
+    tags.append("e8m0zero")
 
 
 def gen_exact(rng, c, seed, i, et, dtype):
