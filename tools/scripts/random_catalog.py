@@ -524,9 +524,9 @@ def e8m0_code0_rows(c, seed, i, et, down, wnames, H, I, E, tags):
     """--decode: in some MXFP4 cases, one or two output rows whose every block scale in every
     expert's down weight is E8M0 code 0 (2^-127, the one code no f32 exponent field holds). A
     single block of code 0 changes its row by less than the bound, and another expert's row or a
-    bias would hide the row's tiny value, so the case has no biases and every expert's row is
-    set: such an output lies near 2^-120 on bf16 or f32 data, and a decoder that reads code 0 as
-    +0 gives exactly 0 there. Drawn from a generator of its own, so that the seed's stream, and
+    bias would hide the row's tiny value, so only cases without biases take it and every
+    expert's row is set: such an output lies near 2^-120 on bf16 or f32 data, and a decoder that
+    reads code 0 as +0 gives exactly 0 there. Drawn from a generator of its own, so that the seed's stream, and
     so every other case of the audited seeds, stays as it was."""
     if c.get("weight_dtype") != "f4e2m1" or c["dtype"] not in ("bf16", "f32"):
         return
