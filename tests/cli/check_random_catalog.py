@@ -83,7 +83,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # --decode's rows of E8M0 code 0: the row's every block in every expert's down weight (one
     # block, or one expert's row, changes the output by less than the bound or hides under the
-    # others), no biases, data that holds 2^-120 (bf16, f32). Seeds 1-120 hold 92 such cases.
+    # others), no biases, data that holds 2^-120 (bf16, f32). Seeds 1-120 hold 65 such cases.
     rows_cases = 0
     for c in decode_cases:
         if "_e8m0zero" not in c["name"]:
@@ -104,6 +104,32 @@ with tempfile.TemporaryDirectory() as tmp:
             expect("%s: its code-0 rows cover every expert and block of %s, no biases, bf16 or f32 data"
                    % (c["name"], down), False)
     expect("--decode seeds 1-120 hold cases with rows of E8M0 code 0 (%d)" % rows_cases, rows_cases >= 40)
+
+    # --decode's f32 and f16 cases, drawn evenly: the f32 kernels have a path of their own for each
+    # weight type and for groups of 512 and more (four summation chains a group), and f16 weights
+    # left uncompressed at one or two rows take the small-M kernels. Seeds 1-120 hold 542 such
+    # cases, 60-91 of each weight type, 101 with groups of 512 or more, 17 with f16 weights at two
+    # rows or fewer; drawn from the seed's stream (before), u8, i8 and E5M2 had 16-20 each, long
+    # groups 24 and such f16 weights 6.
+    wide_data = [c for c in decode_cases if c["dtype"] in ("f32", "f16")]
+    types = {}
+    for c in wide_data:
+        types[c["weight_dtype"]] = types.get(c["weight_dtype"], 0) + 1
+    expect("--decode seeds 1-120: every weight type on f32 or f16 data in 40 cases or more (%s)"
+           % ", ".join("%s %d" % kv for kv in sorted(types.items())),
+           len(types) == 7 and min(types.values()) >= 40)
+    long_groups = sum(1 for c in wide_data if isinstance(c.get("group_size"), int) and c["group_size"] >= 512)
+    expect("--decode seeds 1-120: groups of 512 or more on f32 or f16 data (%d cases)" % long_groups,
+           long_groups >= 50)
+
+    def tokens(shape):
+        return shape.get("tokens", shape.get("batch", 0) * shape.get("seq", 0))
+
+    small_m = sum(1 for c in wide_data if c["dtype"] == "f16" and "compressed_weights" in c and
+                  len(c["compressed_weights"]) < (2 if c["expert_type"] != "GEMM3_SWIGLU" else 3) and
+                  tokens(c["shape"]) <= 2)
+    expect("--decode seeds 1-120: f16 weights left uncompressed at two tokens or fewer (%d cases)" % small_m,
+           small_m >= 12)
 
 if failures:
     print("%d check(s) failed" % len(failures))

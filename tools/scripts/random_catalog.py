@@ -17,9 +17,11 @@ every case compressed, mostly 4-bit (u4, i4, MXFP4) in groups of 32 with f16 or 
 zero points of the weight's own type (the layouts the kernels read as stored), 1-8 tokens (every
 row count the kernels unroll for), mostly bf16 data, and reduction widths that are odd multiples
 of the group (a row's first zero-point nibble then alternates between a byte's low and high
-half), below one 128-weight chunk, or model widths. About one MXFP4 case in five gives one or two
-output rows E8M0 scale code 0 (2^-127) in every block of every expert's down weight. A --wide seed
-of 20 holds about one case of 4-bit weights on bf16 data; a --decode seed of 20 about ten.
+half), below one 128-weight chunk, or model widths. Its f32 and f16 cases (about one in four) draw
+every weight type, scale type, zero point and group length evenly instead (the f32 kernels' paths).
+About one MXFP4 case in six gives one or two output rows E8M0 scale code 0 (2^-127) in every block
+of every expert's down weight. A --wide seed of 20 holds about one case of 4-bit weights on bf16
+data; a --decode seed of 20 about ten.
 
 In every mode, large activations stay where f16 block scales can still scale the weights down to
 match, and a compressed weight keeps its fill's magnitude, so that few results end MISTRUSTED or
@@ -145,16 +147,20 @@ def decode_dim(rng, mult):
     return pick_shape_dim(rng, mult, 1, 3072)
 
 
-def gen_case(rng, seed, i, wide=False, decode=False):
-    """one random case; wide: at model widths; decode (implies wide): aimed at the decode kernels"""
+def gen_case(rng, seed, i, wide=False, decode=False, even=False):
+    """one random case; wide: at model widths; decode (implies wide): aimed at the decode kernels;
+    even (with decode): f32 or f16 data, every weight type, scale type, zero point and group
+    length drawn evenly (the f32 kernels' paths; decode_case)"""
     tags = []
     c = {}
     et = rng.choice([GEMM2, GEMM3])
     c["expert_type"] = et
     # --decode: two cases in five the layout the bf16 and int8 dot kernels read as stored, with
     # the most code behind it (u4 or i4 on bf16 data in groups of 32, f16 scales, zero-point nibbles)
-    stored_zp = decode and rng.random() < 0.4
-    if decode:
+    stored_zp = decode and not even and rng.random() < 0.4
+    if even:
+        dtype = rng.choice(["f32", "f16"])
+    elif decode:
         dtype = "bf16" if stored_zp else rng.choices(["bf16", "f32", "f16", "f64"], weights=[6, 2, 2, 0.5])[0]
     else:
         dtype = rng.choice(["f32", "f16", "bf16", "f64"])
@@ -183,6 +189,8 @@ def gen_case(rng, seed, i, wide=False, decode=False):
     if compressed:
         if stored_zp:
             wd = rng.choice(["u4", "u4", "i4"])
+        elif even:
+            wd = rng.choice(["u4", "i4", "f4e2m1", "u8", "i8", "f8e4m3", "f8e5m2"])
         elif decode:
             wd = rng.choices(["u4", "i4", "f4e2m1", "u8", "i8", "f8e4m3", "f8e5m2"],
                              weights=[4, 2, 4, 0.5, 0.5, 0.5, 0.5])[0]
@@ -191,7 +199,8 @@ def gen_case(rng, seed, i, wide=False, decode=False):
         c["weight_dtype"] = wd
         tags.append(wd)
         cw = list(wnames)
-        if rng.random() < (0.1 if decode else 0.25):
+        # (even: a weight left in f16 with one or two rows an expert takes the small-M kernels)
+        if rng.random() < (0.3 if even else 0.1 if decode else 0.25):
             cw = sorted(rng.sample(wnames, rng.randint(1, len(wnames))))
             c["compressed_weights"] = cw
         if wd == "f4e2m1":
@@ -208,6 +217,9 @@ def gen_case(rng, seed, i, wide=False, decode=False):
             elif stored_zp:
                 c["scale_dtype"] = "f16"
                 c["zero_point"] = "weight_type"
+            elif even:
+                c["scale_dtype"] = rng.choice(["f16", "f32", "bf16"])
+                c["zero_point"] = rng.choice(["weight_type", "none", "f16"])
             elif decode:
                 c["scale_dtype"] = rng.choices(["f16", "f32", "bf16"], weights=[6, 1, 1])[0]
                 c["zero_point"] = rng.choices(["weight_type", "none", "f16"], weights=[4, 2, 2])[0]
@@ -225,7 +237,11 @@ def gen_case(rng, seed, i, wide=False, decode=False):
             else:
                 gmode = rng.choice(["group", "channel", "tensor", "mixed"])
             four = wd in ("u4", "i4")
-            if gmode == "group" and decode:
+            if gmode == "group" and even:
+                gs = rng.choice([16, 32, 64, 128, 256, 512, 1024])
+                hmult = imult = gs
+                c["group_size"] = gs
+            elif gmode == "group" and decode:
                 gs = 32 if stored_zp else rng.choices([32, 64, 128, 256, 512, 1024, 16],
                                                       weights=[4, 2, 2, 0.5, 0.5, 0.25, 0.5])[0]
                 hmult = imult = gs
@@ -520,6 +536,19 @@ def gen_case(rng, seed, i, wide=False, decode=False):
     return c
 
 
+def decode_case(rng, seed, i):
+    """--decode: a case from the seed's stream; where that case has f32 or f16 data, another in
+    its place from a generator of its own, drawn evenly (gen_case's even). The stream's draws
+    favour 4-bit weights in groups of 32 on bf16 data (the dot kernels' paths); its f32 and f16
+    cases held u8, i8 and FP8 weights once in 25 and groups of 512 or more once in 20 (seeds
+    1-120), paths of the f32 kernels of their own. The stream, and so every bf16 case of the
+    audited seeds, stays as it was."""
+    c = gen_case(rng, seed, i, wide=True, decode=True)
+    if c["dtype"] in ("f32", "f16"):
+        c = gen_case(random.Random("decode f32 kernels %d %d" % (seed, i)), seed, i, wide=True, decode=True, even=True)
+    return c
+
+
 def e8m0_code0_rows(c, seed, i, et, down, wnames, H, I, E, tags):
     """--decode: in some MXFP4 cases, one or two output rows whose every block scale in every
     expert's down weight is E8M0 code 0 (2^-127, the one code no f32 exponent field holds). A
@@ -608,7 +637,10 @@ def main():
                  " (SEED and COUNT non-negative integers)")
     seed, count, out = int(args[0]), int(args[1]), args[2]
     rng = random.Random(seed)
-    cases = [gen_case(rng, seed, i, wide=mode != "", decode=mode == "--decode") for i in range(count)]
+    if mode == "--decode":
+        cases = [decode_case(rng, seed, i) for i in range(count)]
+    else:
+        cases = [gen_case(rng, seed, i, wide=mode != "") for i in range(count)]
     kind = {"--wide": "model-width ", "--decode": "decode-kernel "}.get(mode, "")
     cat = {"format": "moe-catalog", "format_version": 1,
            "description": "random %scases (tools/scripts/random_catalog.py%s), seed %d"
