@@ -20,6 +20,7 @@ of the group (a row's first zero-point nibble then alternates between a byte's l
 half), below one 128-weight chunk, or model widths. Its f32 and f16 cases (about one in four) draw
 every weight type, scale type, zero point and group length evenly instead (the f32 kernels' paths).
 About one MXFP4 case in six gives one or two output rows E8M0 scale code 0 (2^-127) in every block
+of every expert's down weight, and half the FP8 cases a NaN (E5M2: or infinite) code at one place
 of every expert's down weight. A --wide seed of 20 holds about one case of 4-bit weights on bf16
 data; a --decode seed of 20 about ten.
 
@@ -532,6 +533,7 @@ def gen_case(rng, seed, i, wide=False, decode=False, even=False):
         c["kink_guard"] = False
     if decode:
         e8m0_code0_rows(c, seed, i, et, down, wnames, H, I, E, tags)
+        fp8_nonfinite_down_column(c, seed, i, down, wnames, H, I, E, tags)
     c["name"] = "%s%d_%02d_%s" % ("d" if decode else "w" if wide else "r", seed, i, "_".join(tags))
     return c
 
@@ -574,6 +576,29 @@ def e8m0_code0_rows(c, seed, i, et, down, wnames, H, I, E, tags):
             for g in range(blocks):
                 ov.append({"input": down + "_scale", "index": [e, n, g] + tail, "value": 2.0 ** -127})
     tags.append("e8m0zero")
+
+
+def fp8_nonfinite_down_column(c, seed, i, down, wnames, H, I, E, tags):
+    """--decode: in half the FP8 cases, one NaN (or, E5M2, infinite) code at the same place of
+    every expert's down weight. Down row n feeds output n alone, so the code makes output n of
+    every token NaN or infinite and leaves the case's other outputs to judge; in the first
+    weights it would spread to every output of the tokens routed there, which is why the stream's
+    own code overrides stay rare. Decoders that take a row's codes by a fast path and check the
+    row for NaN codes apart (E4M3 has no infinity, and its NaN is a code like any other to a
+    table) need such a code to be exercised. Every expert, so that whichever is routed holds it;
+    drawn from a generator of its own, so that the seed's stream stays as it was."""
+    if c.get("weight_dtype") not in ("f8e4m3", "f8e5m2") or down not in c.get("compressed_weights", wnames):
+        return
+    side = random.Random("fp8 non-finite down column %d %d" % (seed, i))
+    if side.random() >= 0.5:
+        return
+    values = ["nan", "-nan"] + (["inf", "-inf"] if c["weight_dtype"] == "f8e5m2" else [])
+    value = side.choice(values)
+    n, k = side.randrange(H), side.randrange(I)
+    ov = c.setdefault("overrides", [])
+    for e in range(E):
+        ov.append({"input": down, "index": [e, n, k], "value": value})
+    tags.append("fp8" + value.replace("-", "neg"))
 
 
 def gen_exact(rng, c, seed, i, et, dtype):
