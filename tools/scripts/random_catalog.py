@@ -541,10 +541,10 @@ def gen_case(rng, seed, i, wide=False, decode=False, even=False):
 def decode_case(rng, seed, i):
     """--decode: a case from the seed's stream; where that case has f32 or f16 data, another in
     its place from a generator of its own, drawn evenly (gen_case's even). The stream's draws
-    favour 4-bit weights in groups of 32 on bf16 data (the dot kernels' paths); its f32 and f16
-    cases held u8, i8 and FP8 weights once in 25 and groups of 512 or more once in 20 (seeds
-    1-120), paths of the f32 kernels of their own. The stream, and so every bf16 case of the
-    audited seeds, stays as it was."""
+    favour 4-bit weights in groups of 32 on bf16 data (the dot kernels' paths); of its f32 and f16
+    cases (542 over seeds 1-120 of 20) each of u8, i8, E4M3 and E5M2 held one in 21 to 34, and
+    groups of 512 or more one in 23: paths of the f32 kernels of their own. The stream, and so
+    every bf16 case of the audited seeds, stays as it was."""
     c = gen_case(rng, seed, i, wide=True, decode=True)
     if c["dtype"] in ("f32", "f16"):
         c = gen_case(random.Random("decode f32 kernels %d %d" % (seed, i)), seed, i, wide=True, decode=True, even=True)
