@@ -111,6 +111,9 @@ with tempfile.TemporaryDirectory() as tmp:
     # cases, 60-91 of each weight type, 101 with groups of 512 or more, 17 with f16 weights at two
     # rows or fewer; drawn from the seed's stream (before), u8, i8 and E5M2 had 16-20 each, long
     # groups 24 and such f16 weights 6.
+    def tokens(shape):
+        return shape.get("tokens", shape.get("batch", 0) * shape.get("seq", 0))
+
     wide_data = [c for c in decode_cases if c["dtype"] in ("f32", "f16")]
     types = {}
     for c in wide_data:
@@ -121,6 +124,12 @@ with tempfile.TemporaryDirectory() as tmp:
     long_groups = sum(1 for c in wide_data if isinstance(c.get("group_size"), int) and c["group_size"] >= 512)
     expect("--decode seeds 1-120: groups of 512 or more on f32 or f16 data (%d cases)" % long_groups,
            long_groups >= 50)
+
+    small_m = sum(1 for c in wide_data if c["dtype"] == "f16" and "compressed_weights" in c and
+                  len(c["compressed_weights"]) < (2 if c["expert_type"] != "GEMM3_SWIGLU" else 3) and
+                  tokens(c["shape"]) <= 2)
+    expect("--decode seeds 1-120: f16 weights left uncompressed at two tokens or fewer (%d cases)" % small_m,
+           small_m >= 12)
 
     # --decode's non-finite FP8 codes: half the FP8 cases with the down weight compressed hold one
     # at the same place of every expert's down weight (one output a token, whichever expert is
@@ -148,15 +157,6 @@ with tempfile.TemporaryDirectory() as tmp:
             fast_e4m3 += 1
     expect("--decode seeds 1-120 hold FP8 cases with a non-finite down-weight code (%d; E4M3 on f32 or f16 data %d)"
            % (fp8_columns, fast_e4m3), fp8_columns >= 50 and fast_e4m3 >= 16)
-
-    def tokens(shape):
-        return shape.get("tokens", shape.get("batch", 0) * shape.get("seq", 0))
-
-    small_m = sum(1 for c in wide_data if c["dtype"] == "f16" and "compressed_weights" in c and
-                  len(c["compressed_weights"]) < (2 if c["expert_type"] != "GEMM3_SWIGLU" else 3) and
-                  tokens(c["shape"]) <= 2)
-    expect("--decode seeds 1-120: f16 weights left uncompressed at two tokens or fewer (%d cases)" % small_m,
-           small_m >= 12)
 
 if failures:
     print("%d check(s) failed" % len(failures))
