@@ -29,6 +29,11 @@ def catalogue(tmp, *args):
     return out.read_bytes()
 
 
+def down_weight(case):
+    """the name of a case's down-projection weight (GEMM2: weight_1; GEMM3: weight_2)"""
+    return "weight_2" if case["expert_type"] == "GEMM3_SWIGLU" else "weight_1"
+
+
 def magnitude(fill):
     """about the largest |value| a catalogue fill gives (spec/catalog-format.md); written here rather
     than taken from the script, so that the check judges the script from outside"""
@@ -90,7 +95,7 @@ with tempfile.TemporaryDirectory() as tmp:
             continue
         rows_cases += 1
         g2 = c["expert_type"] != "GEMM3_SWIGLU"
-        down = "weight_1" if g2 else "weight_2"
+        down = down_weight(c)
         shape = c["shape"]
         E, I = shape["experts"], shape["inter"]
         rows = {}
@@ -141,7 +146,7 @@ with tempfile.TemporaryDirectory() as tmp:
         if not any(t.startswith("fp8") for t in c["name"].split("_")):
             continue
         fp8_columns += 1
-        down = "weight_1" if c["expert_type"] != "GEMM3_SWIGLU" else "weight_2"
+        down = down_weight(c)
         allowed = ("nan", "-nan") + (("inf", "-inf") if c["weight_dtype"] == "f8e5m2" else ())
         places = {}  # (row, column, value) -> experts (the stream's own code overrides may sit beside)
         for o in c.get("overrides", []):

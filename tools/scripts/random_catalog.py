@@ -152,6 +152,7 @@ def gen_case(rng, seed, i, wide=False, decode=False, even=False):
     """one random case; wide: at model widths; decode (implies wide): aimed at the decode kernels;
     even (with decode): f32 or f16 data, every weight type, scale type, zero point and group
     length drawn evenly (the f32 kernels' paths; decode_case)"""
+    wide = wide or decode
     tags = []
     c = {}
     et = rng.choice([GEMM2, GEMM3])
@@ -545,9 +546,9 @@ def decode_case(rng, seed, i):
     cases (542 over seeds 1-120 of 20) each of u8, i8, E4M3 and E5M2 held one in 21 to 34, and
     groups of 512 or more one in 23: paths of the f32 kernels of their own. The stream, and so
     every bf16 case of the audited seeds, stays as it was."""
-    c = gen_case(rng, seed, i, wide=True, decode=True)
+    c = gen_case(rng, seed, i, decode=True)
     if c["dtype"] in ("f32", "f16"):
-        c = gen_case(random.Random("decode f32 kernels %d %d" % (seed, i)), seed, i, wide=True, decode=True, even=True)
+        c = gen_case(random.Random("decode f32 kernels %d %d" % (seed, i)), seed, i, decode=True, even=True)
     return c
 
 
